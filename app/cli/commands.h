@@ -1,0 +1,10 @@
+// The `fluoro` subcommands, one file each; main.cpp wires them into CLI11.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace fluoro::cli {
+
+void add_info_command(CLI::App& app);
+
+}  // namespace fluoro::cli

@@ -1,0 +1,12 @@
+// Small text formatting helpers shared by the CLI and reports: byte sizes, counts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace fluoro::app {
+
+std::string format_bytes(uint64_t bytes);  // "93.9 MiB", "22.5 KiB", "512 B"
+std::string format_count(uint64_t n);      // "134.52 M", "268.10 M", "49152"
+
+}  // namespace fluoro::app

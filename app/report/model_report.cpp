@@ -1,0 +1,198 @@
+#include "report/model_report.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <sstream>
+
+#include "common/format.h"
+#include "gguf/gguf_file.h"
+#include "model/model_summary.h"
+
+namespace fluoro::app {
+namespace {
+
+using nlohmann::json;
+
+json hparams_json(const Hparams& hp) {
+    json j = {
+        {"context_length", hp.n_ctx_train},
+        {"embedding_length", hp.n_embd},
+        {"block_count", hp.n_layer},
+        {"head_count", hp.n_head},
+        {"head_count_kv", hp.n_head_kv},
+        {"feed_forward_length", hp.n_ff},
+        {"head_dim_k", hp.head_dim_k},
+        {"head_dim_v", hp.head_dim_v},
+        {"rope_dimension_count", hp.n_rot},
+        {"rope_freq_base", hp.rope_freq_base},
+        {"rope_freq_scale", hp.rope_freq_scale},
+        {"rms_eps", hp.rms_eps},
+        {"vocab_size", hp.n_vocab},
+        {"sliding_window", hp.sliding_window},
+    };
+    if (!hp.rope_scaling_type.empty()) j["rope_scaling_type"] = hp.rope_scaling_type;
+    if (hp.final_logit_softcap) j["final_logit_softcapping"] = *hp.final_logit_softcap;
+    if (hp.attn_logit_softcap) j["attn_logit_softcapping"] = *hp.attn_logit_softcap;
+    return j;
+}
+
+// Special tokens as the file declares them: role, id, and the token's text.
+json special_tokens_json(const gguf::GgufFile& f) {
+    static constexpr std::array<std::pair<const char*, const char*>, 9> kRoles{{
+        {"bos", "tokenizer.ggml.bos_token_id"},
+        {"eos", "tokenizer.ggml.eos_token_id"},
+        {"eot", "tokenizer.ggml.eot_token_id"},
+        {"eom", "tokenizer.ggml.eom_token_id"},
+        {"unk", "tokenizer.ggml.unknown_token_id"},
+        {"pad", "tokenizer.ggml.padding_token_id"},
+        {"sep", "tokenizer.ggml.seperator_token_id"},
+        {"cls", "tokenizer.ggml.cls_token_id"},
+        {"mask", "tokenizer.ggml.mask_token_id"},
+    }};
+    const gguf::Value* tokens = f.find("tokenizer.ggml.tokens");
+    const auto* texts =
+        tokens ? std::get_if<std::vector<std::string>>(&tokens->storage()) : nullptr;
+    json out = json::array();
+    for (const auto& [role, key] : kRoles) {
+        const auto id = f.get_uint(key);
+        if (!id) continue;
+        json t = {{"role", role}, {"id", *id}};
+        if (texts && *id < texts->size())
+            t["text"] = (*texts)[*id];
+        else
+            t["text"] = nullptr;  // id outside the vocabulary: shown, flagged by the tokenizer
+        out.push_back(t);
+    }
+    return out;
+}
+
+json tokenizer_json(const gguf::GgufFile& f) {
+    json j;
+    j["model"] = f.get_string("tokenizer.ggml.model").value_or("none");
+    j["pre"] = f.get_string("tokenizer.ggml.pre").value_or("");
+    const gguf::Value* tokens = f.find("tokenizer.ggml.tokens");
+    j["tokens"] = tokens ? tokens->array_size() : 0;
+    const gguf::Value* merges = f.find("tokenizer.ggml.merges");
+    j["merges"] = merges ? merges->array_size() : 0;
+    uint64_t control = 0;
+    if (const gguf::Value* types = f.find("tokenizer.ggml.token_type")) {
+        if (const auto* v = std::get_if<std::vector<int64_t>>(&types->storage()))
+            for (int64_t t : *v) control += (t == 3);
+    }
+    j["control_tokens"] = control;
+    if (auto b = f.get_bool("tokenizer.ggml.add_bos_token")) j["add_bos"] = *b;
+    if (auto b = f.get_bool("tokenizer.ggml.add_eos_token")) j["add_eos"] = *b;
+    j["special"] = special_tokens_json(f);
+    return j;
+}
+
+json tensors_json(const gguf::GgufFile& f) {
+    json out = json::array();
+    for (const auto& t : f.tensors()) {
+        json shape = json::array();
+        for (uint32_t d = 0; d < t.n_dims; ++d) shape.push_back(t.ne[d]);
+        out.push_back({{"name", t.name},
+                       {"type", type_name(t.type)},
+                       {"shape", shape},
+                       {"bytes", t.n_bytes},
+                       {"offset", f.data_offset() + t.offset}});
+    }
+    return out;
+}
+
+}  // namespace
+
+json model_report_json(const std::filesystem::path& model, const ReportOptions& opt) {
+    const gguf::GgufFile f = gguf::GgufFile::open(model);
+    const ModelSummary s = summarize_model(f);
+    json j;
+    j["file"] = model.string();
+    j["file_bytes"] = s.file_bytes;
+    j["gguf_version"] = f.version();
+    j["alignment"] = f.alignment();
+    j["name"] = s.name;
+    j["architecture"] = s.hparams.arch;
+    if (s.hparams.file_type) j["file_type"] = file_type_name(*s.hparams.file_type);
+    j["hparams"] = hparams_json(s.hparams);
+    j["tokenizer"] = tokenizer_json(f);
+    j["chat_template"] = {{"name", chat_template_name(s.chat_template.kind)},
+                          {"source", s.chat_template.source}};
+    j["params"] = s.n_params;
+    j["tensor_count"] = f.tensors().size();
+    j["tensor_bytes"] = s.tensor_bytes;
+    j["bits_per_weight"] = s.bits_per_weight();
+    j["tied_output"] = s.tied_output;
+    j["kv_bytes_per_token_f16"] = s.hparams.kv_bytes_per_token(2);
+    json mix = json::array();
+    for (const auto& [type, u] : s.type_mix)
+        mix.push_back({{"type", type_name(type)},
+                       {"tensors", u.tensors},
+                       {"params", u.elements},
+                       {"bytes", u.bytes}});
+    j["type_mix"] = mix;
+    if (opt.tensors) j["tensors"] = tensors_json(f);
+    return j;
+}
+
+std::string model_report_text(const json& j) {
+    std::ostringstream o;
+    const json& hp = j["hparams"];
+    const auto line = [&](const char* label, const std::string& value) {
+        o << "  " << label << std::string(24 - std::min<size_t>(23, std::strlen(label)), ' ')
+          << value << '\n';
+    };
+    const auto s = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    o << j["file"].get<std::string>() << '\n';
+    line("name", s(j["name"]));
+    line("architecture", s(j["architecture"]));
+    line("file type", j.contains("file_type") ? s(j["file_type"]) : "(not stated)");
+    line("file size", format_bytes(j["file_bytes"]) + " (GGUF v" + s(j["gguf_version"]) + ")");
+    line("parameters", format_count(j["params"]) + " (" + s(j["params"]) + ")");
+    char bpw[32];
+    std::snprintf(bpw, sizeof bpw, "%.2f", j["bits_per_weight"].get<double>());
+    line("tensor data", format_bytes(j["tensor_bytes"]) + ", " + bpw + " bits/weight, " +
+                            s(j["tensor_count"]) + " tensors");
+    line("output head", j["tied_output"].get<bool>() ? "tied to token_embd" : "output.weight");
+    o << "hyperparameters\n";
+    for (const auto& item : hp.items()) {
+        // Per-layer arrays whose entries are all equal read better as one number.
+        const json& value = item.value();
+        const bool uniform =
+            value.is_array() && !value.empty() &&
+            std::all_of(value.begin(), value.end(), [&](const json& v) { return v == value[0]; });
+        line(item.key().c_str(), uniform ? value[0].dump() + " (every layer)" : value.dump());
+    }
+    line("KV bytes / token (F16)",
+         format_bytes(j["kv_bytes_per_token_f16"]) + " (" + s(j["kv_bytes_per_token_f16"]) + ")");
+    const json& tok = j["tokenizer"];
+    o << "tokenizer\n";
+    line("model", s(tok["model"]) + (s(tok["pre"]).empty() ? "" : " (pre: " + s(tok["pre"]) + ")"));
+    line("vocabulary", s(tok["tokens"]) + " tokens, " + s(tok["merges"]) + " merges, " +
+                           s(tok["control_tokens"]) + " control");
+    if (tok.contains("add_bos"))
+        line("add BOS / EOS", s(tok["add_bos"]) + " / " + s(tok.value("add_eos", json(false))));
+    for (const auto& t : tok["special"])
+        line(("  " + s(t["role"])).c_str(),
+             s(t["id"]) + "  " + (t["text"].is_null() ? "(out of range)" : t["text"].dump()));
+    line("chat template",
+         s(j["chat_template"]["name"]) + " (from " + s(j["chat_template"]["source"]) + ")");
+    o << "tensor types\n";
+    for (const auto& m : j["type_mix"])
+        line(s(m["type"]).c_str(), s(m["tensors"]) + " tensors, " + format_count(m["params"]) +
+                                       " params, " + format_bytes(m["bytes"]));
+    if (j.contains("tensors")) {
+        o << "tensors\n";
+        for (const auto& t : j["tensors"]) {
+            std::string shape;
+            for (const auto& d : t["shape"]) shape += (shape.empty() ? "" : " x ") + d.dump();
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "  %-32s %-6s %-16s %s\n", s(t["name"]).c_str(),
+                          s(t["type"]).c_str(), shape.c_str(), format_bytes(t["bytes"]).c_str());
+            o << buf;
+        }
+    }
+    return o.str();
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,55 @@
+#include "gguf/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace fluoro::gguf {
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+    throw Error(path.string() + ": " + what);
+}
+
+std::string errno_text() {
+    return std::strerror(errno);
+}
+
+// Closes the descriptor on every path out of the constructor; the mapping outlives it.
+struct FdGuard {
+    int fd;
+    ~FdGuard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+}  // namespace
+
+MappedFile::MappedFile(const std::filesystem::path& path) {
+    // O_NONBLOCK: opening a FIFO must not hang before fstat can reject it.
+    FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+    if (guard.fd < 0) fail(path, "cannot open: " + errno_text() + "; expected a readable file");
+    struct stat st {};
+    if (::fstat(guard.fd, &st) != 0) fail(path, "cannot stat: " + errno_text());
+    if (S_ISDIR(st.st_mode)) fail(path, "is a directory; expected a GGUF file");
+    if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file; expected a GGUF file");
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ == 0) return;
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, guard.fd, 0);
+    if (p == MAP_FAILED)
+        fail(path, "cannot map " + std::to_string(size_) + " bytes: " + errno_text());
+    data_ = static_cast<const std::byte*>(p);
+}
+
+MappedFile::~MappedFile() {
+    if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+}  // namespace fluoro::gguf

@@ -1,0 +1,134 @@
+#include "model/hparams.h"
+
+#include <array>
+#include <string_view>
+
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+
+namespace fluoro {
+namespace {
+
+class KeyReader {
+  public:
+    KeyReader(const gguf::GgufFile& file, std::string arch) : file_(file), arch_(std::move(arch)) {}
+
+    std::string key(std::string_view suffix) const { return arch_ + "." + std::string(suffix); }
+    uint64_t require_uint(std::string_view suffix) const {
+        return nonzero(suffix, file_.require_uint(key(suffix)));
+    }
+    std::optional<uint64_t> uint(std::string_view suffix) const {
+        return file_.get_uint(key(suffix));
+    }
+    std::optional<double> real(std::string_view suffix) const {
+        return file_.get_float(key(suffix));
+    }
+    std::optional<std::vector<uint64_t>> per_layer(std::string_view suffix, size_t n) const {
+        return file_.get_uint_per_layer(key(suffix), n);
+    }
+    uint64_t nonzero(std::string_view suffix, uint64_t v) const {
+        if (v == 0) fail(suffix, "is 0");
+        return v;
+    }
+    [[noreturn]] void fail(std::string_view suffix, std::string_view what) const {
+        throw FormatError(file_.name() + ": metadata key '" + key(suffix) + "' " +
+                          std::string(what));
+    }
+
+  private:
+    const gguf::GgufFile& file_;
+    std::string arch_;
+};
+
+// Every per-layer entry must be set; head counts must divide evenly into query groups.
+void check_heads(const KeyReader& r, const Hparams& hp) {
+    for (uint64_t il = 0; il < hp.n_layer; ++il) {
+        std::string layer = " for layer ";
+        layer += std::to_string(il);
+        if (hp.n_head[il] == 0) r.fail("attention.head_count", "is 0" + layer);
+        if (hp.n_head_kv[il] == 0 || hp.n_head[il] % hp.n_head_kv[il] != 0) {
+            std::string what = "(";
+            what += std::to_string(hp.n_head_kv[il]);
+            what += ") does not divide head_count (";
+            what += std::to_string(hp.n_head[il]);
+            what += ")";
+            r.fail("attention.head_count_kv", what + layer);
+        }
+    }
+}
+
+uint64_t vocab_size(const gguf::GgufFile& file, const KeyReader& r) {
+    if (auto v = r.uint("vocab_size")) return *v;
+    if (const auto* tokens = file.find("tokenizer.ggml.tokens")) return tokens->array_size();
+    return 0;
+}
+
+}  // namespace
+
+uint64_t Hparams::kv_bytes_per_token(uint64_t elem_bytes) const {
+    uint64_t total = 0;
+    for (uint64_t il = 0; il < n_layer; ++il) total += n_head_kv[il] * (head_dim_k + head_dim_v);
+    return total * elem_bytes;
+}
+
+Hparams read_hparams(const gguf::GgufFile& file) {
+    Hparams hp;
+    hp.arch = file.require_string("general.architecture");
+    const KeyReader r(file, hp.arch);
+    hp.n_ctx_train = r.require_uint("context_length");
+    hp.n_embd = r.require_uint("embedding_length");
+    hp.n_layer = r.require_uint("block_count");
+    if (hp.n_layer > 100000) r.fail("block_count", "is implausibly large");
+    const size_t nl = static_cast<size_t>(hp.n_layer);
+    auto heads = r.per_layer("attention.head_count", nl);
+    if (!heads) r.fail("attention.head_count", "is missing");
+    hp.n_head = *heads;
+    hp.n_head_kv = r.per_layer("attention.head_count_kv", nl).value_or(hp.n_head);
+    auto ff = r.per_layer("feed_forward_length", nl);
+    if (!ff) r.fail("feed_forward_length", "is missing");
+    hp.n_ff = *ff;
+    check_heads(r, hp);
+    const uint64_t default_head_dim = hp.n_embd / hp.n_head[0];
+    hp.head_dim_k = r.nonzero("attention.key_length",
+                              r.uint("attention.key_length").value_or(default_head_dim));
+    hp.head_dim_v = r.nonzero("attention.value_length",
+                              r.uint("attention.value_length").value_or(default_head_dim));
+    hp.n_rot = r.uint("rope.dimension_count").value_or(hp.head_dim_k);
+    if (hp.n_rot > hp.head_dim_k || hp.n_rot % 2 != 0)
+        r.fail("rope.dimension_count", "(" + std::to_string(hp.n_rot) +
+                                           ") must be even and at most the head size (" +
+                                           std::to_string(hp.head_dim_k) + ")");
+    hp.rope_freq_base = r.real("rope.freq_base").value_or(10000.0);
+    if (auto factor = r.real("rope.scaling.factor"); factor && *factor > 0)
+        hp.rope_freq_scale = 1.0 / *factor;
+    if (auto linear = r.real("rope.scale_linear"); linear && *linear > 0)
+        hp.rope_freq_scale = 1.0 / *linear;
+    hp.rope_scaling_type = file.get_string(r.key("rope.scaling.type")).value_or("");
+    auto eps = r.real("attention.layer_norm_rms_epsilon");
+    if (!eps || !(*eps > 0))
+        r.fail("attention.layer_norm_rms_epsilon", "is missing or not positive");
+    hp.rms_eps = *eps;
+    hp.n_vocab = vocab_size(file, r);
+    hp.sliding_window = r.uint("attention.sliding_window").value_or(0);
+    if (auto c = r.real("final_logit_softcapping"); c && *c > 0) hp.final_logit_softcap = c;
+    if (auto c = r.real("attn_logit_softcapping"); c && *c > 0) hp.attn_logit_softcap = c;
+    hp.file_type = file.get_uint("general.file_type");
+    return hp;
+}
+
+std::string file_type_name(uint64_t ftype) {
+    // llama_ftype values (llama.h); gaps are removed or unused types.
+    static constexpr std::array<std::pair<uint64_t, std::string_view>, 27> kNames{{
+        {0, "F32"},      {1, "F16"},      {2, "Q4_0"},    {3, "Q4_1"},    {7, "Q8_0"},
+        {8, "Q5_0"},     {9, "Q5_1"},     {10, "Q2_K"},   {11, "Q3_K_S"}, {12, "Q3_K_M"},
+        {13, "Q3_K_L"},  {14, "Q4_K_S"},  {15, "Q4_K_M"}, {16, "Q5_K_S"}, {17, "Q5_K_M"},
+        {18, "Q6_K"},    {19, "IQ2_XXS"}, {20, "IQ2_XS"}, {21, "Q2_K_S"}, {22, "IQ3_XS"},
+        {23, "IQ3_XXS"}, {24, "IQ1_S"},   {25, "IQ4_NL"}, {26, "IQ3_S"},  {27, "IQ3_M"},
+        {30, "IQ4_XS"},  {32, "BF16"},
+    }};
+    for (const auto& [v, name] : kNames)
+        if (v == ftype) return std::string(name);
+    return "ftype " + std::to_string(ftype);
+}
+
+}  // namespace fluoro

@@ -1,0 +1,26 @@
+#include "model/model_summary.h"
+
+#include "gguf/gguf_file.h"
+
+namespace fluoro {
+
+ModelSummary summarize_model(const gguf::GgufFile& file) {
+    ModelSummary s;
+    s.name = file.get_string("general.name").value_or("");
+    s.hparams = read_hparams(file);
+    s.file_bytes = file.file_size();
+    for (const auto& t : file.tensors()) {
+        s.n_params += t.n_elements;
+        s.tensor_bytes += t.n_bytes;
+        TypeUsage& u = s.type_mix[t.type];
+        ++u.tensors;
+        u.elements += t.n_elements;
+        u.bytes += t.n_bytes;
+    }
+    s.tied_output = file.find_tensor("output.weight") == nullptr;
+    s.chat_template = detect_chat_template(file.get_string("tokenizer.chat_template").value_or(""),
+                                           s.hparams.arch);
+    return s;
+}
+
+}  // namespace fluoro

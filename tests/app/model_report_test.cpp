@@ -1,0 +1,125 @@
+// `fluoro info` figures for both default models, checked against facts read independently
+// (the gguf Python package, see docs/FORMATS.md) — and the CLI's behaviour on a broken file.
+#include "report/model_report.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "core/error.h"
+#include "test_models.h"
+
+namespace fluoro::app {
+namespace {
+
+using nlohmann::json;
+
+uint64_t mix_count(const json& report, const std::string& type) {
+    for (const auto& m : report["type_mix"])
+        if (m["type"] == type) return m["tensors"];
+    return 0;
+}
+
+TEST(ModelReport, SmolLM2Figures) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    const json r = model_report_json(path, {});
+    EXPECT_EQ(r["architecture"], "llama");
+    EXPECT_EQ(r["file_type"], "Q4_1");
+    EXPECT_EQ(r["params"], 134515008u);
+    EXPECT_EQ(r["tensor_count"], 272u);
+    EXPECT_EQ(r["tensors"].size(), 272u);
+    EXPECT_EQ(r["file_bytes"], 98362432u);
+    const json& hp = r["hparams"];
+    EXPECT_EQ(hp["block_count"], 30u);
+    EXPECT_EQ(hp["embedding_length"], 576u);
+    EXPECT_EQ(hp["head_count"][0], 9u);
+    EXPECT_EQ(hp["head_count_kv"][29], 3u);
+    EXPECT_EQ(hp["feed_forward_length"][0], 1536u);
+    EXPECT_EQ(hp["head_dim_k"], 64u);
+    EXPECT_EQ(hp["context_length"], 8192u);
+    EXPECT_EQ(hp["vocab_size"], 49152u);
+    EXPECT_DOUBLE_EQ(hp["rope_freq_base"].get<double>(), 100000.0);
+    // 30 layers x 3 KV heads x (64 + 64) x 2 bytes = 23040 = 22.5 KiB (DESIGN's figure).
+    EXPECT_EQ(r["kv_bytes_per_token_f16"], 23040u);
+    EXPECT_TRUE(r["tied_output"].get<bool>());
+    EXPECT_EQ(mix_count(r, "q4_1"), 210u);
+    EXPECT_EQ(mix_count(r, "f32"), 61u);
+    EXPECT_EQ(mix_count(r, "q8_0"), 1u);
+    const json& tok = r["tokenizer"];
+    EXPECT_EQ(tok["model"], "gpt2");
+    EXPECT_EQ(tok["pre"], "smollm");
+    EXPECT_EQ(tok["tokens"], 49152u);
+    EXPECT_EQ(tok["merges"], 48900u);
+    EXPECT_EQ(tok["special"][0]["role"], "bos");
+    EXPECT_EQ(tok["special"][0]["text"], "<|im_start|>");
+    EXPECT_EQ(tok["special"][1]["text"], "<|im_end|>");
+    EXPECT_EQ(r["chat_template"]["name"], "chatml");
+    EXPECT_EQ(r["chat_template"]["source"], "template text");
+}
+
+TEST(ModelReport, Gemma3Figures) {
+    FLUORO_REQUIRE_MODEL(path, test::kGemma3File);
+    const json r = model_report_json(path, {.tensors = false});
+    EXPECT_EQ(r["architecture"], "gemma3");
+    EXPECT_EQ(r["file_type"], "Q4_K_M");
+    EXPECT_EQ(r["params"], 268098176u);
+    EXPECT_EQ(r["tensor_count"], 236u);
+    EXPECT_FALSE(r.contains("tensors"));
+    const json& hp = r["hparams"];
+    EXPECT_EQ(hp["block_count"], 18u);
+    EXPECT_EQ(hp["embedding_length"], 640u);
+    EXPECT_EQ(hp["head_count"][0], 4u);
+    EXPECT_EQ(hp["head_count_kv"][0], 1u);
+    EXPECT_EQ(hp["head_dim_k"], 256u);
+    EXPECT_EQ(hp["sliding_window"], 512u);
+    EXPECT_EQ(hp["vocab_size"], 262144u);
+    // 18 layers x 1 KV head x (256 + 256) x 2 bytes.
+    EXPECT_EQ(r["kv_bytes_per_token_f16"], 18432u);
+    EXPECT_EQ(mix_count(r, "q5_0"), 81u);
+    EXPECT_EQ(mix_count(r, "q4_K"), 27u);
+    EXPECT_EQ(mix_count(r, "q6_K"), 9u);
+    EXPECT_EQ(mix_count(r, "q8_0"), 10u);
+    EXPECT_EQ(r["tokenizer"]["model"], "llama");
+    EXPECT_EQ(r["chat_template"]["name"], "gemma");
+    EXPECT_EQ(r["chat_template"]["source"], "architecture (no template in file)");
+}
+
+TEST(ModelReport, TextReportNamesTheEssentials) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    const std::string text = model_report_text(model_report_json(path, {}));
+    for (const char* needle :
+         {"llama", "Q4_1", "134.52 M", "22.50 KiB", "blk.29.ffn_down.weight", "chatml", "smollm"})
+        EXPECT_NE(text.find(needle), std::string::npos) << needle;
+}
+
+TEST(ModelReport, MissingFileIsAnErrorNamingIt) {
+    try {
+        model_report_json("/nonexistent/model.gguf", {});
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/model.gguf"), std::string::npos)
+            << e.what();
+    }
+}
+
+// The CLI turns a broken file into one line on stderr and exit code 1 (no crash).
+TEST(FluoroCli, InfoOnTruncatedFileFailsCleanly) {
+    const std::string bad = testing::TempDir() + "/truncated.gguf";
+    std::ofstream(bad, std::ios::binary) << "GGUF\x03";
+    const std::string cmd = std::string(FLUORO_CLI_PATH) + " info " + bad + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    std::string out;
+    std::array<char, 256> buf{};
+    while (fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
+    const int status = pclose(pipe.release());
+    EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+    EXPECT_NE(out.find("truncated.gguf"), std::string::npos) << out;
+    EXPECT_NE(out.find("fluoro: "), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace fluoro::app
