@@ -6,5 +6,9 @@
 namespace fluoro::cli {
 
 void add_info_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_ppl_command(CLI::App& app);
 
 }  // namespace fluoro::cli

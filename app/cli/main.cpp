@@ -6,14 +6,18 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "core/error.h"
 #include "common/version.h"
+#include "core/error.h"
 
 int main(int argc, char** argv) {
     CLI::App cli{"fluoro: run and inspect local LLMs (GGUF)"};
     cli.set_version_flag("--version", std::string(fluoro::app::version()));
     cli.require_subcommand(1);
     fluoro::cli::add_info_command(cli);
+    fluoro::cli::add_run_command(cli);
+    fluoro::cli::add_chat_command(cli);
+    fluoro::cli::add_bench_command(cli);
+    fluoro::cli::add_ppl_command(cli);
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -80,4 +80,17 @@ std::span<const std::byte> GgufFile::tensor_data(const TensorInfo& t) const {
     return bytes_.subspan(data_offset_ + t.offset, t.n_bytes);
 }
 
+bool GgufFile::check_unchanged_on_disk() const {
+    if (!map_) return false;  // parsed from memory: nothing on disk to change
+    switch (map_->disk_state()) {
+        case MappedFile::DiskState::Unchanged:
+            return false;
+        case MappedFile::DiskState::Replaced:
+            return true;
+        case MappedFile::DiskState::ModifiedInPlace:
+            break;
+    }
+    throw Error(name_ + ": the model file was modified on disk while loaded; reload the model");
+}
+
 }  // namespace fluoro::gguf

@@ -95,6 +95,11 @@ class GgufFile {
     // --- tensors, in directory order ---
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find_tensor(std::string_view name) const;
+    // Throws Error naming the file when it was modified or truncated in place since it was
+    // opened (its mapping is no longer trustworthy: reload the model). A file replaced under the
+    // same name (rename) is fine: the mapping keeps the old one; that returns true.
+    bool check_unchanged_on_disk() const;
+
     // The tensor's bytes inside the mapping (valid while this GgufFile lives).
     std::span<const std::byte> tensor_data(const TensorInfo& t) const;
 

@@ -32,7 +32,7 @@ struct FdGuard {
 
 }  // namespace
 
-MappedFile::MappedFile(const std::filesystem::path& path) {
+MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
     // O_NONBLOCK: opening a FIFO must not hang before fstat can reject it.
     FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
     if (guard.fd < 0) fail(path, "cannot open: " + errno_text() + "; expected a readable file");
@@ -41,11 +41,25 @@ MappedFile::MappedFile(const std::filesystem::path& path) {
     if (S_ISDIR(st.st_mode)) fail(path, "is a directory; expected a GGUF file");
     if (!S_ISREG(st.st_mode)) fail(path, "is not a regular file; expected a GGUF file");
     size_ = static_cast<size_t>(st.st_size);
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+    mtime_ns_ = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
     if (size_ == 0) return;
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, guard.fd, 0);
     if (p == MAP_FAILED)
         fail(path, "cannot map " + std::to_string(size_) + " bytes: " + errno_text());
     data_ = static_cast<const std::byte*>(p);
+}
+
+MappedFile::DiskState MappedFile::disk_state() const {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) return DiskState::Replaced;  // deleted: our inode lives on
+    if (st.st_dev != dev_ || st.st_ino != ino_) return DiskState::Replaced;
+    const long long mtime =
+        static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+    if (static_cast<size_t>(st.st_size) != size_ || mtime != mtime_ns_)
+        return DiskState::ModifiedInPlace;
+    return DiskState::Unchanged;
 }
 
 MappedFile::~MappedFile() {

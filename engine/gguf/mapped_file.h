@@ -21,7 +21,18 @@ class MappedFile {
 
     std::span<const std::byte> bytes() const { return {data_, size_}; }
 
+    // Whether the file behind the mapping changed since it was mapped. Modified or truncated in
+    // place: the mapping may now read other bytes, or fault past the new end — not safe to use.
+    // Replaced (the path names a new file, e.g. after a download finished with a rename): the
+    // mapping still holds the old file and stays valid.
+    enum class DiskState { Unchanged, Replaced, ModifiedInPlace };
+    DiskState disk_state() const;
+    const std::filesystem::path& path() const { return path_; }
+
   private:
+    std::filesystem::path path_;
+    unsigned long long dev_ = 0, ino_ = 0;
+    long long mtime_ns_ = 0;
     const std::byte* data_ = nullptr;
     size_t size_ = 0;
 };

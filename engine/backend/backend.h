@@ -1,0 +1,84 @@
+// The seam between the architectures (model/) and the hardware: a Backend owns weights, KV and
+// activation memory and implements the forward pass's operations. Architecture code calls one
+// virtual method per operation over whole activation matrices (never per element), so the same
+// forward function drives the CPU backend and, later, the CUDA one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "backend/batch.h"
+#include "backend/tensor_ref.h"
+#include "kv/kv_cache.h"
+
+namespace fluoro::gguf {
+class GgufFile;
+struct TensorInfo;
+}  // namespace fluoro::gguf
+
+namespace fluoro {
+
+enum class RopeMode { Norm, Neox };  // adjacent pairs (llama) / halves (gpt-neox, qwen2, gemma)
+
+struct RopeParams {
+    int64_t n_rot = 0;  // rotated dims per head (the rest pass through)
+    double freq_base = 10000.0;
+    double freq_scale = 1.0;  // positions are multiplied by this (linear scaling)
+    RopeMode mode = RopeMode::Norm;
+};
+
+struct AttentionParams {
+    int64_t layer = 0;
+    int64_t n_head = 0;
+    int64_t n_head_kv = 0;  // n_head / n_head_kv query heads share one KV head (GQA/MQA)
+    int64_t head_dim_k = 0;
+    int64_t head_dim_v = 0;
+    float scale = 1.0f;    // applied to q·k
+    int64_t window = 0;    // sliding window (keys with pos > q_pos - window); 0 = full
+    float softcap = 0.0f;  // attention logit soft-capping (0 = off)
+};
+
+// Operation categories for profiling (telemetry reports time per category).
+enum class OpCategory { Matmul, Attention, NormRope, Ffn, LmHead, Other, Count };
+
+class Backend {
+  public:
+    virtual ~Backend() = default;
+    virtual std::string_view name() const = 0;
+
+    // --- memory ---
+    // Makes a GGUF tensor resident (CPU: a zero-copy view into the mapping). Throws
+    // UnsupportedError when the backend has no kernel for its type.
+    virtual Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) = 0;
+    virtual std::unique_ptr<KvCache> create_kv(const KvShape& shape) = 0;
+    // Activation buffer of rows x width floats, allocated once (at model load / reserve),
+    // never inside the decode loop.
+    virtual Act alloc_act(int64_t rows, int64_t width) = 0;
+    // Prepares per-operation scratch for batches of up to max_tokens rows of up to max_width.
+    virtual void reserve(int64_t max_tokens, int64_t max_width) = 0;
+
+    // --- operations (x, y are activation matrices; rows = tokens) ---
+    virtual void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) = 0;
+    virtual void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) = 0;  // y = x·Wᵀ
+    virtual void add_bias(Act y, const Weight& bias) = 0;                           // y[r] += bias
+    // y = x / rms(x) * w, normalizing each group of w.n_in() values (per row, or per head).
+    virtual void rms_norm(const Act& x, const Weight& w, float eps, Act y) = 0;
+    virtual void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
+                      std::span<const int32_t> positions) = 0;
+    // Writes k, v (rows = batch tokens) into the cache at each token's (seq, pos), then
+    // out = softmax(q·kᵀ·scale + causal/window mask)·v per query head.
+    virtual void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
+                           const Batch& batch, KvCache& kv, Act out) = 0;
+    virtual void add(Act x, const Act& y) = 0;             // x += y
+    virtual void scale(Act x, float s) = 0;                // x *= s
+    virtual void swiglu(Act gate, const Act& up) = 0;      // gate = silu(gate) * up
+    virtual void geglu_tanh(Act gate, const Act& up) = 0;  // gate = gelu_tanh(gate) * up
+    virtual void softcap(Act x, float cap) = 0;            // x = cap * tanh(x / cap)
+    virtual void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) = 0;
+    // Copies an activation matrix to host memory (the logits at the end of a step).
+    virtual void read(const Act& x, std::span<float> host) = 0;
+};
+
+}  // namespace fluoro

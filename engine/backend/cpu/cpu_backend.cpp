@@ -1,0 +1,231 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "backend/cpu/cpu_attention.h"
+#include "backend/cpu/kernels/vec_dot.h"
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "kv/contiguous_kv.h"
+#include "tensor/dequantize.h"
+
+namespace fluoro::cpu {
+namespace {
+
+void require_same_shape(const Act& a, const Act& b, const char* op) {
+    if (a.rows != b.rows || a.width != b.width)
+        throw Error(std::string("cpu backend: ") + op + ": shape mismatch (" +
+                    std::to_string(a.rows) + "x" + std::to_string(a.width) + " vs " +
+                    std::to_string(b.rows) + "x" + std::to_string(b.width) + ")");
+}
+
+// Rows per task for elementwise work: big enough that a task is worth a claim.
+int64_t rows_per_task(int64_t width) {
+    return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width));
+}
+
+template <typename Fn>
+void for_rows(ThreadPool& pool, int64_t rows, int64_t width, Fn&& fn) {
+    const int64_t chunk = rows_per_task(width);
+    const int64_t n_tasks = (rows + chunk - 1) / chunk;
+    pool.run(n_tasks, [&](int64_t task, int) {
+        const int64_t end = std::min(rows, (task + 1) * chunk);
+        for (int64_t r = task * chunk; r < end; ++r) fn(r);
+    });
+}
+
+const float* f32_data(const Weight& w, const char* op) {
+    if (w.type != GgmlType::F32)
+        throw UnsupportedError(std::string("cpu backend: ") + op + " needs an f32 tensor, '" +
+                               w.name + "' is " + std::string(type_name(w.type)));
+    return static_cast<const float*>(w.data);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int n_threads)
+    : pool_(n_threads > 0 ? n_threads : ThreadPool::default_threads()) {}
+
+Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) {
+    Weight w;
+    w.name = info.name;
+    w.type = info.type;
+    for (size_t d = 0; d < 4; ++d) w.ne[d] = int64_t(info.ne[d]);
+    w.data = file.tensor_data(info).data();
+    w.row_bytes = size_t(*row_bytes(info.type, info.ne[0]));
+    return w;
+}
+
+std::unique_ptr<KvCache> CpuBackend::create_kv(const KvShape& shape) {
+    auto kv = std::make_unique<ContiguousKvCache>(shape);
+    int64_t max_group = 1;
+    for (int64_t h : shape.n_head_kv) max_group = std::max(max_group, h);
+    // Per worker: scores for a query-head group over the whole context, plus the rounded queries.
+    // The group size is not known here (it is n_head / n_head_kv); size for the worst case of
+    // 64 query heads per KV head and grow in attention() if a model needs more.
+    attn_scratch_per_worker_ = 64 * (shape.n_ctx + shape.head_dim_k);
+    attn_scratch_.assign(size_t(attn_scratch_per_worker_ * pool_.size()), 0.0f);
+    return kv;
+}
+
+Act CpuBackend::alloc_act(int64_t rows, int64_t width) {
+    acts_.push_back(std::make_unique<float[]>(size_t(rows * width)));
+    return Act{acts_.back().get(), rows, width};
+}
+
+void CpuBackend::reserve(int64_t max_tokens, int64_t max_width) {
+    matmul_scratch_.reserve(max_tokens, max_width);
+}
+
+void CpuBackend::get_rows(const Weight& table, std::span<const int32_t> ids, Act y) {
+    if (int64_t(ids.size()) != y.rows || table.n_in() != y.width)
+        throw Error("cpu backend: get_rows: output shape does not match '" + table.name + "'");
+    for_rows(pool_, y.rows, y.width, [&](int64_t r) {
+        const int32_t id = ids[size_t(r)];
+        if (id < 0 || id >= table.n_out())
+            throw Error("token id " + std::to_string(id) + " is outside the vocabulary of " +
+                        std::to_string(table.n_out()) + " tokens");
+        const auto* row = static_cast<const std::byte*>(table.data) + size_t(id) * table.row_bytes;
+        dequantize_row(table.type, row, y.data + r * y.width, y.width);
+    });
+}
+
+void CpuBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory) {
+    if (x.width != w.n_in() || y.width != w.n_out() || x.rows != y.rows)
+        throw Error("cpu backend: matmul with '" + w.name + "': activations " +
+                    std::to_string(x.rows) + "x" + std::to_string(x.width) + " -> " +
+                    std::to_string(y.rows) + "x" + std::to_string(y.width) + " do not fit " +
+                    std::to_string(w.n_in()) + " -> " + std::to_string(w.n_out()));
+    const WeightView view{w.type, w.n_in(), w.n_out(), w.data, w.row_bytes};
+    cpu::matmul(pool_, view, x.data, x.rows, y.data, matmul_scratch_);
+}
+
+void CpuBackend::add_bias(Act y, const Weight& bias) {
+    const float* b = f32_data(bias, "add_bias");
+    for_rows(pool_, y.rows, y.width, [&](int64_t r) {
+        float* row = y.data + r * y.width;
+        for (int64_t i = 0; i < y.width; ++i) row[i] += b[i];
+    });
+}
+
+void CpuBackend::rms_norm(const Act& x, const Weight& w, float eps, Act y) {
+    require_same_shape(x, y, "rms_norm");
+    const float* g = f32_data(w, "rms_norm");
+    const int64_t n = w.n_in();
+    if (n <= 0 || x.width % n != 0)
+        throw Error("cpu backend: rms_norm: '" + w.name + "' does not divide the row width");
+    for_rows(pool_, x.rows * (x.width / n), n, [&](int64_t r) {
+        const float* in = x.data + r * n;
+        float* out = y.data + r * n;
+        double sum = 0.0;  // accumulated in double, as ggml does
+        for (int64_t i = 0; i < n; ++i) sum += double(in[i]) * double(in[i]);
+        const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+        for (int64_t i = 0; i < n; ++i) out[i] = (in[i] * scale) * g[i];
+    });
+}
+
+void CpuBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
+                      std::span<const int32_t> positions) {
+    if (x.width != n_head * head_dim || int64_t(positions.size()) != x.rows)
+        throw Error("cpu backend: rope: activation shape does not match heads x head_dim");
+    // theta_i = pos * freq_scale * base^(-2i/n_rot), stepped in float32 as ggml does.
+    const float theta_scale = std::pow(float(p.freq_base), -2.0f / float(p.n_rot));
+    const int64_t half = p.n_rot / 2;
+    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
+        float theta = float(positions[size_t(r)]) * float(p.freq_scale);
+        for (int64_t i = 0; i < half; ++i) {
+            const float c = std::cos(theta), s = std::sin(theta);
+            for (int64_t h = 0; h < n_head; ++h) {
+                float* v = x.data + r * x.width + h * head_dim;
+                const int64_t a = p.mode == RopeMode::Neox ? i : 2 * i;
+                const int64_t b = p.mode == RopeMode::Neox ? i + half : 2 * i + 1;
+                const float x0 = v[a], x1 = v[b];
+                v[a] = x0 * c - x1 * s;
+                v[b] = x0 * s + x1 * c;
+            }
+            theta *= theta_scale;
+        }
+    });
+}
+
+void CpuBackend::attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
+                           const Batch& batch, KvCache& kv, Act out) {
+    if (p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0)
+        throw Error("cpu backend: attention: head counts do not divide");
+    const int64_t group = p.n_head / p.n_head_kv;
+    const int64_t need = group * (kv.shape().n_ctx + p.head_dim_k);
+    if (need > attn_scratch_per_worker_) {  // a model with unusually many heads per KV head
+        attn_scratch_per_worker_ = need;
+        attn_scratch_.assign(size_t(need * pool_.size()), 0.0f);
+    }
+    store_kv(pool_, p, k, v, batch, kv);
+    attend(pool_, p, q, batch, kv, out, attn_scratch_.data(), attn_scratch_per_worker_);
+}
+
+void CpuBackend::add(Act x, const Act& y) {
+    require_same_shape(x, y, "add");
+    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
+        float* a = x.data + r * x.width;
+        const float* b = y.data + r * y.width;
+        for (int64_t i = 0; i < x.width; ++i) a[i] += b[i];
+    });
+}
+
+void CpuBackend::scale(Act x, float s) {
+    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
+        float* a = x.data + r * x.width;
+        for (int64_t i = 0; i < x.width; ++i) a[i] *= s;
+    });
+}
+
+void CpuBackend::swiglu(Act gate, const Act& up) {
+    require_same_shape(gate, up, "swiglu");
+    for_rows(pool_, gate.rows, gate.width, [&](int64_t r) {
+        float* g = gate.data + r * gate.width;
+        const float* u = up.data + r * up.width;
+        for (int64_t i = 0; i < gate.width; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+    });
+}
+
+void CpuBackend::geglu_tanh(Act gate, const Act& up) {
+    require_same_shape(gate, up, "geglu_tanh");
+    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    for_rows(pool_, gate.rows, gate.width, [&](int64_t r) {
+        float* g = gate.data + r * gate.width;
+        const float* u = up.data + r * up.width;
+        for (int64_t i = 0; i < gate.width; ++i) {
+            const float x = g[i];
+            g[i] =
+                0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * u[i];
+        }
+    });
+}
+
+void CpuBackend::softcap(Act x, float cap) {
+    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
+        float* a = x.data + r * x.width;
+        for (int64_t i = 0; i < x.width; ++i) a[i] = cap * std::tanh(a[i] / cap);
+    });
+}
+
+void CpuBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y) {
+    if (int64_t(rows.size()) != y.rows || x.width != y.width)
+        throw Error("cpu backend: gather_rows: shape mismatch");
+    for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i] < 0 || rows[i] >= x.rows)
+            throw Error("cpu backend: gather_rows: row out of range");
+        if (y.data + int64_t(i) * y.width != x.data + rows[i] * x.width)
+            std::memmove(y.data + int64_t(i) * y.width, x.data + rows[i] * x.width,
+                         size_t(x.width) * sizeof(float));
+    }
+}
+
+void CpuBackend::read(const Act& x, std::span<float> host) {
+    if (int64_t(host.size()) < x.size()) throw Error("cpu backend: read: host buffer too small");
+    std::memcpy(host.data(), x.data, size_t(x.size()) * sizeof(float));
+}
+
+}  // namespace fluoro::cpu

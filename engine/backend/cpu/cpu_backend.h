@@ -1,0 +1,52 @@
+// The CPU backend: weights read in place from the memory-mapped GGUF, a persistent thread pool,
+// integer dot products on quantized weights (matmul.h), and plain float32 elementwise ops. It is
+// the reference every other backend is checked against.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cpu/matmul.h"
+#include "backend/cpu/thread_pool.h"
+
+namespace fluoro::cpu {
+
+class CpuBackend final : public Backend {
+  public:
+    explicit CpuBackend(int n_threads);  // n_threads <= 0: ThreadPool::default_threads()
+
+    std::string_view name() const override { return "cpu"; }
+    int threads() const { return pool_.size(); }
+    ThreadPool& pool() { return pool_; }
+
+    Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) override;
+    std::unique_ptr<KvCache> create_kv(const KvShape& shape) override;
+    Act alloc_act(int64_t rows, int64_t width) override;
+    void reserve(int64_t max_tokens, int64_t max_width) override;
+
+    void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) override;
+    void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) override;
+    void add_bias(Act y, const Weight& bias) override;
+    void rms_norm(const Act& x, const Weight& w, float eps, Act y) override;
+    void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
+              std::span<const int32_t> positions) override;
+    void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
+                   const Batch& batch, KvCache& kv, Act out) override;
+    void add(Act x, const Act& y) override;
+    void scale(Act x, float s) override;
+    void swiglu(Act gate, const Act& up) override;
+    void geglu_tanh(Act gate, const Act& up) override;
+    void softcap(Act x, float cap) override;
+    void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;
+    void read(const Act& x, std::span<float> host) override;
+
+  private:
+    ThreadPool pool_;
+    MatmulScratch matmul_scratch_;
+    std::vector<std::unique_ptr<float[]>> acts_;
+    std::vector<float> attn_scratch_;  // per worker: scores for one query-head group
+    int64_t attn_scratch_per_worker_ = 0;
+};
+
+}  // namespace fluoro::cpu

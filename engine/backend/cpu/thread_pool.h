@@ -1,0 +1,69 @@
+// A persistent pool of worker threads for the CPU backend. One parallel region at a time:
+// run(n_tasks, fn) calls fn(task, worker) for task in [0, n_tasks) spread over the workers and the
+// calling thread, and returns when all are done. Workers spin briefly (~200 us, yielding now and
+// then so an oversubscribed machine still progresses) then sleep on a condition variable, so a
+// decode step (hundreds of short regions) pays no syscall per region while an idle engine burns no
+// CPU. No allocation per region. run() must be called from one thread at a time; a run() from
+// inside one of the pool's own tasks executes inline.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace fluoro::cpu {
+
+class ThreadPool {
+  public:
+    // n_threads counts the calling thread: n_threads = 1 runs everything inline.
+    explicit ThreadPool(int n_threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    int size() const { return n_threads_; }
+
+    // fn(task_index, worker_index); worker_index in [0, size()). Tasks are claimed dynamically
+    // (an atomic counter), which balances uneven rows. Exceptions from fn are rethrown here.
+    template <typename Fn>
+    void run(int64_t n_tasks, Fn&& fn) {
+        using F = std::remove_reference_t<Fn>;  // Fn is an lvalue reference for a named callable
+        run_impl(
+            n_tasks,
+            [](void* ctx, int64_t task, int worker) { (*static_cast<F*>(ctx))(task, worker); },
+            const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
+    }
+
+    // The default thread count: physical cores (hyper-threads share the FPU and memory port).
+    static int default_threads();
+
+  private:
+    using TaskFn = void (*)(void*, int64_t, int);
+    void run_impl(int64_t n_tasks, TaskFn fn, void* ctx);
+    void worker_loop(int worker);
+    void work(int worker);
+    uint64_t wait_for_region(uint64_t seen);  // the first generation_ != seen
+    void stop_workers();
+
+    int n_threads_;
+    std::vector<std::thread> threads_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::atomic<uint64_t> generation_{0};  // bumped per region; workers wait for a change
+    std::atomic<int> pending_{0};          // workers still inside the current region
+    std::atomic<int64_t> next_task_{0};
+    int64_t n_tasks_ = 0;
+    TaskFn fn_ = nullptr;
+    void* ctx_ = nullptr;
+    std::atomic<bool> stop_{false};
+    std::exception_ptr error_;
+    std::mutex error_mutex_;
+};
+
+}  // namespace fluoro::cpu

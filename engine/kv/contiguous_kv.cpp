@@ -1,0 +1,85 @@
+#include "kv/contiguous_kv.h"
+
+#include <new>
+#include <string>
+
+#include "core/error.h"
+
+namespace fluoro {
+
+std::string_view kv_type_name(KvType t) {
+    return t == KvType::F16 ? "f16" : "f32";
+}
+size_t kv_type_size(KvType t) {
+    return t == KvType::F16 ? 2 : 4;
+}
+
+size_t KvShape::bytes_per_token() const {
+    size_t total = 0;
+    for (int64_t il = 0; il < n_layer; ++il)
+        total += size_t(k_row_elems(il) + v_row_elems(il)) * kv_type_size(type);
+    return total;
+}
+
+ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) {
+    const KvShape& s = shape_;
+    if (s.n_seq < 1 || s.n_ctx < 1 || s.n_layer < 1 || int64_t(s.n_head_kv.size()) != s.n_layer)
+        throw Error("KV cache: invalid shape (n_seq " + std::to_string(s.n_seq) + ", n_ctx " +
+                    std::to_string(s.n_ctx) + ", n_layer " + std::to_string(s.n_layer) + ")");
+    const size_t elem = kv_type_size(s.type);
+    size_t offset = 0;
+    for (int64_t il = 0; il < s.n_layer; ++il) {
+        k_row_bytes_.push_back(size_t(s.k_row_elems(il)) * elem);
+        v_row_bytes_.push_back(size_t(s.v_row_elems(il)) * elem);
+        k_seq_stride_.push_back(k_row_bytes_.back() * size_t(s.n_ctx));
+        v_seq_stride_.push_back(v_row_bytes_.back() * size_t(s.n_ctx));
+        k_offset_.push_back(offset);
+        offset += k_seq_stride_.back() * size_t(s.n_seq);
+        v_offset_.push_back(offset);
+        offset += v_seq_stride_.back() * size_t(s.n_seq);
+    }
+    bytes_ = offset;
+    data_.reset(new (std::nothrow) std::byte[bytes_]);
+    if (!data_)
+        throw Error("KV cache: cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for " +
+                    std::to_string(s.n_ctx) + " tokens x " + std::to_string(s.n_seq) +
+                    " sequences; use a smaller context");
+    length_.assign(size_t(s.n_seq), 0);
+}
+
+void ContiguousKvCache::check(int64_t layer, int64_t seq, int64_t pos) const {
+    if (layer < 0 || layer >= shape_.n_layer || seq < 0 || seq >= shape_.n_seq || pos < 0 ||
+        pos >= shape_.n_ctx)
+        throw Error("KV cache: row (layer " + std::to_string(layer) + ", sequence " +
+                    std::to_string(seq) + ", position " + std::to_string(pos) +
+                    ") is outside the cache (context " + std::to_string(shape_.n_ctx) + ")");
+}
+
+int64_t ContiguousKvCache::length(int64_t seq) const {
+    check(0, seq, 0);
+    return length_[size_t(seq)];
+}
+
+void ContiguousKvCache::set_length(int64_t seq, int64_t n) {
+    check(0, seq, 0);
+    if (n < 0 || n > shape_.n_ctx)
+        throw Error("KV cache: length " + std::to_string(n) + " exceeds the context of " +
+                    std::to_string(shape_.n_ctx) + " tokens");
+    length_[size_t(seq)] = n;
+}
+
+void* ContiguousKvCache::k_row(int64_t layer, int64_t seq, int64_t pos) {
+    check(layer, seq, pos);
+    const size_t l = size_t(layer);
+    return data_.get() + k_offset_[l] + size_t(seq) * k_seq_stride_[l] +
+           size_t(pos) * k_row_bytes_[l];
+}
+
+void* ContiguousKvCache::v_row(int64_t layer, int64_t seq, int64_t pos) {
+    check(layer, seq, pos);
+    const size_t l = size_t(layer);
+    return data_.get() + v_offset_[l] + size_t(seq) * v_seq_stride_[l] +
+           size_t(pos) * v_row_bytes_[l];
+}
+
+}  // namespace fluoro

@@ -1,0 +1,124 @@
+#include "model/arch_gemma3.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/act_view.h"
+#include "model/weight_binder.h"
+
+namespace fluoro {
+
+void Gemma3Architecture::bind(Backend& be, const gguf::GgufFile& file) {
+    const WeightBinder w(be, file);
+    const int64_t d = int64_t(hp_.n_embd), nv = int64_t(hp_.n_vocab), hd = int64_t(hp_.head_dim_k);
+    token_embd_ = w.required("token_embd.weight", {d, nv});
+    output_norm_ = w.required("output_norm.weight", {d});
+    output_ = w.optional("output.weight", {d, nv});
+    if (!output_.present()) output_ = token_embd_;
+    layers_.resize(hp_.n_layer);
+    for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
+        Layer& L = layers_[size_t(il)];
+        const int64_t nq = int64_t(hp_.n_head[size_t(il)]) * hd;
+        const int64_t nkv = int64_t(hp_.n_head_kv[size_t(il)]) * hd;
+        const int64_t ff = int64_t(hp_.n_ff[size_t(il)]);
+        const auto name = [&](const char* s) { return WeightBinder::layer(il, s); };
+        L.attn_norm = w.required(name("attn_norm.weight"), {d});
+        L.wq = w.required(name("attn_q.weight"), {d, nq});
+        L.wk = w.required(name("attn_k.weight"), {d, nkv});
+        L.wv = w.required(name("attn_v.weight"), {d, nkv});
+        L.wo = w.required(name("attn_output.weight"), {nq, d});
+        L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
+        L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+        L.post_attn_norm = w.required(name("post_attention_norm.weight"), {d});
+        L.ffn_norm = w.required(name("ffn_norm.weight"), {d});
+        L.gate = w.required(name("ffn_gate.weight"), {d, ff});
+        L.up = w.required(name("ffn_up.weight"), {d, ff});
+        L.down = w.required(name("ffn_down.weight"), {ff, d});
+        L.post_ffn_norm = w.required(name("post_ffw_norm.weight"), {d});
+    }
+}
+
+void Gemma3Architecture::reserve(Backend& be, int64_t n, int64_t max_logit_rows) {
+    const int64_t hd = int64_t(hp_.head_dim_k), d = int64_t(hp_.n_embd);
+    const int64_t nq = int64_t(*std::max_element(hp_.n_head.begin(), hp_.n_head.end())) * hd;
+    const int64_t nkv = int64_t(*std::max_element(hp_.n_head_kv.begin(), hp_.n_head_kv.end())) * hd;
+    const int64_t ff = int64_t(*std::max_element(hp_.n_ff.begin(), hp_.n_ff.end()));
+    buf_ = Buffers{be.alloc_act(n, d),
+                   be.alloc_act(n, d),
+                   be.alloc_act(n, nq),
+                   be.alloc_act(n, nkv),
+                   be.alloc_act(n, nkv),
+                   be.alloc_act(n, nq),
+                   be.alloc_act(n, ff),
+                   be.alloc_act(n, ff),
+                   be.alloc_act(max_logit_rows, int64_t(hp_.n_vocab))};
+    be.reserve(n, std::max({d, nq, ff}));
+}
+
+KvShape Gemma3Architecture::kv_shape() const {
+    KvShape s;
+    s.n_layer = int64_t(hp_.n_layer);
+    for (uint64_t h : hp_.n_head_kv) s.n_head_kv.push_back(int64_t(h));
+    s.head_dim_k = int64_t(hp_.head_dim_k);
+    s.head_dim_v = int64_t(hp_.head_dim_v);
+    return s;
+}
+
+Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
+    const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);
+    const float eps = float(hp_.rms_eps);
+    Act x = first_rows(buf_.x, n), t = first_rows(buf_.t, n), attn = first_rows(buf_.attn, n);
+    Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
+
+    be.get_rows(token_embd_, b.tokens, x);      // x: (n, n_embd)
+    be.scale(x, std::sqrt(float(hp_.n_embd)));  // Gemma scales embeddings by √d
+    for (int64_t il = 0; il < int64_t(layers_.size()); ++il) {
+        const Layer& L = layers_[size_t(il)];
+        const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
+                      nkv = int64_t(hp_.n_head_kv[size_t(il)]);
+        Act q{buf_.q.data, n, nh * hd}, k{buf_.k.data, n, nkv * hd}, v{buf_.v.data, n, nkv * hd};
+        attn.width = nh * hd;
+        const bool global = is_global_layer(il);
+        const RopeParams rope{int64_t(hp_.n_rot), global ? hp_.rope_freq_base : kLocalRopeBase,
+                              global ? hp_.rope_freq_scale : 1.0, RopeMode::Neox};
+
+        be.rms_norm(x, L.attn_norm, eps, t);
+        be.matmul(L.wq, t, q, OpCategory::Matmul);  // q: (n, n_head * hd)
+        be.matmul(L.wk, t, k, OpCategory::Matmul);  // k, v: (n, n_head_kv * hd)
+        be.matmul(L.wv, t, v, OpCategory::Matmul);
+        be.rms_norm(q, L.q_norm, eps, q);  // per-head norms, before RoPE
+        be.rms_norm(k, L.k_norm, eps, k);
+        be.rope(q, nh, hd, rope, b.positions);
+        be.rope(k, nkv, hd, rope, b.positions);
+        const AttentionParams ap{il,
+                                 nh,
+                                 nkv,
+                                 hd,
+                                 int64_t(hp_.head_dim_v),
+                                 1.0f / std::sqrt(float(hd)),
+                                 global ? 0 : int64_t(hp_.sliding_window),
+                                 float(hp_.attn_logit_softcap.value_or(0.0))};
+        be.attention(ap, q, k, v, b, kv, attn);
+        be.matmul(L.wo, attn, t, OpCategory::Matmul);
+        be.rms_norm(t, L.post_attn_norm, eps, t);
+        be.add(x, t);
+
+        be.rms_norm(x, L.ffn_norm, eps, t);
+        be.matmul(L.gate, t, gate, OpCategory::Ffn);
+        be.matmul(L.up, t, up, OpCategory::Ffn);
+        be.geglu_tanh(gate, up);  // gate = gelu_tanh(gate) * up
+        be.matmul(L.down, gate, t, OpCategory::Ffn);
+        be.rms_norm(t, L.post_ffn_norm, eps, t);
+        be.add(x, t);
+    }
+    const int64_t nl = int64_t(b.logit_rows.size());
+    Act last = first_rows(t, nl);
+    be.gather_rows(x, b.logit_rows, last);
+    be.rms_norm(last, output_norm_, eps, last);
+    Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
+    be.matmul(output_, last, logits, OpCategory::LmHead);
+    if (hp_.final_logit_softcap) be.softcap(logits, float(*hp_.final_logit_softcap));
+    return logits;
+}
+
+}  // namespace fluoro

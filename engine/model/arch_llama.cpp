@@ -1,0 +1,120 @@
+#include "model/arch_llama.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/act_view.h"
+#include "model/weight_binder.h"
+
+namespace fluoro {
+
+LlamaArchitecture::LlamaArchitecture(const Hparams& hp, RopeMode rope_mode, bool qkv_bias)
+    : hp_(hp), rope_mode_(rope_mode), qkv_bias_(qkv_bias) {}
+
+void LlamaArchitecture::bind(Backend& be, const gguf::GgufFile& file) {
+    const WeightBinder w(be, file);
+    const int64_t d = int64_t(hp_.n_embd), nv = int64_t(hp_.n_vocab), hd = int64_t(hp_.head_dim_k);
+    token_embd_ = w.required("token_embd.weight", {d, nv});
+    output_norm_ = w.required("output_norm.weight", {d});
+    output_ = w.optional("output.weight", {d, nv});
+    if (!output_.present()) output_ = token_embd_;  // tied LM head (SmolLM2)
+    layers_.resize(hp_.n_layer);
+    for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
+        Layer& L = layers_[size_t(il)];
+        const int64_t nq = int64_t(hp_.n_head[size_t(il)]) * hd;
+        const int64_t nkv = int64_t(hp_.n_head_kv[size_t(il)]) * hd;
+        const int64_t ff = int64_t(hp_.n_ff[size_t(il)]);
+        const auto name = [&](const char* s) { return WeightBinder::layer(il, s); };
+        L.attn_norm = w.required(name("attn_norm.weight"), {d});
+        L.wq = w.required(name("attn_q.weight"), {d, nq});
+        L.wk = w.required(name("attn_k.weight"), {d, nkv});
+        L.wv = w.required(name("attn_v.weight"), {d, nkv});
+        L.wo = w.required(name("attn_output.weight"), {nq, d});
+        if (qkv_bias_) {
+            L.bq = w.required(name("attn_q.bias"), {nq});
+            L.bk = w.required(name("attn_k.bias"), {nkv});
+            L.bv = w.required(name("attn_v.bias"), {nkv});
+        }
+        L.ffn_norm = w.required(name("ffn_norm.weight"), {d});
+        L.gate = w.required(name("ffn_gate.weight"), {d, ff});
+        L.up = w.required(name("ffn_up.weight"), {d, ff});
+        L.down = w.required(name("ffn_down.weight"), {ff, d});
+    }
+}
+
+void LlamaArchitecture::reserve(Backend& be, int64_t n, int64_t max_logit_rows) {
+    const int64_t hd = int64_t(hp_.head_dim_k);
+    const int64_t nq = int64_t(*std::max_element(hp_.n_head.begin(), hp_.n_head.end())) * hd;
+    const int64_t nkv = int64_t(*std::max_element(hp_.n_head_kv.begin(), hp_.n_head_kv.end())) * hd;
+    const int64_t ff = int64_t(*std::max_element(hp_.n_ff.begin(), hp_.n_ff.end()));
+    const int64_t d = int64_t(hp_.n_embd);
+    buf_ = Buffers{be.alloc_act(n, d),
+                   be.alloc_act(n, d),
+                   be.alloc_act(n, nq),
+                   be.alloc_act(n, nkv),
+                   be.alloc_act(n, nkv),
+                   be.alloc_act(n, nq),
+                   be.alloc_act(n, ff),
+                   be.alloc_act(n, ff),
+                   be.alloc_act(max_logit_rows, int64_t(hp_.n_vocab))};
+    be.reserve(n, std::max({d, nq, ff}));
+}
+
+KvShape LlamaArchitecture::kv_shape() const {
+    KvShape s;
+    s.n_layer = int64_t(hp_.n_layer);
+    for (uint64_t h : hp_.n_head_kv) s.n_head_kv.push_back(int64_t(h));
+    s.head_dim_k = int64_t(hp_.head_dim_k);
+    s.head_dim_v = int64_t(hp_.head_dim_v);
+    return s;
+}
+
+Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
+    const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);
+    const float eps = float(hp_.rms_eps);
+    const RopeParams rope{int64_t(hp_.n_rot), hp_.rope_freq_base, hp_.rope_freq_scale, rope_mode_};
+    Act x = first_rows(buf_.x, n), t = first_rows(buf_.t, n), attn = first_rows(buf_.attn, n);
+    Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
+
+    be.get_rows(token_embd_, b.tokens, x);  // x: (n, n_embd)
+    for (int64_t il = 0; il < int64_t(layers_.size()); ++il) {
+        const Layer& L = layers_[size_t(il)];
+        const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
+                      nkv = int64_t(hp_.n_head_kv[size_t(il)]);
+        Act q{buf_.q.data, n, nh * hd}, k{buf_.k.data, n, nkv * hd}, v{buf_.v.data, n, nkv * hd};
+        attn.width = nh * hd;
+
+        be.rms_norm(x, L.attn_norm, eps, t);        // t = norm(x)
+        be.matmul(L.wq, t, q, OpCategory::Matmul);  // q: (n, n_head * hd)
+        be.matmul(L.wk, t, k, OpCategory::Matmul);  // k: (n, n_head_kv * hd)
+        be.matmul(L.wv, t, v, OpCategory::Matmul);
+        if (qkv_bias_) {
+            be.add_bias(q, L.bq);
+            be.add_bias(k, L.bk);
+            be.add_bias(v, L.bv);
+        }
+        be.rope(q, nh, hd, rope, b.positions);
+        be.rope(k, nkv, hd, rope, b.positions);
+        const AttentionParams ap{
+            il, nh, nkv, hd, int64_t(hp_.head_dim_v), 1.0f / std::sqrt(float(hd)), 0, 0.0f};
+        be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)
+        be.matmul(L.wo, attn, t, OpCategory::Matmul);
+        be.add(x, t);  // residual
+
+        be.rms_norm(x, L.ffn_norm, eps, t);
+        be.matmul(L.gate, t, gate, OpCategory::Ffn);  // gate, up: (n, n_ff)
+        be.matmul(L.up, t, up, OpCategory::Ffn);
+        be.swiglu(gate, up);  // gate = silu(gate) * up
+        be.matmul(L.down, gate, t, OpCategory::Ffn);
+        be.add(x, t);
+    }
+    const int64_t nl = int64_t(b.logit_rows.size());
+    Act last = first_rows(t, nl);
+    be.gather_rows(x, b.logit_rows, last);  // only the rows whose logits are wanted
+    be.rms_norm(last, output_norm_, eps, last);
+    Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
+    be.matmul(output_, last, logits, OpCategory::LmHead);
+    return logits;
+}
+
+}  // namespace fluoro

@@ -1,0 +1,38 @@
+// What every architecture file provides: bind its weights (checking names and shapes), size its
+// activation buffers, and run the forward pass over a Batch through the Backend's operations.
+// One file per architecture (arch_llama.cpp, arch_qwen2.cpp, arch_gemma3.cpp), each with a
+// short forward function that reads like the model's paper.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/hparams.h"
+
+namespace fluoro::gguf {
+class GgufFile;
+}
+
+namespace fluoro {
+
+class Architecture {
+  public:
+    virtual ~Architecture() = default;
+    // Loads the weights into the backend; FormatError naming a missing or misshapen tensor.
+    virtual void bind(Backend& backend, const gguf::GgufFile& file) = 0;
+    // Allocates activations for batches of up to max_tokens and logits for max_logit_rows.
+    virtual void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) = 0;
+    // One step: logits (batch.logit_rows.size() x n_vocab) are left in the returned Act.
+    virtual Act forward(Backend& backend, const Batch& batch, KvCache& kv) = 0;
+    // Shape of the KV cache this architecture needs (per-layer KV heads, head sizes).
+    virtual KvShape kv_shape() const = 0;
+};
+
+// The architectures this engine runs, by general.architecture.
+const std::vector<std::string>& supported_architectures();
+// Throws UnsupportedError naming the architecture and listing the supported ones.
+std::unique_ptr<Architecture> make_architecture(const Hparams& hp);
+
+}  // namespace fluoro

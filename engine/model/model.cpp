@@ -1,0 +1,76 @@
+#include "model/model.h"
+
+#include "core/error.h"
+
+namespace fluoro {
+
+Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
+    : file_(std::move(file)),
+      backend_(backend),
+      opt_(opt),
+      hp_(read_hparams(file_)),
+      tokenizer_(tok::Tokenizer::from_gguf(file_)) {
+    if (opt_.max_batch < 1 || opt_.max_logit_rows < 1 || opt_.max_logit_rows > opt_.max_batch)
+        throw Error(
+            "model load: max_batch and max_logit_rows must be >= 1 and max_logit_rows <= "
+            "max_batch");
+    if (int64_t(tokenizer_.vocab().size()) != int64_t(hp_.n_vocab))
+        throw FormatError(file_.name() + ": the tokenizer has " +
+                          std::to_string(tokenizer_.vocab().size()) +
+                          " tokens but the model's vocabulary is " + std::to_string(hp_.n_vocab));
+    chat_template_ = file_.get_string("tokenizer.chat_template").value_or("");
+    const ChatTemplateGuess guess = detect_chat_template(chat_template_, hp_.arch);
+    template_kind_ = guess.kind;
+    template_fallback_ = guess.source == "fallback";
+    arch_ = make_architecture(hp_);
+    arch_->bind(backend_, file_);
+    arch_->reserve(backend_, opt_.max_batch, opt_.max_logit_rows);
+    logits_.resize(size_t(opt_.max_logit_rows * int64_t(hp_.n_vocab)));
+}
+
+std::unique_ptr<Model> Model::load(const std::filesystem::path& path, Backend& backend,
+                                   const ModelLoadOptions& opt) {
+    gguf::GgufFile file = gguf::GgufFile::open(path);
+    return std::unique_ptr<Model>(new Model(std::move(file), backend, opt));
+}
+
+std::unique_ptr<KvCache> Model::create_kv(int64_t n_ctx, int64_t n_seq, KvType type) const {
+    KvShape s = arch_->kv_shape();
+    s.n_ctx = n_ctx;
+    s.n_seq = n_seq;
+    s.type = type;
+    return backend_.create_kv(s);
+}
+
+std::span<const float> Model::forward(const Batch& b, KvCache& kv) {
+    const size_t n = b.tokens.size();
+    if (n == 0) throw Error("forward: empty batch");
+    if (int64_t(n) > opt_.max_batch)
+        throw Error("forward: batch of " + std::to_string(n) + " tokens exceeds max_batch " +
+                    std::to_string(opt_.max_batch));
+    if (b.positions.size() != n || b.seq_ids.size() != n)
+        throw Error("forward: tokens, positions and seq_ids must have the same length");
+    if (int64_t(b.logit_rows.size()) > opt_.max_logit_rows)
+        throw Error("forward: " + std::to_string(b.logit_rows.size()) +
+                    " logit rows exceed the reserved " + std::to_string(opt_.max_logit_rows));
+    for (size_t i = 0; i < b.logit_rows.size(); ++i)
+        if (b.logit_rows[i] < 0 || size_t(b.logit_rows[i]) >= n ||
+            (i && b.logit_rows[i] <= b.logit_rows[i - 1]))
+            throw Error("forward: logit_rows must be ascending indices into the batch");
+    for (size_t i = 0; i < n; ++i) {
+        if (b.tokens[i] < 0 || b.tokens[i] >= n_vocab())
+            throw Error("forward: token id " + std::to_string(b.tokens[i]) +
+                        " is outside the vocabulary (" + std::to_string(n_vocab()) + " tokens)");
+        if (b.seq_ids[i] < 0 || b.seq_ids[i] >= kv.shape().n_seq || b.positions[i] < 0 ||
+            b.positions[i] >= kv.capacity(b.seq_ids[i]))
+            throw Error("forward: position " + std::to_string(b.positions[i]) + " of sequence " +
+                        std::to_string(b.seq_ids[i]) + " is outside the context of " +
+                        std::to_string(kv.shape().n_ctx) + " tokens");
+    }
+    const Act logits = arch_->forward(backend_, b, kv);
+    const size_t count = size_t(logits.size());
+    backend_.read(logits, std::span<float>(logits_.data(), count));
+    return {logits_.data(), count};
+}
+
+}  // namespace fluoro

@@ -1,0 +1,64 @@
+// A loaded model: the mapped GGUF file, its validated hyperparameters, tokenizer and chat
+// template, and its architecture bound to a backend. Loading checks everything it can up front,
+// so a bad file fails here with its name and the reason, never in the middle of generation.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backend/backend.h"
+#include "chat/template_detect.h"
+#include "gguf/gguf_file.h"
+#include "model/architecture.h"
+#include "model/hparams.h"
+#include "tokenizer/tokenizer.h"
+
+namespace fluoro {
+
+struct ModelLoadOptions {
+    int64_t max_batch = 512;       // tokens per forward step (prefill chunk)
+    int64_t max_logit_rows = 512;  // rows of logits one step may return
+};
+
+class Model {
+  public:
+    // Throws Error/FormatError/UnsupportedError naming the file and what is wrong.
+    static std::unique_ptr<Model> load(const std::filesystem::path& path, Backend& backend,
+                                       const ModelLoadOptions& opt = {});
+
+    const gguf::GgufFile& file() const { return file_; }
+    const Hparams& hparams() const { return hp_; }
+    const tok::Tokenizer& tokenizer() const { return tokenizer_; }
+    const std::string& chat_template_text() const { return chat_template_; }
+    ChatTemplateKind chat_template_kind() const { return template_kind_; }
+    bool chat_template_is_fallback() const { return template_fallback_; }
+    Backend& backend() const { return backend_; }
+    int64_t max_batch() const { return opt_.max_batch; }
+    int64_t max_logit_rows() const { return opt_.max_logit_rows; }
+    int64_t n_vocab() const { return int64_t(hp_.n_vocab); }
+
+    // A KV cache for n_seq sequences of n_ctx tokens each, shaped for this model.
+    std::unique_ptr<KvCache> create_kv(int64_t n_ctx, int64_t n_seq, KvType type) const;
+
+    // One forward step; returns (batch.logit_rows.size(), n_vocab) logits in host memory, valid
+    // until the next call. Errors (bad token id, position past the cache) leave the model usable.
+    std::span<const float> forward(const Batch& batch, KvCache& kv);
+
+  private:
+    Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt);
+
+    gguf::GgufFile file_;
+    Backend& backend_;
+    ModelLoadOptions opt_;
+    Hparams hp_;
+    tok::Tokenizer tokenizer_;
+    std::string chat_template_;
+    ChatTemplateKind template_kind_ = ChatTemplateKind::ChatML;
+    bool template_fallback_ = false;
+    std::unique_ptr<Architecture> arch_;
+    std::vector<float> logits_;  // (max_logit_rows, n_vocab) host copy
+};
+
+}  // namespace fluoro

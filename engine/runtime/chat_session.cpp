@@ -1,0 +1,106 @@
+#include "runtime/chat_session.h"
+
+#include "chat/python_strip.h"
+#include "core/error.h"
+#include "model/model.h"
+
+namespace fluoro {
+namespace {
+
+// Marks where each message's content sits in the rendered text. \x1e (record separator) cannot
+// be typed into a chat box and is checked to be absent from contents.
+constexpr char kMark = '\x1e';
+
+std::string content_marker(size_t i) {
+    return std::string(1, kMark) + std::to_string(i) + kMark;
+}
+
+}  // namespace
+
+std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
+                                   const ChatRenderOptions& opt, bool add_generation_prompt) {
+    const tok::Tokenizer& tk = model.tokenizer();
+    // Render once with markers in place of contents: the markup between markers is the
+    // template's own text (parsed for special tokens); contents are tokenized as plain text.
+    std::vector<ChatMessage> marked(messages.begin(), messages.end());
+    for (size_t i = 0; i < marked.size(); ++i) {
+        if (marked[i].content.find(kMark) != std::string::npos)
+            throw Error("message " + std::to_string(i) + " contains the control character U+001E");
+        marked[i].content = content_marker(i);
+    }
+    const RenderedChat rendered =
+        render_chat(model.chat_template_kind(), marked, add_generation_prompt, opt);
+    std::vector<int32_t> ids;
+    if (rendered.needs_bos(tk.vocab().add_bos())) ids.push_back(tk.vocab().bos());
+    const std::string& text = rendered.text;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t open = text.find(kMark, pos);
+        const size_t markup_end = open == std::string::npos ? text.size() : open;
+        if (markup_end > pos) {
+            const auto part =
+                tk.encode(std::string_view(text).substr(pos, markup_end - pos), false, true);
+            ids.insert(ids.end(), part.begin(), part.end());
+        }
+        if (open == std::string::npos) break;
+        const size_t close = text.find(kMark, open + 1);
+        const size_t index = std::stoul(text.substr(open + 1, close - open - 1));
+        // Llama 3 trims every content, Gemma all but the system text ({{ content | trim }}).
+        std::string_view content = messages[index].content;
+        const ChatTemplateKind kind = model.chat_template_kind();
+        if (kind == ChatTemplateKind::Llama3 ||
+            (kind == ChatTemplateKind::Gemma && messages[index].role != "system"))
+            content = python_strip(content);
+        const auto part = tk.encode(content, false, false);
+        ids.insert(ids.end(), part.begin(), part.end());
+        pos = close + 1;
+    }
+    return ids;
+}
+
+ChatSession::ChatSession(Model& model, Sequence& seq, SamplingParams sampling)
+    : model_(model),
+      seq_(seq),
+      sampler_(sampling, int32_t(model.n_vocab())),
+      render_opt_(chat_options_from_template(model.chat_template_text())) {}
+
+bool ChatSession::template_is_fallback() const {
+    return model_.chat_template_is_fallback();
+}
+
+void ChatSession::set_system_prompt(std::string text) {
+    system_prompt_ = std::move(text);
+}
+
+void ChatSession::set_sampling(const SamplingParams& p) {
+    sampler_.set_params(p);
+}
+
+void ChatSession::reset() {
+    messages_.clear();
+    seq_.reset();
+}
+
+std::vector<int32_t> ChatSession::build_prompt() const {
+    std::vector<ChatMessage> all;
+    if (!system_prompt_.empty()) all.push_back({"system", system_prompt_});
+    all.insert(all.end(), messages_.begin(), messages_.end());
+    return tokenize_chat(model_, all, render_opt_, true);
+}
+
+GenerateResult ChatSession::send(const std::string& user_text, const GenerateOptions& opt,
+                                 const TokenCallback& on_token, const std::atomic<bool>* cancel) {
+    messages_.push_back({"user", user_text});
+    try {
+        const std::vector<int32_t> prompt = build_prompt();
+        GenerateResult r =
+            generate(seq_, model_.tokenizer(), prompt, sampler_, opt, on_token, cancel);
+        messages_.push_back({"assistant", r.text});
+        return r;
+    } catch (...) {
+        messages_.pop_back();
+        throw;
+    }
+}
+
+}  // namespace fluoro

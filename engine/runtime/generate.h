@@ -1,0 +1,63 @@
+// The decode loop: prefill a prompt into a Sequence, then sample, stream and feed back tokens
+// until an end-of-generation token, the token limit, a full context, or cancellation. Reports the
+// timings llama.cpp and LM Studio users expect (TTFT, prompt tok/s, decode tok/s).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/sequence.h"
+#include "sampling/sampler.h"
+
+namespace fluoro::tok {
+class Tokenizer;
+}
+
+namespace fluoro {
+
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Cancelled };
+std::string_view stop_reason_name(StopReason r);
+
+struct GenerateOptions {
+    int64_t max_tokens = 512;     // generated tokens at most (the EOG token not counted)
+    bool render_special = false;  // include control-token text in the streamed output
+};
+
+struct GeneratedToken {
+    int32_t id = -1;
+    std::string_view text;                 // complete UTF-8 released by this token (may be empty)
+    const SampledToken* sample = nullptr;  // logprob and top-N alternatives
+    double ms = 0;                         // since generation started
+};
+
+struct GenerateResult {
+    std::vector<int32_t> tokens;  // generated ids (without the EOG token)
+    std::string text;
+    StopReason stop = StopReason::MaxTokens;
+    PrefillStats prefill;
+    double ttft_ms = 0;        // start -> first token sampled (prefill + first sample)
+    double decode_ms = 0;      // time of the decode steps after the first token
+    int64_t decode_steps = 0;  // forward passes of one token
+    double prompt_tps() const {
+        return prefill.ms > 0 ? 1000.0 * double(prefill.computed_tokens) / prefill.ms : 0;
+    }
+    double decode_tps() const {
+        return decode_ms > 0 ? 1000.0 * double(decode_steps) / decode_ms : 0;
+    }
+};
+
+using TokenCallback = std::function<void(const GeneratedToken&)>;
+
+// Runs the loop. Cancellation (the flag set from another thread, e.g. Ctrl-C) stops within one
+// step; what was generated so far is returned with StopReason::Cancelled. Errors propagate.
+GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
+                        std::span<const int32_t> prompt, Sampler& sampler,
+                        const GenerateOptions& opt, const TokenCallback& on_token = {},
+                        const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace fluoro

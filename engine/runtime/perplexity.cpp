@@ -1,0 +1,82 @@
+#include "runtime/perplexity.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "model/model.h"
+
+namespace fluoro {
+namespace {
+
+// -log softmax(logits)[target], in double.
+double nll(std::span<const float> logits, int32_t target) {
+    const float max = *std::max_element(logits.begin(), logits.end());
+    double sum = 0.0;
+    for (float l : logits) sum += std::exp(double(l) - double(max));
+    return std::log(sum) + double(max) - double(logits[size_t(target)]);
+}
+
+}  // namespace
+
+PerplexityResult perplexity(Model& model, KvCache& kv, std::span<const int32_t> tokens,
+                            const PerplexityOptions& opt,
+                            const std::function<void(int64_t, double)>& progress) {
+    const int64_t n_ctx = opt.n_ctx;
+    if (n_ctx < 4) throw Error("perplexity: the context must be at least 4 tokens");
+    if (kv.capacity(0) < n_ctx)
+        throw Error("perplexity: the KV cache holds " + std::to_string(kv.capacity(0)) +
+                    " tokens, fewer than the context of " + std::to_string(n_ctx));
+    int64_t n_chunks = int64_t(tokens.size()) / n_ctx;
+    if (opt.max_chunks > 0) n_chunks = std::min(n_chunks, opt.max_chunks);
+    if (n_chunks < 1)
+        throw Error("perplexity: the text has " + std::to_string(tokens.size()) +
+                    " tokens, fewer than one chunk of " + std::to_string(n_ctx));
+    const auto start = std::chrono::steady_clock::now();
+    const auto& vocab = model.tokenizer().vocab();
+    const int64_t first = n_ctx / 2, n_vocab = model.n_vocab();
+    const int64_t step = std::min(model.max_batch(), model.max_logit_rows());
+    std::vector<int32_t> window(static_cast<size_t>(n_ctx)), pos(static_cast<size_t>(step)),
+        seq(static_cast<size_t>(step), 0), rows;
+    PerplexityResult r;
+    double total = 0.0;
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        std::copy_n(tokens.begin() + c * n_ctx, n_ctx, window.begin());
+        if (vocab.add_bos()) window[0] = vocab.bos();
+        kv.set_length(0, 0);
+        for (int64_t b = 0; b < n_ctx; b += step) {
+            const int64_t n = std::min(step, n_ctx - b);
+            rows.clear();
+            for (int64_t i = 0; i < n; ++i) {
+                pos[size_t(i)] = int32_t(b + i);
+                if (b + i >= first && b + i < n_ctx - 1) rows.push_back(int32_t(i));
+            }
+            if (rows.empty())
+                rows.push_back(int32_t(n - 1));  // logits unused; keeps the step valid
+            const Batch batch{std::span<const int32_t>(window).subspan(size_t(b), size_t(n)),
+                              std::span<const int32_t>(pos.data(), size_t(n)),
+                              std::span<const int32_t>(seq.data(), size_t(n)), rows};
+            const std::span<const float> logits = model.forward(batch, kv);
+            kv.set_length(0, b + n);
+            for (size_t k = 0; k < rows.size(); ++k) {
+                const int64_t p = b + rows[k];
+                if (p < first || p >= n_ctx - 1) continue;
+                total += nll(logits.subspan(k * size_t(n_vocab), size_t(n_vocab)),
+                             window[size_t(p + 1)]);
+                ++r.scored_tokens;
+            }
+        }
+        ++r.chunks;
+        r.running_ppl.push_back(std::exp(total / double(r.scored_tokens)));
+        if (progress) progress(c, r.running_ppl.back());
+    }
+    r.mean_nll = total / double(r.scored_tokens);
+    r.ppl = std::exp(r.mean_nll);
+    r.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return r;
+}
+
+}  // namespace fluoro

@@ -1,0 +1,85 @@
+// Helpers shared by the CPU kernel and matmul tests: the weight types the CPU backend multiplies,
+// random weight rows in each of them, and activation rows converted to a partner format.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <random>
+#include <vector>
+
+#include "tensor/blocks.h"
+#include "tensor/fp16.h"
+#include "tensor/ggml_type.h"
+#include "tensor/quantize.h"
+
+namespace fluoro::test {
+
+inline constexpr GgmlType kDotWeightTypes[] = {
+    GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
+    GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K,
+    GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+inline bool is_k_quant(GgmlType t) {
+    return type_traits(t).block_elems == static_cast<uint32_t>(kQK_K);
+}
+
+inline std::vector<float> random_floats(int64_t n, std::mt19937& rng, float scale = 1.0f) {
+    std::normal_distribution<float> normal(0.0f, scale);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& f : v) f = normal(rng);
+    return v;
+}
+
+// Bytes of `type` for n elements (n a whole number of blocks).
+inline std::vector<uint8_t> quantized(GgmlType type, const std::vector<float>& x) {
+    std::vector<uint8_t> out(*row_bytes(type, x.size()));
+    quantize_row(type, x.data(), out.data(), static_cast<int64_t>(x.size()));
+    return out;
+}
+
+// Random blocks of a type we have no quantizer for: random bytes everywhere, then sane positive
+// fp16 scales at the given offsets (so dequantized values are O(1) and finite).
+template <class Block>
+std::vector<uint8_t> random_blocks(int64_t n, std::mt19937& rng,
+                                   std::initializer_list<size_t> half_offsets, float lo, float hi) {
+    const int64_t n_blocks = n / Block::kElems;
+    std::vector<uint8_t> out(static_cast<size_t>(n_blocks) * sizeof(Block));
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::uniform_real_distribution<float> scale(lo, hi);
+    for (uint8_t& b : out) b = static_cast<uint8_t>(byte(rng));
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        for (size_t off : half_offsets) {
+            const uint16_t h = fp32_to_fp16(scale(rng));
+            std::memcpy(out.data() + i * sizeof(Block) + off, &h, sizeof(h));
+        }
+    }
+    return out;
+}
+
+// A random row of n weights of `type`: quantized from normal floats where engine/tensor can
+// quantize the type, random blocks with sane scales otherwise (IQ4_NL and the k-quants).
+inline std::vector<uint8_t> random_weight_row(GgmlType type, int64_t n, std::mt19937& rng) {
+    switch (type) {
+        case GgmlType::IQ4_NL:
+            return random_blocks<BlockIQ4_NL>(n, rng, {offsetof(BlockIQ4_NL, d)}, 0.002f, 0.02f);
+        case GgmlType::Q2_K:
+            return random_blocks<BlockQ2_K>(
+                n, rng, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)}, 0.01f, 0.1f);
+        case GgmlType::Q3_K:
+            return random_blocks<BlockQ3_K>(n, rng, {offsetof(BlockQ3_K, d)}, 0.005f, 0.05f);
+        case GgmlType::Q4_K:
+            return random_blocks<BlockQ4_K>(
+                n, rng, {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)}, 0.001f, 0.01f);
+        case GgmlType::Q5_K:
+            return random_blocks<BlockQ5_K>(
+                n, rng, {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)}, 0.0005f, 0.005f);
+        case GgmlType::Q6_K:
+            return random_blocks<BlockQ6_K>(n, rng, {offsetof(BlockQ6_K, d)}, 0.0002f, 0.002f);
+        default:
+            return quantized(type, random_floats(n, rng));
+    }
+}
+
+}  // namespace fluoro::test

@@ -1,0 +1,95 @@
+// Our CPU dot kernels against ggml-cpu itself, on the rows in fixtures/vec_dot_ggml.json (written
+// by make_vec_dot_fixture.py from the llama-cpp-python wheel's libggml-cpu):
+//  - ggml's SIMD kernels (what llama.cpp runs) and its scalar ggml_vec_dot_*_generic: within 1e-6
+//    of Σ|ŵ·x̂| (float32 rounding of the block sums). Our kernels copy the generic code's float
+//    operations in order, and agree with it bit for bit where the compiler kept that order; the
+//    wheel was built by GCC 12 with -march=native and its default -ffp-contract=fast, which fuses
+//    some of those multiply-adds into FMAs, so a few cases differ by an ulp.
+//  - The wheel's q5_0 generic function returns unrelated values (its SIMD q5_0 kernel agrees with
+//    ours and with dequantize_row), so the fixture stores null for it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/kernels/vec_dot.h"
+#include "engine/tensor/tensor_test_support.h"
+#include "tensor/dequantize.h"
+
+namespace fluoro::cpu {
+namespace {
+
+std::filesystem::path fixture_path() {
+    return std::filesystem::path(__FILE__).parent_path() / "fixtures" / "vec_dot_ggml.json";
+}
+
+GgmlType type_named(const std::string& name) {
+    for (uint32_t id = 0; id < 64; ++id) {
+        if (const TypeTraits* t = find_type_traits(id); t && t->name == name) return t->type;
+    }
+    ADD_FAILURE() << "unknown type " << name;
+    return GgmlType::F32;
+}
+
+float float_from_hex(const std::string& hex) {
+    return test::floats_from_hex(hex).at(0);
+}
+
+TEST(CpuKernelGgml, MatchesGgmlGenericAndSimdWithinRounding) {
+    std::ifstream in(fixture_path());
+    ASSERT_TRUE(in) << "missing fixture " << fixture_path();
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    std::vector<CpuIsa> isas = {CpuIsa::Generic};
+    if (best_cpu_isa() == CpuIsa::Avx2) isas.push_back(CpuIsa::Avx2);
+
+    int checked_generic = 0, exact_generic = 0;
+    double worst_simd = 0;  // max |ours − SIMD| / Σ|ŵ·x̂|
+    for (const auto& c : doc.at("cases")) {
+        const GgmlType type = type_named(c.at("type").get<std::string>());
+        const int64_t n = c.at("n").get<int64_t>();
+        const std::vector<uint8_t> w = test::bytes_from_hex(c.at("w").get<std::string>());
+        const std::vector<uint8_t> x = test::bytes_from_hex(c.at("x_partner").get<std::string>());
+        const std::string what = c.at("type").get<std::string>() + " n=" + std::to_string(n);
+
+        std::vector<float> w_hat(n), x_hat(n);
+        dequantize_row(type, w.data(), w_hat.data(), n);
+        dequantize_row(vec_dot_partner(type), x.data(), x_hat.data(), n);
+        double scale = 0;
+        for (int64_t i = 0; i < n; ++i) scale += std::fabs(double(w_hat[i]) * x_hat[i]);
+
+        for (CpuIsa isa : isas) {
+            float got;
+            row_dot_fn(type, isa)(w.data(), x.data(), 0, 1, n, &got);
+            if (!c.at("ggml_generic").is_null()) {
+                const float want = float_from_hex(c.at("ggml_generic").get<std::string>());
+                EXPECT_LE(std::fabs(double(got) - want), 1e-6 * scale)
+                    << what << ": ours " << got << ", ggml generic " << want;
+                ++checked_generic;
+                exact_generic += std::bit_cast<uint32_t>(got) == std::bit_cast<uint32_t>(want);
+            }
+            const float simd = float_from_hex(c.at("ggml_simd").get<std::string>());
+            worst_simd = std::max(worst_simd, std::fabs(double(got) - simd) / scale);
+            EXPECT_LE(std::fabs(double(got) - simd), 1e-6 * scale)
+                << what << ": ours " << got << ", ggml SIMD " << simd;
+        }
+    }
+    EXPECT_GT(checked_generic, 0);
+    if (std::getenv("FLUORO_KERNEL_STATS")) {
+        std::printf(
+            "ggml generic: %d of %d results bit-identical; ggml SIMD: max diff %.2e of "
+            "Σ|wx|\n",
+            exact_generic, checked_generic, worst_simd);
+    }
+}
+
+}  // namespace
+}  // namespace fluoro::cpu

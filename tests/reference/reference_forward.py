@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""An independent float64 forward pass for the llama and gemma3 GGUF architectures.
+
+Written from the architectures' published definitions (Hugging Face modeling code as
+documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
+dequantized by the `gguf` package from PyPI, everything else is plain numpy in float64.
+It is the oracle for tests/engine/model logits fixtures (see make_logits_fixtures.py).
+
+GGUF conventions this relies on (checked against the default model files):
+  * tensors are stored with ne[0] innermost, so numpy shape (out, in) after reshape;
+  * llama-arch Q/K weights were permuted by the converter for adjacent-pair ("NORM") RoPE;
+    gemma3 is not permuted and uses NEOX pairing (i, i + d/2);
+  * gemma3 norm weights already include the +1 of Gemma's (1 + w) RMSNorm;
+  * the LM head is tied to token_embd when output.weight is absent.
+"""
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import gguf
+from gguf.quants import dequantize
+
+
+class GgufModel:
+    def __init__(self, path: str):
+        self.reader = gguf.GGUFReader(path)
+        self.tensors = {t.name: t for t in self.reader.tensors}
+        self.arch = self.field("general.architecture")
+
+    def field(self, key, default=None):
+        f = self.reader.fields.get(key)
+        return default if f is None else f.contents()
+
+    def hp(self, key, default=None):
+        return self.field(f"{self.arch}.{key}", default)
+
+    def weight(self, name: str) -> np.ndarray:
+        t = self.tensors[name]
+        w = dequantize(t.data, t.tensor_type).astype(np.float64)
+        shape = [int(d) for d in reversed(t.shape)]
+        return w.reshape(shape)
+
+    def has(self, name: str) -> bool:
+        return name in self.tensors
+
+
+def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
+    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
+
+
+def rope(x: np.ndarray, positions: np.ndarray, n_rot: int, base: float, neox: bool) -> np.ndarray:
+    """x: (n_tok, n_head, head_dim). Rotates the first n_rot dims of each head."""
+    out = x.copy()
+    half = n_rot // 2
+    inv_freq = base ** (-np.arange(half, dtype=np.float64) * 2.0 / n_rot)
+    theta = positions[:, None].astype(np.float64) * inv_freq[None, :]  # (n_tok, half)
+    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+    if neox:
+        a, b = x[..., :half], x[..., half:n_rot]
+    else:
+        a, b = x[..., 0:n_rot:2], x[..., 1:n_rot:2]
+    ra, rb = a * cos - b * sin, a * sin + b * cos
+    if neox:
+        out[..., :half], out[..., half:n_rot] = ra, rb
+    else:
+        out[..., 0:n_rot:2], out[..., 1:n_rot:2] = ra, rb
+    return out
+
+
+def attention(q, k, v, scale: float, window: int = 0) -> np.ndarray:
+    """q: (n, Hq, d), k/v: (n, Hkv, d); causal (and sliding-window if window > 0); GQA."""
+    n, n_head, d = q.shape
+    group = n_head // k.shape[1]
+    out = np.zeros((n, n_head, v.shape[2]))
+    i = np.arange(n)[:, None]
+    j = np.arange(n)[None, :]
+    masked = j > i
+    if window > 0:
+        masked |= (i - j) >= window
+    for h in range(n_head):
+        s = (q[:, h, :] @ k[:, h // group, :].T) * scale
+        s = np.where(masked, -np.inf, s)
+        s = s - s.max(axis=1, keepdims=True)
+        p = np.exp(s)
+        p /= p.sum(axis=1, keepdims=True)
+        out[:, h, :] = p @ v[:, h // group, :]
+    return out
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+    n_head = int(m.hp("attention.head_count"))
+    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
+    n_embd = int(m.hp("embedding_length"))
+    head_dim = n_embd // n_head
+    n_rot = int(m.hp("rope.dimension_count", head_dim))
+    base = float(m.hp("rope.freq_base", 10000.0))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    pos = np.arange(len(tokens))
+    embd = m.weight("token_embd.weight")
+    h = embd[tokens]
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
+        q = (x @ m.weight(p + "attn_q.weight").T).reshape(len(tokens), n_head, head_dim)
+        k = (x @ m.weight(p + "attn_k.weight").T).reshape(len(tokens), n_head_kv, head_dim)
+        v = (x @ m.weight(p + "attn_v.weight").T).reshape(len(tokens), n_head_kv, head_dim)
+        if m.has(p + "attn_q.bias"):
+            q = q + m.weight(p + "attn_q.bias").reshape(n_head, head_dim)
+            k = k + m.weight(p + "attn_k.bias").reshape(n_head_kv, head_dim)
+            v = v + m.weight(p + "attn_v.bias").reshape(n_head_kv, head_dim)
+        neox = m.arch == "qwen2"
+        q, k = rope(q, pos, n_rot, base, neox), rope(k, pos, n_rot, base, neox)
+        a = attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(len(tokens), -1)
+        h = h + a @ m.weight(p + "attn_output.weight").T
+        x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
+        g = silu(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
+        h = h + g @ m.weight(p + "ffn_down.weight").T
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    head = m.weight("output.weight") if m.has("output.weight") else embd
+    return h @ head.T
+
+
+def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+    n_head = int(m.hp("attention.head_count"))
+    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
+    n_embd = int(m.hp("embedding_length"))
+    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    window = int(m.hp("attention.sliding_window", 0))
+    base_global = float(m.hp("rope.freq_base", 1000000.0))
+    base_local = 10000.0  # Gemma 3's local (sliding-window) layers
+    n = len(tokens)
+    pos = np.arange(n)
+    embd = m.weight("token_embd.weight")
+    h = embd[tokens] * math.sqrt(n_embd)
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        is_global = il % 6 == 5
+        x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
+        q = (x @ m.weight(p + "attn_q.weight").T).reshape(n, n_head, head_dim)
+        k = (x @ m.weight(p + "attn_k.weight").T).reshape(n, n_head_kv, head_dim)
+        v = (x @ m.weight(p + "attn_v.weight").T).reshape(n, n_head_kv, head_dim)
+        q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
+        k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
+        base = base_global if is_global else base_local
+        q, k = rope(q, pos, head_dim, base, True), rope(k, pos, head_dim, base, True)
+        a = attention(q, k, v, 1.0 / math.sqrt(head_dim), 0 if is_global else window)
+        a = a.reshape(n, -1) @ m.weight(p + "attn_output.weight").T
+        h = h + rms_norm(a, m.weight(p + "post_attention_norm.weight"), eps)
+        x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
+        g = gelu_tanh(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
+        f = g @ m.weight(p + "ffn_down.weight").T
+        h = h + rms_norm(f, m.weight(p + "post_ffw_norm.weight"), eps)
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    logits = h @ embd.T
+    cap = m.hp("final_logit_softcapping")
+    if cap:
+        logits = cap * np.tanh(logits / cap)
+    return logits
+
+
+def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
+    """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
+    if m.arch in ("llama", "qwen2"):
+        return forward_llama(m, tokens, last_only)
+    if m.arch == "gemma3":
+        return forward_gemma3(m, tokens, last_only)
+    raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
+
+
+if __name__ == "__main__":
+    model = GgufModel(sys.argv[1])
+    ids = [int(t) for t in sys.argv[2:]]
+    out = forward(model, ids, last_only=True)[-1]
+    top = np.argsort(-out)[:10]
+    print("top-10:", [(int(i), round(float(out[i]), 4)) for i in top])
