@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/architecture.h"
+#include "model/decoder_buffers.h"
 
 namespace fluoro {
 
@@ -26,14 +27,11 @@ class Gemma3Architecture final : public Architecture {
         Weight attn_norm, wq, wk, wv, wo, q_norm, k_norm, post_attn_norm;
         Weight ffn_norm, gate, up, down, post_ffn_norm;
     };
-    struct Buffers {
-        Act x, t, q, k, v, attn, gate, up, logits;
-    };
 
     Hparams hp_;
     Weight token_embd_, output_norm_, output_;
     std::vector<Layer> layers_;
-    Buffers buf_;
+    DecoderBuffers buf_;
 };
 
 }  // namespace fluoro

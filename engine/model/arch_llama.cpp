@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/act_view.h"
+#include "model/decoder_buffers.h"
 #include "model/weight_binder.h"
 
 namespace fluoro {
@@ -42,32 +43,11 @@ void LlamaArchitecture::bind(Backend& be, const gguf::GgufFile& file) {
     }
 }
 
-void LlamaArchitecture::reserve(Backend& be, int64_t n, int64_t max_logit_rows) {
-    const int64_t hd = int64_t(hp_.head_dim_k);
-    const int64_t nq = int64_t(*std::max_element(hp_.n_head.begin(), hp_.n_head.end())) * hd;
-    const int64_t nkv = int64_t(*std::max_element(hp_.n_head_kv.begin(), hp_.n_head_kv.end())) * hd;
-    const int64_t ff = int64_t(*std::max_element(hp_.n_ff.begin(), hp_.n_ff.end()));
-    const int64_t d = int64_t(hp_.n_embd);
-    buf_ = Buffers{be.alloc_act(n, d),
-                   be.alloc_act(n, d),
-                   be.alloc_act(n, nq),
-                   be.alloc_act(n, nkv),
-                   be.alloc_act(n, nkv),
-                   be.alloc_act(n, nq),
-                   be.alloc_act(n, ff),
-                   be.alloc_act(n, ff),
-                   be.alloc_act(max_logit_rows, int64_t(hp_.n_vocab))};
-    be.reserve(n, std::max({d, nq, ff}));
+void LlamaArchitecture::reserve(Backend& be, int64_t max_tokens, int64_t max_logit_rows) {
+    buf_ = alloc_decoder_buffers(be, hp_, max_tokens, max_logit_rows);
 }
 
-KvShape LlamaArchitecture::kv_shape() const {
-    KvShape s;
-    s.n_layer = int64_t(hp_.n_layer);
-    for (uint64_t h : hp_.n_head_kv) s.n_head_kv.push_back(int64_t(h));
-    s.head_dim_k = int64_t(hp_.head_dim_k);
-    s.head_dim_v = int64_t(hp_.head_dim_v);
-    return s;
-}
+KvShape LlamaArchitecture::kv_shape() const { return decoder_kv_shape(hp_); }
 
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/architecture.h"
+#include "model/decoder_buffers.h"
 
 namespace fluoro {
 
@@ -22,16 +23,13 @@ class LlamaArchitecture : public Architecture {
         Weight attn_norm, wq, wk, wv, wo, bq, bk, bv;  // wq: (n_embd -> n_head*hd)
         Weight ffn_norm, gate, up, down;               // gate/up: (n_embd -> n_ff)
     };
-    struct Buffers {  // (max_tokens, width) each
-        Act x, t, q, k, v, attn, gate, up, logits;
-    };
 
     Hparams hp_;
     RopeMode rope_mode_;
     bool qkv_bias_;
     Weight token_embd_, output_norm_, output_;  // output_ = token_embd_ when tied
     std::vector<Layer> layers_;
-    Buffers buf_;
+    DecoderBuffers buf_;
 };
 
 }  // namespace fluoro

