@@ -1,7 +1,7 @@
 // CPU matmul throughput on the shapes of our two models: decode (n_tok = 1, a matrix-vector
 // product that streams the weights once) and prefill tiles (n_tok = 64), on 1 and 2 threads.
 // Reports weight_GB/s (bytes of quantized weights read per second, counting each call's matrix
-// once) and tok/s. Set FLUORO_CPU_ISA=generic to measure the non-AVX2 kernels.
+// once) and tok/s. Set FLUORO_CPU_ISA=generic|avx2|avx512 to measure other kernels.
 // BM_RowDot times the bare row kernels (one 2048-wide row held in L1, 1 or 8 activation rows) in
 // multiply-adds per second, per weight type and instruction set: the numbers SIMD work moves.
 #include <benchmark/benchmark.h>
@@ -108,9 +108,9 @@ void shapes(benchmark::internal::Benchmark* b) {
 void BM_RowDot(benchmark::State& state, GgmlType type) {
     const int64_t n = 2048;
     const int n_x = static_cast<int>(state.range(0));
-    const auto isa = state.range(1) ? CpuIsa::Avx2 : CpuIsa::Generic;
-    if (isa == CpuIsa::Avx2 && best_cpu_isa() != CpuIsa::Avx2) {
-        state.SkipWithError("no AVX2 kernels on this CPU or build");
+    const auto isa = static_cast<CpuIsa>(state.range(1));
+    if (!cpu_isa_supported(isa)) {
+        state.SkipWithError("no kernels for this instruction set on this CPU or build");
         return;
     }
     const std::vector<uint8_t> w = random_weights({type, n, 1});
@@ -135,9 +135,10 @@ void BM_RowDot(benchmark::State& state, GgmlType type) {
 }
 
 void row_dot_args(benchmark::internal::Benchmark* b) {
-    b->ArgNames({"n_x", "avx2"});
+    b->ArgNames({"n_x", "isa"});  // isa: 0 generic, 1 avx2, 2 avx512 (CpuIsa)
     for (int64_t n_x : {1, 8})
-        for (int64_t avx2 : {0, 1}) b->Args({n_x, avx2});
+        for (CpuIsa isa : {CpuIsa::Generic, CpuIsa::Avx2, CpuIsa::Avx512})
+            b->Args({n_x, static_cast<int64_t>(isa)});
 }
 
 BENCHMARK_CAPTURE(BM_RowDot, f32, GgmlType::F32)->Apply(row_dot_args);

@@ -5,9 +5,9 @@
 #include <new>
 #include <string>
 
+#include "backend/cpu/kernels/quantize_partner.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "core/error.h"
-#include "tensor/quantize.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -98,7 +98,8 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
         x_stride = partner_stride(partner, n_in);
         std::byte* buf = scratch.ensure(static_cast<size_t>(n_tok) * x_stride);
         pool.run(n_tok, [&](int64_t t, int) {
-            quantize_row(partner, x + t * n_in, buf + static_cast<size_t>(t) * x_stride, n_in);
+            quantize_partner_row(partner, x + t * n_in, buf + static_cast<size_t>(t) * x_stride,
+                                 n_in);
         });
         xq = buf;
     }

@@ -1,5 +1,6 @@
 #include "backend/cpu/thread_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -82,7 +83,6 @@ void ThreadPool::stop_workers() {
     {
         std::lock_guard lock(mutex_);
         stop_.store(true);
-        generation_.fetch_add(1);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
@@ -91,14 +91,28 @@ void ThreadPool::stop_workers() {
 
 void ThreadPool::work(int worker) {
     const ActiveRegion active(this);
-    for (int64_t task; (task = next_task_.fetch_add(1, std::memory_order_relaxed)) < n_tasks_;) {
-        try {
-            fn_(ctx_, task, worker);
-        } catch (...) {
-            std::lock_guard lock(error_mutex_);
-            if (!error_) error_ = std::current_exception();
-            next_task_.store(n_tasks_);  // stop handing out tasks
+    uint64_t claim = claim_.load(std::memory_order_acquire);
+    for (;;) {
+        // n_tasks_ read between the load and a successful CAS belongs to claim's region: a new
+        // region is only published after every task of this one, including `claim`'s, finished.
+        const auto task = static_cast<int64_t>(claim & 0xFFFFFFFFu);
+        if (task >= n_tasks_.load(std::memory_order_relaxed)) return;
+        if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acquire,
+                                          std::memory_order_acquire)) {
+            continue;  // claim now holds the current value
         }
+        if (!failed_.load(std::memory_order_relaxed)) {
+            try {
+                fn_.load(std::memory_order_relaxed)(ctx_.load(std::memory_order_relaxed), task,
+                                                    worker);
+            } catch (...) {
+                std::lock_guard lock(error_mutex_);
+                if (!error_) error_ = std::current_exception();
+                failed_.store(true, std::memory_order_relaxed);  // skip the remaining tasks
+            }
+        }
+        done_.fetch_add(1, std::memory_order_release);
+        claim = claim_.load(std::memory_order_acquire);
     }
 }
 
@@ -110,38 +124,60 @@ void ThreadPool::run_impl(int64_t n_tasks, TaskFn fn, void* ctx) {
         for (int64_t t = 0; t < n_tasks; ++t) fn(ctx, t, 0);
         return;
     }
-    n_tasks_ = n_tasks;
-    fn_ = fn;
-    ctx_ = ctx;
-    error_ = nullptr;
-    next_task_.store(0, std::memory_order_relaxed);
-    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-    {
-        std::lock_guard lock(mutex_);  // pairs with the waiters' predicate check
-        generation_.fetch_add(1, std::memory_order_release);
+    constexpr int64_t kMaxTasks = int64_t{1} << (kTaskBits - 1);  // task index never carries
+    if (n_tasks > kMaxTasks) {
+        for (int64_t base = 0; base < n_tasks; base += kMaxTasks) {
+            struct Shifted {
+                TaskFn fn;
+                void* ctx;
+                int64_t base;
+            } shifted{fn, ctx, base};
+            run_impl(
+                std::min(kMaxTasks, n_tasks - base),
+                [](void* c, int64_t t, int w) {
+                    const auto* s = static_cast<const Shifted*>(c);
+                    s->fn(s->ctx, s->base + t, w);
+                },
+                &shifted);
+        }
+        return;
     }
-    wake_.notify_all();
+    fn_.store(fn, std::memory_order_relaxed);
+    ctx_.store(ctx, std::memory_order_relaxed);
+    n_tasks_.store(n_tasks, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
+    failed_.store(false, std::memory_order_relaxed);
+    error_ = nullptr;
+    // Publish: the new generation with task 0 (seq_cst, paired with the sleepers' check below).
+    const uint64_t generation = (claim_.load(std::memory_order_relaxed) >> kTaskBits) + 1;
+    claim_.store(generation << kTaskBits);
+    if (sleepers_.load() > 0) {
+        { std::lock_guard lock(mutex_); }  // a worker between its check and its wait gets it
+        wake_.notify_all();
+    }
     work(0);
-    spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; }, false);
+    spin_until([&] { return done_.load(std::memory_order_acquire) == n_tasks; }, false);
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
-uint64_t ThreadPool::wait_for_region(uint64_t seen) {
-    const auto changed = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-    if (!spin_until(changed, true)) {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, changed);
-    }
-    return generation_.load(std::memory_order_acquire);
+void ThreadPool::wait_for_change(uint64_t seen) {
+    const auto changed = [&] {
+        return claim_.load(std::memory_order_acquire) != seen || stop_.load();
+    };
+    if (spin_until(changed, true)) return;
+    std::unique_lock lock(mutex_);
+    sleepers_.fetch_add(1);  // seq_cst: run() either sees it or we see its new claim_
+    wake_.wait(lock, changed);
+    sleepers_.fetch_sub(1);
 }
 
 void ThreadPool::worker_loop(int worker) {
-    uint64_t seen = 0;
-    for (;;) {
-        seen = wait_for_region(seen);
-        if (stop_.load()) return;
+    while (!stop_.load()) {
+        const uint64_t seen = claim_.load(std::memory_order_acquire);
         work(worker);
-        pending_.fetch_sub(1, std::memory_order_acq_rel);
+        // Nothing left to claim in the region we saw; wait until the word moves (a new region,
+        // or other claims of this one, after which work() finds out which).
+        if (claim_.load(std::memory_order_acquire) == seen) wait_for_change(seen);
     }
 }
 

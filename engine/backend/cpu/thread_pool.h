@@ -5,6 +5,11 @@
 // decode step (hundreds of short regions) pays no syscall per region while an idle engine burns no
 // CPU. No allocation per region. run() must be called from one thread at a time; a run() from
 // inside one of the pool's own tasks executes inline.
+//
+// The region barrier waits for tasks, not for threads: tasks are claimed from one atomic word
+// holding (region generation, next task), so a worker that is late (descheduled on a busy machine,
+// or asleep) simply finds nothing left to claim, and run() returns as soon as every claimed task
+// has finished. The caller never waits for a thread that did no work.
 #pragma once
 
 #include <atomic>
@@ -47,20 +52,25 @@ class ThreadPool {
     using TaskFn = void (*)(void*, int64_t, int);
     void run_impl(int64_t n_tasks, TaskFn fn, void* ctx);
     void worker_loop(int worker);
+    // Claims and runs tasks of the current region until none is left.
     void work(int worker);
-    uint64_t wait_for_region(uint64_t seen);  // the first generation_ != seen
+    void wait_for_change(uint64_t seen);  // until claim_ != seen (or stop_)
     void stop_workers();
+
+    static constexpr int kTaskBits = 32;  // claim_ = generation << kTaskBits | next task
 
     int n_threads_;
     std::vector<std::thread> threads_;
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::atomic<uint64_t> generation_{0};  // bumped per region; workers wait for a change
-    std::atomic<int> pending_{0};          // workers still inside the current region
-    std::atomic<int64_t> next_task_{0};
-    int64_t n_tasks_ = 0;
-    TaskFn fn_ = nullptr;
-    void* ctx_ = nullptr;
+    std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on wake_
+    // Each on its own cache line: claim_ is hammered by every claim, done_ by every completion.
+    alignas(64) std::atomic<uint64_t> claim_{0};
+    alignas(64) std::atomic<int64_t> done_{0};  // tasks of the current region finished
+    alignas(64) std::atomic<int64_t> n_tasks_{0};
+    std::atomic<TaskFn> fn_{nullptr};
+    std::atomic<void*> ctx_{nullptr};
+    std::atomic<bool> failed_{false};  // a task threw: skip the rest of the region
     std::atomic<bool> stop_{false};
     std::exception_ptr error_;
     std::mutex error_mutex_;

@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "backend/cpu/kernels/vec_dot.h"
 #include "tensor/blocks.h"
 #include "tensor/fp16.h"
 #include "tensor/ggml_type.h"
@@ -20,6 +21,14 @@ inline constexpr GgmlType kDotWeightTypes[] = {
     GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
     GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K,
     GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+// Every instruction set whose kernels this build and CPU run, Generic first.
+inline std::vector<cpu::CpuIsa> supported_isas() {
+    std::vector<cpu::CpuIsa> isas;
+    for (cpu::CpuIsa isa : {cpu::CpuIsa::Generic, cpu::CpuIsa::Avx2, cpu::CpuIsa::Avx512})
+        if (cpu::cpu_isa_supported(isa)) isas.push_back(isa);
+    return isas;
+}
 
 inline bool is_k_quant(GgmlType t) {
     return type_traits(t).block_elems == static_cast<uint32_t>(kQK_K);

@@ -1,7 +1,7 @@
-// The row dot kernels compiled again with AVX2 enabled, for CPUs that have it (chosen at run time
-// by best_cpu_isa()). The code is dot_kernels.h unchanged: the compiler vectorizes the int8 dot
-// products and unpacking 32 bytes at a time. FMA stays disabled so the float steps round exactly
-// as the generic build does (the two tables give bit-identical results; the tests check it).
+// The row dot kernels for CPUs with AVX2, FMA and F16C (chosen at run time by best_cpu_isa()):
+// the hand-written kernels of dot_x86_kernels.h for the hot types, and for the rest dot_kernels.h
+// compiled again with AVX2 enabled (the compiler vectorizes their int8 dot products and
+// unpacking; without -ffp-contract those keep the generic float results bit for bit).
 //
 // Every header with external-linkage code is included before the target switch, so no inline
 // function or template outside dot_kernels.h (whose contents have internal linkage) is compiled
@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include <immintrin.h>
 
 #include "backend/cpu/kernels/dot_table.h"
 #include "backend/cpu/kernels/vec_dot.h"
@@ -24,19 +26,22 @@
 
 #if FLUORO_DOT_AVX2
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma,f16c")
 #endif
 
 #include "backend/cpu/kernels/dot_kernels.h"
+#include "backend/cpu/kernels/dot_x86_kernels.h"
 
 namespace fluoro::cpu::detail {
 namespace {
 
 DotTable make_avx2_dot_table() {
-    return make_dot_table();
+    DotTable table = make_dot_table();
+    x86::set_x86_kernels(table);
+    return table;
 }
 
 }  // namespace

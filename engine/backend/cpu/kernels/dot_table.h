@@ -1,5 +1,6 @@
 // Internal to the CPU kernels: the per-instruction-set tables of row dot kernels, indexed by ggml
-// type id. dot_generic.cpp and dot_avx2.cpp each compile dot_kernels.h once and export a table.
+// type id. dot_generic.cpp and dot_avx2.cpp each compile dot_kernels.h once; dot_avx2.cpp and
+// dot_avx512.cpp then put their hand-written kernels (dot_x86_kernels.h) over the hot types.
 #pragma once
 
 #include <array>
@@ -18,5 +19,10 @@ const DotTable& generic_dot_table();
 bool avx2_dot_table_compiled();
 // Only call when avx2_dot_table_compiled() and the CPU supports AVX2: building it runs AVX2 code.
 const DotTable& avx2_dot_table();
+
+// Whether dot_avx512.cpp was built with AVX-512 code; the table is the AVX2 one with the
+// AVX-512 VNNI kernels over it. Only call when the CPU has AVX2, AVX-512 F/BW/VL and VNNI.
+bool avx512_dot_table_compiled();
+const DotTable& avx512_dot_table();
 
 }  // namespace fluoro::cpu::detail

@@ -4,25 +4,54 @@
 #include <string>
 #include <string_view>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 #include "backend/cpu/kernels/dot_table.h"
 #include "core/error.h"
 
 namespace fluoro::cpu {
 namespace {
 
-bool cpu_has_avx2() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    return __builtin_cpu_supports("avx2");
-#else
-    return false;
-#endif
+// __builtin_cpu_supports checks that the OS saves the AVX/AVX-512 registers too; clang 14 has no
+// "f16c" for it, so that bit comes from cpuid leaf 1 (ECX bit 29).
+bool cpu_has_f16c() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
 }
+bool cpu_has_avx2() {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
+}
+bool cpu_has_avx512() {
+    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
+}
+#else
+bool cpu_has_avx2() {
+    return false;
+}
+bool cpu_has_avx512() {
+    return false;
+}
+#endif
 
 const detail::DotTable& dot_table(CpuIsa isa) {
-    if (isa == CpuIsa::Generic) return detail::generic_dot_table();
-    if (!detail::avx2_dot_table_compiled() || !cpu_has_avx2())
-        throw UnsupportedError("CPU dot kernels: this build or CPU has no AVX2 kernels");
-    return detail::avx2_dot_table();
+    if (!cpu_isa_supported(isa)) {
+        throw UnsupportedError("CPU dot kernels: this build or CPU has no " +
+                               std::string(cpu_isa_name(isa)) + " kernels");
+    }
+    switch (isa) {
+        case CpuIsa::Avx512:
+            return detail::avx512_dot_table();
+        case CpuIsa::Avx2:
+            return detail::avx2_dot_table();
+        case CpuIsa::Generic:
+            break;
+    }
+    return detail::generic_dot_table();
 }
 
 RowDotFn find_row_dot(GgmlType weight, CpuIsa isa) {
@@ -36,15 +65,51 @@ RowDotFn find_row_dot(GgmlType weight, CpuIsa isa) {
                            std::string(type_name(weight)));
 }
 
+CpuIsa pick_cpu_isa() {
+    CpuIsa isa = CpuIsa::Avx512;
+    if (const char* forced = std::getenv("FLUORO_CPU_ISA")) {
+        const std::string_view name(forced);
+        for (CpuIsa candidate : {CpuIsa::Generic, CpuIsa::Avx2, CpuIsa::Avx512})
+            if (name == cpu_isa_name(candidate)) isa = candidate;
+    }
+    while (isa != CpuIsa::Generic && !cpu_isa_supported(isa))
+        isa = static_cast<CpuIsa>(static_cast<int>(isa) - 1);
+    return isa;
+}
+
 }  // namespace
 
+std::string_view cpu_isa_name(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::Avx2:
+            return "avx2";
+        case CpuIsa::Avx512:
+            return "avx512";
+        case CpuIsa::Generic:
+            break;
+    }
+    return "generic";
+}
+
+bool cpu_isa_supported(CpuIsa isa) {
+    switch (isa) {
+        case CpuIsa::Avx512:
+            return detail::avx512_dot_table_compiled() && cpu_has_avx512();
+        case CpuIsa::Avx2:
+            return detail::avx2_dot_table_compiled() && cpu_has_avx2();
+        case CpuIsa::Generic:
+            break;
+    }
+    return true;
+}
+
 CpuIsa best_cpu_isa() {
-    static const CpuIsa isa = [] {
-        const char* forced = std::getenv("FLUORO_CPU_ISA");
-        if (forced && std::string_view(forced) == "generic") return CpuIsa::Generic;
-        return detail::avx2_dot_table_compiled() && cpu_has_avx2() ? CpuIsa::Avx2 : CpuIsa::Generic;
-    }();
+    static const CpuIsa isa = pick_cpu_isa();
     return isa;
+}
+
+std::string_view cpu_isa_name() {
+    return cpu_isa_name(best_cpu_isa());
 }
 
 bool vec_dot_supported(GgmlType weight) {

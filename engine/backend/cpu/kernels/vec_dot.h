@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "tensor/ggml_type.h"
 
@@ -24,13 +25,29 @@ inline constexpr int kMaxDotRows = 8;
 using RowDotFn = void (*)(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n,
                           float* out);
 
-// The instruction sets the kernels are compiled for. Avx2 is the same code as Generic compiled
-// with AVX2 enabled (auto-vectorized); both give bit-identical results.
-enum class CpuIsa { Generic, Avx2 };
+// The instruction sets the kernels are compiled for, in increasing order:
+//  Generic  the reference: portable C++ copying ggml-cpu's scalar float operations in order.
+//  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/Q4_K/Q6_K (ggml's
+//           maddubs/sign formulations), the other types' generic code compiled with AVX2.
+//  Avx512   adds AVX-512 F/BW/VL + VNNI: the legacy-quant kernels use vpdpbusd.
+// The SIMD kernels compute the same integer block sums; only the float accumulation order differs
+// (8 FMA lanes, like ggml's SIMD paths), within ~1e-6 of Σ|w·x| of the generic result.
+enum class CpuIsa { Generic, Avx2, Avx512 };
 
-// The best instruction set this CPU runs, decided once per process. FLUORO_CPU_ISA=generic in
-// the environment forces the generic kernels (for comparing speed or ruling out a SIMD issue).
+// "generic", "avx2", "avx512".
+std::string_view cpu_isa_name(CpuIsa isa);
+
+// Whether this build has kernels for `isa` and this CPU runs them.
+bool cpu_isa_supported(CpuIsa isa);
+
+// The instruction set the kernels use, decided once per process: the best supported one, or
+// FLUORO_CPU_ISA=generic|avx2|avx512 from the environment (for comparing speed or ruling out a
+// SIMD issue; a set this CPU lacks falls back to the best supported below it, an unknown name is
+// ignored).
 CpuIsa best_cpu_isa();
+
+// cpu_isa_name(best_cpu_isa()): what `fluoro info --system` reports.
+std::string_view cpu_isa_name();
 
 // Whether vec_dot() and row_dot_fn() handle weights of this type.
 bool vec_dot_supported(GgmlType weight);

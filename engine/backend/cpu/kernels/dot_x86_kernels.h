@@ -1,0 +1,417 @@
+// Internal to the CPU kernels: hand-written x86 row dot kernels for the hot weight types, in
+// ggml's AVX2 formulations (quants.c, arch/x86). Included by dot_avx2.cpp (AVX2 + FMA + F16C) and
+// dot_avx512.cpp (adds AVX-512 VL + VNNI, FLUORO_DOT_VNNI = 1) inside their target regions, after
+// <immintrin.h>; everything has internal linkage, like dot_kernels.h.
+//
+// A kernel K describes one weight type:
+//   K::WBlock, K::XBlock   weight block and partner activation block
+//   K::Prep                what is decoded from a weight block once for the whole token tile
+//   K::Acc                 a row's accumulators (8 float lanes, plus a scalar or 4 more lanes)
+//   prep(w)                decodes a weight block
+//   accumulate(p, x, acc)  adds one block's product: integer sums (exact), then one FMA per block
+//   finish(acc)            the row's result
+// Each activation row runs the same operations whatever the tile size, so a tile of rows gives
+// the same bits as single-row calls (prefill and decode agree). Against the generic kernels only
+// the float order differs: 8 lanes of FMAs instead of one running sum (ggml's SIMD order).
+//
+// Integer ranges: _mm256_maddubs_epi16 saturates pairs at int16. Weights here are unsigned
+// (Q4_1/Q5_1: <= 31, k-quants: <= 63) or sign-folded |w| <= 128 against activations in
+// [-127, 127] (the Q8 quantizers never produce -128 from finite input), so no pair reaches it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "backend/cpu/kernels/dot_table.h"
+#include "backend/cpu/kernels/vec_dot.h"
+#include "tensor/blocks.h"
+#include "tensor/ggml_type.h"
+
+#ifndef FLUORO_DOT_VNNI
+#define FLUORO_DOT_VNNI 0
+#endif
+
+namespace fluoro::cpu::detail {
+namespace {
+namespace x86 {
+
+inline float fp16(uint16_t h) {
+    return _cvtsh_ss(h);
+}
+
+inline float hsum(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+inline float hsum(__m128 v) {
+    __m128 r = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+inline __m256i load256(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m128i load128(const void* p) {
+    return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+
+// Σ of each 4 consecutive products a[i]·b[i] in int32 lanes: a unsigned bytes, b signed.
+inline __m256i dot_u8_i8(__m256i a, __m256i b) {
+#if FLUORO_DOT_VNNI
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), a, b);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), _mm256_set1_epi16(1));
+#endif
+}
+
+// Σ w[i]·y[i] in int32 lanes for signed w and y: |w| times y with w's sign moved onto y.
+inline __m256i dot_i8_i8(__m256i abs_w, __m256i w, __m256i y) {
+    return dot_u8_i8(abs_w, _mm256_sign_epi8(y, w));
+}
+
+// The 32 nibbles of a legacy block: qs[j] & 15 -> byte j, qs[j] >> 4 -> byte j + 16.
+inline __m256i unpack_nibbles_32(const uint8_t* qs) {
+    const __m128i v = load128(qs);
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(v, 4), v);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 32 bits (little-endian) -> 32 bytes, 0xFF where bit j is set.
+inline __m256i bits_to_bytes_32(const uint8_t* p) {
+    uint32_t bits;
+    std::memcpy(&bits, p, sizeof(bits));
+    const __m256i shuffle = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                              0x0101010101010101, 0x0000000000000000);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)), shuffle);
+    const __m256i with_others = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7FBFDFEFF7FBFDFE));
+    return _mm256_cmpeq_epi8(with_others, _mm256_set1_epi64x(-1));
+}
+
+// ---- legacy 32-element blocks ----
+
+struct AccF {
+    __m256 v;
+};
+struct AccFS {  // Q4_1 / Q5_1: ggml's acc lanes plus the scalar Σ m·s
+    __m256 v;
+    float summs;
+};
+
+// Signed weights (Q4_0, Q5_0, Q8_0, IQ4_NL) against Q8_0.
+struct SignedPrep {
+    __m256i abs_w;
+    __m256i w;
+    float d;
+};
+
+inline SignedPrep signed_prep(__m256i w, uint16_t d) {
+    return {_mm256_sign_epi8(w, w), w, fp16(d)};
+}
+
+struct SignedLegacy {
+    using XBlock = BlockQ8_0;
+    using Prep = SignedPrep;
+    using Acc = AccF;
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i sum = dot_i8_i8(p.abs_w, p.w, load256(x.qs));
+        // acc = _mm256_fmadd_ps(d_x * d_y, q, acc)
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * fp16(x.d)), _mm256_cvtepi32_ps(sum), acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
+struct Q4_0Simd : SignedLegacy {
+    using WBlock = BlockQ4_0;
+    static Prep prep(const WBlock& b) {
+        return signed_prep(_mm256_sub_epi8(unpack_nibbles_32(b.qs), _mm256_set1_epi8(8)), b.d);
+    }
+};
+
+struct Q5_0Simd : SignedLegacy {
+    using WBlock = BlockQ5_0;
+    static Prep prep(const WBlock& b) {
+        // nibble | 0xF0 (= nibble - 16 as int8) where the 5th bit is clear, nibble where it is set
+        const __m256i high = _mm256_andnot_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(-16));
+        return signed_prep(_mm256_or_si256(unpack_nibbles_32(b.qs), high), b.d);
+    }
+};
+
+struct Q8_0Simd : SignedLegacy {
+    using WBlock = BlockQ8_0;
+    static Prep prep(const WBlock& b) { return signed_prep(load256(b.qs), b.d); }
+};
+
+struct IQ4_NLSimd : SignedLegacy {
+    using WBlock = BlockIQ4_NL;
+    static Prep prep(const WBlock& b) {
+        const __m256i table =
+            _mm256_broadcastsi128_si256(load128(static_cast<const void*>(kValuesIQ4NL)));
+        return signed_prep(_mm256_shuffle_epi8(table, unpack_nibbles_32(b.qs)), b.d);
+    }
+};
+
+// Unsigned weights with a minimum (Q4_1, Q5_1) against Q8_1.
+struct UnsignedPrep {
+    __m256i u;
+    float d;
+    float m;
+};
+
+struct UnsignedLegacy {
+    using XBlock = BlockQ8_1;
+    using Prep = UnsignedPrep;
+    using Acc = AccFS;
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i sum = dot_u8_i8(p.u, load256(x.qs));
+        // acc = _mm256_fmadd_ps(d0*d1, q, acc); summs += m*s;
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * fp16(x.d)), _mm256_cvtepi32_ps(sum), acc.v);
+        acc.summs += p.m * fp16(x.s);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v) + acc.summs; }
+};
+
+struct Q4_1Simd : UnsignedLegacy {
+    using WBlock = BlockQ4_1;
+    static Prep prep(const WBlock& b) { return {unpack_nibbles_32(b.qs), fp16(b.d), fp16(b.m)}; }
+};
+
+struct Q5_1Simd : UnsignedLegacy {
+    using WBlock = BlockQ5_1;
+    static Prep prep(const WBlock& b) {
+        const __m256i high = _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(0x10));
+        return {_mm256_or_si256(unpack_nibbles_32(b.qs), high), fp16(b.d), fp16(b.m)};
+    }
+};
+
+// ---- k-quants against Q8_K ----
+
+struct AccK {
+    __m256 v;
+    __m128 m;  // Q4_K / Q5_K: the -dmin·Σ min·bsum lanes
+};
+
+// int16 lane pattern: broadcast int16 lane i of a 128-bit half (ggml's get_scale_shuffle_k4).
+inline __m256i k4_scale(__m256i scales, int i) {
+    return _mm256_shuffle_epi8(scales,
+                               _mm256_set1_epi16(static_cast<int16_t>((2 * i + 1) << 8 | 2 * i)));
+}
+
+// Q4_K and Q5_K: 8 sub-blocks of 32 with 6-bit scales and mins.
+struct ScaleMinPrep {
+    __m256i scales;  // int16 scales 0..7, in both 128-bit halves
+    __m128i mins;    // int16 mins 0..7
+    float d;
+    float dmin;
+};
+
+inline ScaleMinPrep scale_min_prep(const uint8_t* packed, uint16_t d, uint16_t dmin) {
+    constexpr uint32_t kmask1 = 0x3F3F3F3F, kmask2 = 0x0F0F0F0F, kmask3 = 0x03030303;
+    uint32_t utmp[4];
+    std::memcpy(utmp, packed, 12);
+    utmp[3] = ((utmp[2] >> 4) & kmask2) | (((utmp[1] >> 6) & kmask3) << 4);
+    const uint32_t uaux = utmp[1] & kmask1;
+    utmp[1] = (utmp[2] & kmask2) | (((utmp[0] >> 6) & kmask3) << 4);
+    utmp[2] = uaux;
+    utmp[0] &= kmask1;
+    const __m256i mins_and_scales =
+        _mm256_cvtepu8_epi16(_mm_set_epi32(static_cast<int>(utmp[3]), static_cast<int>(utmp[2]),
+                                           static_cast<int>(utmp[1]), static_cast<int>(utmp[0])));
+    const __m128i sc = _mm256_castsi256_si128(mins_and_scales);
+    return {_mm256_set_m128i(sc, sc), _mm256_extracti128_si256(mins_and_scales, 1), fp16(d),
+            fp16(dmin)};
+}
+
+// The min term and the final FMA shared by Q4_K and Q5_K.
+inline void finish_block_k4(const ScaleMinPrep& p, const BlockQ8_K& x, __m256i sumi, AccK& acc) {
+    const __m256i bsums = load256(x.bsums);
+    const __m128i sums32 =
+        _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+    const __m128i prod = _mm_madd_epi16(p.mins, sums32);
+    // dmin = -y[i].d * FP16_TO_FP32(x[i].dmin); acc_m = _mm_fmadd_ps(dmin, prod, acc_m)
+    acc.m = _mm_fmadd_ps(_mm_set1_ps(-x.d * p.dmin), _mm_cvtepi32_ps(prod), acc.m);
+    // d = y[i].d * FP16_TO_FP32(x[i].d); acc = _mm256_fmadd_ps(d, sumi, acc)
+    acc.v = _mm256_fmadd_ps(_mm256_set1_ps(x.d * p.d), _mm256_cvtepi32_ps(sumi), acc.v);
+}
+
+// Σ over one 64-element chunk: lo (elements 0..31, scale 2j) and hi (32..63, scale 2j+1).
+inline __m256i k4_chunk(const ScaleMinPrep& p, int j, __m256i lo, __m256i hi, const int8_t* y) {
+    const __m256i p_lo =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load256(y)), k4_scale(p.scales, 2 * j));
+    const __m256i p_hi =
+        _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), k4_scale(p.scales, 2 * j + 1));
+    return _mm256_add_epi32(p_lo, p_hi);
+}
+
+struct Q4_KSimd {
+    using WBlock = BlockQ4_K;
+    using XBlock = BlockQ8_K;
+    using Acc = AccK;
+    struct Prep : ScaleMinPrep {
+        const uint8_t* qs;
+    };
+    static Prep prep(const WBlock& b) { return {scale_min_prep(b.scales, b.d, b.dmin), b.qs}; }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+            const __m256i q = load256(p.qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(q, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            sumi = _mm256_add_epi32(sumi, k4_chunk(p, j, lo, hi, x.qs + 64 * j));
+        }
+        finish_block_k4(p, x, sumi, acc);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v) + hsum(acc.m); }
+};
+
+struct Q5_KSimd : Q4_KSimd {
+    using WBlock = BlockQ5_K;
+    struct Prep : ScaleMinPrep {
+        const uint8_t* qs;
+        const uint8_t* qh;
+    };
+    static Prep prep(const WBlock& b) {
+        return {scale_min_prep(b.scales, b.d, b.dmin), b.qs, b.qh};
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256i bit4 = _mm256_set1_epi8(0x10);
+        const __m256i qh = load256(p.qh);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+            // bit 2j of qh[l] is the 5th bit of the low-nibble element l, bit 2j+1 the high one's
+            const __m256i q = load256(p.qs + 32 * j);
+            const __m256i h_lo =
+                _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * j), 4), bit4);
+            const __m256i h_hi =
+                _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(qh, 2 * j + 1), 4), bit4);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
+            sumi = _mm256_add_epi32(sumi, k4_chunk(p, j, lo, hi, x.qs + 64 * j));
+        }
+        finish_block_k4(p, x, sumi, acc);
+    }
+};
+
+// Q6_K: 16 sub-blocks of 16, signed 8-bit scales, q in 0..63 with offset 32. The offset is taken
+// out once per block as 32·Σ scale[j]·bsums[j] instead of per element.
+struct Q6_KSimd {
+    using WBlock = BlockQ6_K;
+    using XBlock = BlockQ8_K;
+    using Acc = AccK;
+    struct Prep {
+        const WBlock* w;
+        __m128i scales;  // 16 int8
+        float d;
+    };
+    static Prep prep(const WBlock& b) { return {&b, load128(b.scales), fp16(b.d)}; }
+    // int8 lanes: scale 2c in bytes 0..7, 2c+1 in bytes 8..15 (ggml's get_scale_shuffle).
+    static __m256i chunk_scales(__m128i scales, int c) {
+        const auto lo = static_cast<int8_t>(2 * c);
+        const auto hi = static_cast<int8_t>(2 * c + 1);
+        const __m128i shuffle =
+            _mm_set_epi8(hi, hi, hi, hi, hi, hi, hi, hi, lo, lo, lo, lo, lo, lo, lo, lo);
+        return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales, shuffle));
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256i m2 = _mm256_set1_epi8(0x03);
+        const __m256i m2_hi = _mm256_set1_epi8(0x30);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int h = 0; h < 2; ++h) {
+            const __m256i bits1 = load256(p.w->ql + 64 * h);       // elements l, l+64
+            const __m256i bits2 = load256(p.w->ql + 64 * h + 32);  // elements l+32, l+96
+            const __m256i bh = load256(p.w->qh + 32 * h);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(bits1, m4),
+                                   _mm256_slli_epi16(_mm256_and_si256(bh, m2), 4));
+            q[1] = _mm256_or_si256(
+                _mm256_and_si256(bits2, m4),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bh, 2), m2), 4));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
+                                   _mm256_and_si256(bh, m2_hi));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
+                                   _mm256_and_si256(_mm256_srli_epi16(bh, 2), m2_hi));
+            for (int k = 0; k < 4; ++k) {
+                const __m256i prod = _mm256_maddubs_epi16(q[k], load256(x.qs + 128 * h + 32 * k));
+                sumi = _mm256_add_epi32(sumi,
+                                        _mm256_madd_epi16(prod, chunk_scales(p.scales, 4 * h + k)));
+            }
+        }
+        const __m256i offset = _mm256_madd_epi16(load256(x.bsums), _mm256_cvtepi8_epi16(p.scales));
+        sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(offset, 5));
+        // d = y[i].d * FP16_TO_FP32(x[i].d); acc = _mm256_fmadd_ps(d, sumi, acc)
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(x.d * p.d), _mm256_cvtepi32_ps(sumi), acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
+// ---- the row loop ----
+
+template <class K, int NX>
+void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
+                   int64_t n_blocks, float* out) {
+    using XBlock = typename K::XBlock;
+    const XBlock* xs[NX];
+    typename K::Acc acc[NX];
+    for (int t = 0; t < NX; ++t) {
+        xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
+        std::memset(static_cast<void*>(&acc[t]), 0, sizeof(acc[t]));
+    }
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const typename K::Prep p = K::prep(w[b]);
+        for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
+    }
+    for (int t = 0; t < NX; ++t) out[t] = K::finish(acc[t]);
+}
+
+template <class K>
+void row_dot(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n, float* out) {
+    static_assert(kMaxDotRows == 8);
+    const auto* w = static_cast<const typename K::WBlock*>(w_row);
+    const auto* xb = static_cast<const std::byte*>(x);
+    const int64_t nb = n / K::WBlock::kElems;
+    switch (n_x) {
+        case 1:
+            return row_dot_fixed<K, 1>(w, xb, x_stride, nb, out);
+        case 2:
+            return row_dot_fixed<K, 2>(w, xb, x_stride, nb, out);
+        case 3:
+            return row_dot_fixed<K, 3>(w, xb, x_stride, nb, out);
+        case 4:
+            return row_dot_fixed<K, 4>(w, xb, x_stride, nb, out);
+        case 5:
+            return row_dot_fixed<K, 5>(w, xb, x_stride, nb, out);
+        case 6:
+            return row_dot_fixed<K, 6>(w, xb, x_stride, nb, out);
+        case 7:
+            return row_dot_fixed<K, 7>(w, xb, x_stride, nb, out);
+        default:
+            return row_dot_fixed<K, 8>(w, xb, x_stride, nb, out);
+    }
+}
+
+// Puts the kernels of this file over `table`.
+inline void set_x86_kernels(DotTable& table) {
+    const auto set = [&table](GgmlType type, RowDotFn fn) {
+        table[static_cast<size_t>(type)] = fn;
+    };
+    set(GgmlType::Q4_0, &row_dot<Q4_0Simd>);
+    set(GgmlType::Q4_1, &row_dot<Q4_1Simd>);
+    set(GgmlType::Q5_0, &row_dot<Q5_0Simd>);
+    set(GgmlType::Q5_1, &row_dot<Q5_1Simd>);
+    set(GgmlType::Q8_0, &row_dot<Q8_0Simd>);
+    set(GgmlType::IQ4_NL, &row_dot<IQ4_NLSimd>);
+    set(GgmlType::Q4_K, &row_dot<Q4_KSimd>);
+    set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
+    set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);
+}
+
+}  // namespace x86
+}  // namespace
+}  // namespace fluoro::cpu::detail
