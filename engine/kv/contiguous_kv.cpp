@@ -1,5 +1,7 @@
 #include "kv/contiguous_kv.h"
 
+#include <unistd.h>
+
 #include <new>
 #include <string>
 
@@ -39,6 +41,14 @@ ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) 
         offset += v_seq_stride_.back() * size_t(s.n_seq);
     }
     bytes_ = offset;
+    // More than the machine's memory can never work: say so with both sizes instead of letting
+    // the allocator (or the OOM killer) decide.
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0 && bytes_ / size_t(page) > size_t(pages))
+        throw Error("KV cache: cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for " +
+                    std::to_string(s.n_ctx) + " tokens x " + std::to_string(s.n_seq) +
+                    " sequences: the machine has " + std::to_string((size_t(pages) * size_t(page)) >> 20) +
+                    " MiB of memory; use a smaller context");
     data_.reset(new (std::nothrow) std::byte[bytes_]);
     if (!data_)
         throw Error("KV cache: cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for " +
