@@ -1,12 +1,14 @@
 // `fluoro bench MODEL`: pp and tg throughput as llama-bench measures them (see runtime/bench.h),
-// as a table or --json.
+// as a table or --json. --depth D measures with D tokens already in the KV cache.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_features.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/format.h"
+#include "common/version.h"
 #include "runtime/bench.h"
 
 namespace fluoro::cli {
@@ -26,13 +28,16 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("-n,--n-gen", o->bench.n_gen, "Generated tokens (0 = skip tg)")
         ->capture_default_str();
+    cmd->add_option("-d,--depth", o->bench.depth,
+                    "Tokens already in the KV cache when each test starts (prefilled, untimed)")
+        ->capture_default_str();
     cmd->add_option("-r,--repetitions", o->bench.repetitions, "Repetitions after one warm-up")
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
     o->engine.add_to(*cmd);
     cmd->callback([o] {
         app::EngineSettings s = o->engine.settings();
-        s.ctx = std::max(o->bench.n_prompt, o->bench.n_gen);
+        s.ctx = std::max<int64_t>(1, bench_context(o->bench));
         app::LoadedModel m = app::load_model(o->model, s);
         const auto results = run_bench(*m.model, *m.kv, o->bench);
         const std::string model_name =
@@ -43,10 +48,15 @@ void add_bench_command(CLI::App& app) {
                                 {"arch", m.model->hparams().arch},
                                 {"threads", m.backend->threads()},
                                 {"backend", "cpu"},
+                                {"kernel_isa", cpu::kernel_isa_name()},
+                                {"kv_type", kv_type_name(m.kv->shape().type)},
+                                {"batch", m.model->max_batch()},
+                                {"fluoro_version", app::version()},
                                 {"results", nlohmann::json::array()}};
             for (const auto& r : results)
                 j["results"].push_back({{"test", r.test},
                                         {"tokens", r.tokens},
+                                        {"depth", r.depth},
                                         {"mean_tps", r.mean_tps},
                                         {"sd_tps", r.sd_tps},
                                         {"samples_tps", r.samples_tps}});

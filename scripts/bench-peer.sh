@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# fluoro against llama.cpp on the same GGUF files, threads and lengths, in one run, as ratios
+# (this machine is shared and noisy: only side-by-side numbers mean anything), plus the decode
+# roofline from a measured memory bandwidth. Tests: pp512, tg128 and tg128 at depth 4096 (4096
+# tokens already in the KV cache), each run --runs times per engine, alternating fluoro /
+# llama.cpp, every run a fresh process; the report gives median tok/s and fluoro / llama.cpp.
+#
+# llama.cpp is driven through llama-cpp-python's low-level API (scripts/peer/llamacpp_bench.py,
+# the methodology of llama-bench and `fluoro bench`). When the package is missing it is installed
+# with pip at the version pinned below: pip BUILDS llama.cpp FROM SOURCE for this CPU (native
+# instruction set), which takes several minutes and needs a C/C++ compiler and cmake.
+#
+#   scripts/bench-peer.sh                      both default models, threads = physical cores
+#   scripts/bench-peer.sh --quick              smoke test: 2 runs, pp64 / tg16 / tg16@d256
+#   --model PATH         a GGUF to measure (repeatable; default: the two models in models/)
+#   --threads N          threads for both engines and the bandwidth test
+#   --runs N             runs per engine and test (default 5)
+#   --reps N             timed repetitions inside each run, after its warm-up (default 1)
+#   --depth D            the depth of the third test (default 4096)
+#   --flash-attn         llama.cpp with flash attention (ours has none yet; default off)
+#   --fluoro PATH        the fluoro binary (default build/release/app/fluoro, built if missing)
+#   --membw PATH         the bandwidth tool (default build/release/bench/fluoro_membw)
+#   --note TEXT          a line for the report (e.g. what the binary was built from)
+#   --out DIR            where results go (default build/bench-peer/<date>-t<threads>)
+# Writes DIR/report.md (paste into docs/PERFORMANCE.md), report.json and the raw runs.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+
+LLAMA_CPP_PYTHON_VERSION=0.3.36  # llama-cpp-python pin (bundles llama.cpp; built from source)
+
+quick=0 runs="" reps=1 threads="" depth="" flash=0 out="" note=""
+fluoro="$FLUORO_ROOT/build/release/app/fluoro"
+membw="$FLUORO_ROOT/build/release/bench/fluoro_membw"
+models=()
+args_line="scripts/bench-peer.sh $*"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) quick=1 ;;
+        --model) models+=("$(realpath "$2")"); shift ;;
+        --threads) threads=$2; shift ;;
+        --runs) runs=$2; shift ;;
+        --reps) reps=$2; shift ;;
+        --depth) depth=$2; shift ;;
+        --flash-attn) flash=1 ;;
+        --fluoro) fluoro=$(realpath "$2"); shift ;;
+        --membw) membw=$(realpath "$2"); shift ;;
+        --note) note=$2; shift ;;
+        --out) out=$(realpath -m "$2"); shift ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        *) die "unknown option '$1' (see --help)" ;;
+    esac
+    shift
+done
+cd "$FLUORO_ROOT"
+if [ "$quick" = 1 ]; then
+    n_prompt=64 n_gen=16 runs=${runs:-2} depth=${depth:-256} membw_args=(--size-mib 256 --runs 3)
+else
+    n_prompt=512 n_gen=128 runs=${runs:-5} depth=${depth:-4096}
+    membw_args=(--size-mib 1024 --runs 7)
+fi
+
+# --- llama-cpp-python -------------------------------------------------------------------------
+py=python3
+[ -x "$FLUORO_ROOT/.venv/bin/python" ] && py="$FLUORO_ROOT/.venv/bin/python"
+if ! "$py" -c 'import llama_cpp' 2>/dev/null; then
+    echo "llama-cpp-python is missing: installing $LLAMA_CPP_PYTHON_VERSION with pip. This builds" \
+        "llama.cpp from source for this CPU and takes several minutes." >&2
+    install_debs build-essential cmake python3 python3-pip
+    log="$FLUORO_LOG_DIR/pip-llama-cpp-python.log"
+    pkg="llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+    if ! "$py" -m pip install --disable-pip-version-check "$pkg" >"$log" 2>&1; then
+        if ! grep -q externally-managed "$log"; then
+            tail -n 30 "$log" >&2
+            die "pip could not install $pkg (log: $log)"
+        fi
+        # A distribution-managed Python: install into the project's own venv instead.
+        install_debs python3-venv
+        run_step venv python3 -m venv "$FLUORO_ROOT/.venv"
+        py="$FLUORO_ROOT/.venv/bin/python"
+        run_step pip-llama-cpp-python "$py" -m pip install --disable-pip-version-check "$pkg"
+    fi
+fi
+llama_ver=$("$py" -c 'import llama_cpp; print(llama_cpp.__version__)')
+[ "$llama_ver" = "$LLAMA_CPP_PYTHON_VERSION" ] ||
+    echo "warning: llama-cpp-python $llama_ver is installed (pinned: $LLAMA_CPP_PYTHON_VERSION);" \
+        "measuring against $llama_ver" >&2
+
+# --- our binaries and the models ----------------------------------------------------------------
+if [ ! -x "$fluoro" ] || [ ! -x "$membw" ]; then
+    echo "building Release fluoro and fluoro_membw (build/release)..." >&2
+    install_debs "${FLUORO_DEBS[@]}"
+    run_step release-configure cmake --preset release
+    run_step release-build cmake --build --preset release -j "$(nproc)" --target fluoro \
+        --target fluoro_membw
+fi
+if [ ${#models[@]} -eq 0 ]; then
+    "$FLUORO_ROOT/scripts/fetch-model.sh" --all
+    models=("$FLUORO_ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+            "$FLUORO_ROOT/models/gemma-3-270m-q4_k_m.gguf")
+fi
+for m in "${models[@]}"; do [ -f "$m" ] || die "no model file '$m'"; done
+
+"$fluoro" info --system --json >"${TMPDIR:-/tmp}/fluoro-system.$$.json"
+system_json="${TMPDIR:-/tmp}/fluoro-system.$$.json"
+trap 'rm -f "$system_json"' EXIT
+[ -n "$threads" ] || threads=$("$py" -c \
+    'import json, sys; print(json.load(open(sys.argv[1]))["default_threads"])' "$system_json")
+out=${out:-"$FLUORO_ROOT/build/bench-peer/$(date +%Y%m%d-%H%M%S)-t$threads"}
+mkdir -p "$out"
+: >"$out/runs.jsonl"
+
+# --- what was measured, on what ----------------------------------------------------------------
+commit=$(git -C "$FLUORO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$( (git -C "$FLUORO_ROOT" status --porcelain 2>/dev/null || true) | awk '{print $2}' |
+    tr '\n' ' ')
+M_COMMAND=$args_line M_COMMIT=$commit M_DIRTY=$dirty M_BIN=$fluoro M_NOTE=$note M_THREADS=$threads \
+M_RUNS=$runs M_REPS=$reps M_FLASH=$flash M_P=$n_prompt M_N=$n_gen M_D=$depth \
+    "$py" - "$out/meta.json" "$system_json" <<'PY'
+import datetime, json, os, sys
+e = os.environ
+s = json.load(open(sys.argv[2]))
+dirty = e["M_DIRTY"].split()
+json.dump({
+    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    "command": e["M_COMMAND"].strip(),
+    "commit": e["M_COMMIT"],
+    "tree": ("uncommitted changes in " + str(len(dirty)) + " paths: " + " ".join(dirty[:12])
+             + (" ..." if len(dirty) > 12 else "")) if dirty else "clean",
+    "fluoro_bin": e["M_BIN"], "note": e["M_NOTE"],
+    "threads": int(e["M_THREADS"]), "runs": int(e["M_RUNS"]), "reps": int(e["M_REPS"]),
+    "flash_attn": e["M_FLASH"] == "1",
+    "n_prompt": int(e["M_P"]), "n_gen": int(e["M_N"]), "depth": int(e["M_D"]),
+    "machine": {"cpu": s["cpu"], "logical_cpus": s["logical_cpus"],
+                "physical_cores": s["physical_cores"], "usable_cpus": s["usable_cpus"],
+                "memory_gib": s["memory_bytes"] / 2**30,
+                "isa": " ".join(k for k, v in s["isa"].items() if v) or "none detected",
+                "caches": s["caches"], "kernel_isa": s["kernel_isa"]},
+}, open(sys.argv[1], "w"), indent=2)
+PY
+
+echo "measuring memory bandwidth (fluoro_membw --threads $threads ${membw_args[*]})..." >&2
+"$membw" --threads "$threads" "${membw_args[@]}" --json >"$out/membw.json"
+
+# record ENGINE MODEL RUN LOAD RESULT_FILE: appends one line to runs.jsonl, prints the tok/s.
+record() {
+    "$py" - "$@" "$out/runs.jsonl" <<'PY'
+import json, sys
+engine, model, run, load, path, jsonl = sys.argv[1:7]
+result = json.load(open(path))
+with open(jsonl, "a") as f:
+    f.write(json.dumps({"engine": engine, "model": model, "run": int(run),
+                        "loadavg": float(load), "result": result}) + "\n")
+print(" ".join(f"{r['test']} {r['mean_tps']:.2f}" for r in result["results"]), end="")
+PY
+}
+
+loadavg() { cut -d' ' -f1 /proc/loadavg; }
+tmp="$out/last.json"
+tests=("$n_prompt 0 0" "0 $n_gen 0" "0 $n_gen $depth")
+flash_arg=()
+[ "$flash" = 1 ] && flash_arg=(--flash-attn)
+for model in "${models[@]}"; do
+    name=$(basename "$model")
+    "$fluoro" info "$model" --json >"$out/info-$name.json"
+    for t in "${tests[@]}"; do
+        read -r p n d <<<"$t"
+        for ((run = 1; run <= runs; run++)); do
+            printf '%s p=%s n=%s d=%s run %d/%d: fluoro ' "$name" "$p" "$n" "$d" "$run" "$runs" >&2
+            load=$(loadavg)
+            "$fluoro" bench "$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" --json >"$tmp"
+            record fluoro "$model" "$run" "$load" "$tmp" >&2
+            printf ' | llama.cpp ' >&2
+            load=$(loadavg)
+            "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "$model" -p "$p" -n "$n" -d "$d" \
+                -r "$reps" -t "$threads" "${flash_arg[@]}" >"$tmp"
+            record llama.cpp "$model" "$run" "$load" "$tmp" >&2
+            echo " tok/s" >&2
+        done
+    done
+done
+rm -f "$tmp"
+
+"$py" "$FLUORO_ROOT/scripts/peer/report.py" "$out"
+echo "results: $out (report.md is ready to paste into docs/PERFORMANCE.md)" >&2
