@@ -47,7 +47,8 @@ ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) 
     if (pages > 0 && page > 0 && bytes_ / size_t(page) > size_t(pages))
         throw Error("KV cache: cannot allocate " + std::to_string(bytes_ >> 20) + " MiB for " +
                     std::to_string(s.n_ctx) + " tokens x " + std::to_string(s.n_seq) +
-                    " sequences: the machine has " + std::to_string((size_t(pages) * size_t(page)) >> 20) +
+                    " sequences: the machine has " +
+                    std::to_string((size_t(pages) * size_t(page)) >> 20) +
                     " MiB of memory; use a smaller context");
     data_.reset(new (std::nothrow) std::byte[bytes_]);
     if (!data_)

@@ -43,7 +43,9 @@ void Gemma3Architecture::reserve(Backend& be, int64_t max_tokens, int64_t max_lo
     buf_ = alloc_decoder_buffers(be, hp_, max_tokens, max_logit_rows);
 }
 
-KvShape Gemma3Architecture::kv_shape() const { return decoder_kv_shape(hp_); }
+KvShape Gemma3Architecture::kv_shape() const {
+    return decoder_kv_shape(hp_);
+}
 
 Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);

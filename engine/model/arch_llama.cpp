@@ -47,7 +47,9 @@ void LlamaArchitecture::reserve(Backend& be, int64_t max_tokens, int64_t max_log
     buf_ = alloc_decoder_buffers(be, hp_, max_tokens, max_logit_rows);
 }
 
-KvShape LlamaArchitecture::kv_shape() const { return decoder_kv_shape(hp_); }
+KvShape LlamaArchitecture::kv_shape() const {
+    return decoder_kv_shape(hp_);
+}
 
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);

@@ -10,9 +10,14 @@ DecoderBuffers alloc_decoder_buffers(Backend& be, const Hparams& hp, int64_t n,
     const int64_t nq = int64_t(*std::max_element(hp.n_head.begin(), hp.n_head.end())) * hd;
     const int64_t nkv = int64_t(*std::max_element(hp.n_head_kv.begin(), hp.n_head_kv.end())) * hd;
     const int64_t ff = int64_t(*std::max_element(hp.n_ff.begin(), hp.n_ff.end()));
-    DecoderBuffers b{be.alloc_act(n, d),   be.alloc_act(n, d),   be.alloc_act(n, nq),
-                     be.alloc_act(n, nkv), be.alloc_act(n, nkv), be.alloc_act(n, nq),
-                     be.alloc_act(n, ff),  be.alloc_act(n, ff),
+    DecoderBuffers b{be.alloc_act(n, d),
+                     be.alloc_act(n, d),
+                     be.alloc_act(n, nq),
+                     be.alloc_act(n, nkv),
+                     be.alloc_act(n, nkv),
+                     be.alloc_act(n, nq),
+                     be.alloc_act(n, ff),
+                     be.alloc_act(n, ff),
                      be.alloc_act(max_logit_rows, int64_t(hp.n_vocab))};
     be.reserve(n, std::max({d, nq, ff}));
     return b;
