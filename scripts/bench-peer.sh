@@ -21,6 +21,8 @@
 #   --fluoro PATH        the fluoro binary (default build/release/app/fluoro, built if missing)
 #   --membw PATH         the bandwidth tool (default build/release/bench/fluoro_membw)
 #   --note TEXT          a line for the report (e.g. what the binary was built from)
+#   --run-timeout S      a run still going after S seconds (default 1800) is killed, recorded
+#                        as failed and tried once more
 #   --out DIR            where results go (default build/bench-peer/<date>-t<threads>)
 # Writes DIR/report.md (paste into docs/PERFORMANCE.md), report.json and the raw runs.
 set -euo pipefail
@@ -28,7 +30,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36  # llama-cpp-python pin (bundles llama.cpp; built from source)
 
-quick=0 runs="" reps=1 threads="" depth="" flash=0 out="" note=""
+quick=0 runs="" reps=1 threads="" depth="" flash=0 out="" note="" run_timeout=1800
 fluoro="$FLUORO_ROOT/build/release/app/fluoro"
 membw="$FLUORO_ROOT/build/release/bench/fluoro_membw"
 models=()
@@ -45,8 +47,9 @@ while [ $# -gt 0 ]; do
         --fluoro) fluoro=$(realpath "$2"); shift ;;
         --membw) membw=$(realpath "$2"); shift ;;
         --note) note=$2; shift ;;
+        --run-timeout) run_timeout=$2; shift ;;
         --out) out=$(realpath -m "$2"); shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
     shift
@@ -141,17 +144,42 @@ PY
 echo "measuring memory bandwidth (fluoro_membw --threads $threads ${membw_args[*]})..." >&2
 "$membw" --threads "$threads" "${membw_args[@]}" --json >"$out/membw.json"
 
-# record ENGINE MODEL RUN LOAD RESULT_FILE: appends one line to runs.jsonl, prints the tok/s.
+# record ENGINE MODEL RUN LOAD RESULT_FILE|"" [RC]: appends one line to runs.jsonl and prints the
+# tok/s; an empty RESULT_FILE records a failed run of $test_args with its exit status.
 record() {
-    "$py" - "$@" "$out/runs.jsonl" <<'PY'
-import json, sys
-engine, model, run, load, path, jsonl = sys.argv[1:7]
-result = json.load(open(path))
+    TEST_ARGS=$test_args "$py" - "$@" "$out/runs.jsonl" <<'PY'
+import json, os, sys
+engine, model, run, load, path = sys.argv[1:6]
+rc, jsonl = (sys.argv[6], sys.argv[7]) if len(sys.argv) == 8 else (None, sys.argv[6])
+line = {"engine": engine, "model": model, "run": int(run), "loadavg": float(load)}
+if path:
+    line["result"] = json.load(open(path))
+    print(" ".join(f"{r['test']} {r['mean_tps']:.2f}" for r in line["result"]["results"]), end="")
+else:
+    line["failed"] = int(rc)
+    line["test_args"] = os.environ["TEST_ARGS"]
+    print(f"FAILED (exit {rc}{', timed out' if rc == '124' else ''})", end="")
 with open(jsonl, "a") as f:
-    f.write(json.dumps({"engine": engine, "model": model, "run": int(run),
-                        "loadavg": float(load), "result": result}) + "\n")
-print(" ".join(f"{r['test']} {r['mean_tps']:.2f}" for r in result["results"]), end="")
+    f.write(json.dumps(line) + "\n")
 PY
+}
+
+# measure ENGINE MODEL RUN CMD...: runs CMD under the time limit, output to $tmp, and records it;
+# a run that fails or hangs is recorded as failed and tried once more.
+measure() {
+    local engine=$1 model=$2 run=$3 load rc
+    shift 3
+    for attempt in 1 2; do
+        load=$(loadavg)
+        rc=0
+        timeout "$run_timeout" "$@" >"$tmp" || rc=$?
+        if [ "$rc" = 0 ]; then
+            record "$engine" "$model" "$run" "$load" "$tmp" >&2
+            return
+        fi
+        record "$engine" "$model" "$run" "$load" "" "$rc" >&2
+        if [ "$attempt" = 1 ]; then printf ', again: ' >&2; fi
+    done
 }
 
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
@@ -164,16 +192,15 @@ for model in "${models[@]}"; do
     "$fluoro" info "$model" --json >"$out/info-$name.json"
     for t in "${tests[@]}"; do
         read -r p n d <<<"$t"
+        test_args="-p $p -n $n -d $d"
         for ((run = 1; run <= runs; run++)); do
             printf '%s p=%s n=%s d=%s run %d/%d: fluoro ' "$name" "$p" "$n" "$d" "$run" "$runs" >&2
-            load=$(loadavg)
-            "$fluoro" bench "$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" --json >"$tmp"
-            record fluoro "$model" "$run" "$load" "$tmp" >&2
+            measure fluoro "$model" "$run" \
+                "$fluoro" bench "$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" --json
             printf ' | llama.cpp ' >&2
-            load=$(loadavg)
-            "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "$model" -p "$p" -n "$n" -d "$d" \
-                -r "$reps" -t "$threads" "${flash_arg[@]}" >"$tmp"
-            record llama.cpp "$model" "$run" "$load" "$tmp" >&2
+            measure llama.cpp "$model" "$run" \
+                "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "$model" -p "$p" -n "$n" \
+                -d "$d" -r "$reps" -t "$threads" "${flash_arg[@]}"
             echo " tok/s" >&2
         done
     done

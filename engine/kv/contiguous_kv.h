@@ -20,6 +20,8 @@ class ContiguousKvCache final : public KvCache {
     int64_t capacity(int64_t) const override { return shape_.n_ctx; }
     void* k_row(int64_t layer, int64_t seq, int64_t pos) override;
     void* v_row(int64_t layer, int64_t seq, int64_t pos) override;
+    Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
+    Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
     size_t bytes_allocated() const override { return bytes_; }
 
   private:

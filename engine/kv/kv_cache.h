@@ -50,6 +50,22 @@ class KvCache {
         return const_cast<KvCache*>(this)->v_row(layer, seq, pos);
     }
 
+    // Consecutive positions pos, pos+1, ... of one layer and sequence that lie at a fixed stride
+    // in memory: the row at pos, the stride in bytes and how many rows (1..n) follow it that way.
+    // Attention reads the cache run by run rather than row by row. The default is one row per
+    // run; a cache with contiguous storage returns longer runs. Throws like k_row().
+    struct Run {
+        const std::byte* data = nullptr;
+        size_t stride = 0;
+        int64_t rows = 0;
+    };
+    virtual Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
+        return {static_cast<const std::byte*>(k_row(layer, seq, pos)), 0, n > 0 ? 1 : 0};
+    }
+    virtual Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
+        return {static_cast<const std::byte*>(v_row(layer, seq, pos)), 0, n > 0 ? 1 : 0};
+    }
+
     virtual size_t bytes_allocated() const = 0;
 
   protected:

@@ -84,8 +84,13 @@ def summarize(meta, membw, runs, infos):
     samples = {}  # (model, test, engine) -> [tok/s]
     versions = {}
     loads = []
+    failures = []
     for r in runs:
         loads.append(r.get("loadavg", 0.0))
+        if "failed" in r:
+            failures.append({k: r.get(k) for k in ("engine", "model", "run", "failed",
+                                                     "test_args")})
+            continue
         if r["engine"] == "llama.cpp":
             versions["llama_cpp"] = r["result"].get("llama_cpp")
             versions["llama_cpp_python"] = r["result"].get("llama_cpp_python")
@@ -101,7 +106,7 @@ def summarize(meta, membw, runs, infos):
     bw_gbs, bw_threads = bandwidth(membw, threads)
     rows = []
     for model in sorted({k[0] for k in samples}, key=lambda m: [r["model"] for r in runs].index(m)):
-        tests = [k[1] for k in samples if k[0] == model and k[2] == "fluoro"]
+        tests = [k[1] for k in samples if k[0] == model]
         for test in dict.fromkeys(tests):
             ours = samples.get((model, test, "fluoro"), [])
             theirs = samples.get((model, test, "llama.cpp"), [])
@@ -128,7 +133,7 @@ def summarize(meta, membw, runs, infos):
     return {"meta": meta, "versions": versions, "membw": membw,
             "bandwidth_gbs": bw_gbs, "bandwidth_threads": bw_threads,
             "loadavg_mean": statistics.mean(loads) if loads else None,
-            "loadavg_max": max(loads) if loads else None, "rows": rows}
+            "loadavg_max": max(loads) if loads else None, "failures": failures, "rows": rows}
 
 
 def fmt(x, digits=2):
@@ -162,6 +167,11 @@ def markdown(rep):
                f"(or at depth), tg single-token steps; each run is a fresh process with one "
                f"warm-up and {m['reps']} timed repetition(s); {m['runs']} runs per engine and "
                f"test, alternating fluoro / llama.cpp; median tok/s (min–max over runs)")
+    if rep["failures"]:
+        out.append("- Failed runs (exit status; 124 = killed at the time limit), each tried once "
+                   "more: " + "; ".join(
+                       f"{f['engine']} {os.path.basename(f['model'])} {f['test_args']} run "
+                       f"{f['run']} ({f['failed']})" for f in rep["failures"]))
     out.append("")
     out.append("| model | test | fluoro tok/s | llama.cpp tok/s | fluoro / llama.cpp |")
     out.append("| --- | --- | --- | --- | --- |")

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/kernels/vec_dot.h"
+#include "backend/cpu/kernels/vec_math.h"
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "kv/contiguous_kv.h"
@@ -60,15 +61,7 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
 }
 
 std::unique_ptr<KvCache> CpuBackend::create_kv(const KvShape& shape) {
-    auto kv = std::make_unique<ContiguousKvCache>(shape);
-    int64_t max_group = 1;
-    for (int64_t h : shape.n_head_kv) max_group = std::max(max_group, h);
-    // Per worker: scores for a query-head group over the whole context, plus the rounded queries.
-    // The group size is not known here (it is n_head / n_head_kv); size for the worst case of
-    // 64 query heads per KV head and grow in attention() if a model needs more.
-    attn_scratch_per_worker_ = 64 * (shape.n_ctx + shape.head_dim_k);
-    attn_scratch_.assign(size_t(attn_scratch_per_worker_ * pool_.size()), 0.0f);
-    return kv;
+    return std::make_unique<ContiguousKvCache>(shape);
 }
 
 Act CpuBackend::alloc_act(int64_t rows, int64_t width) {
@@ -117,14 +110,9 @@ void CpuBackend::rms_norm(const Act& x, const Weight& w, float eps, Act y) {
     const int64_t n = w.n_in();
     if (n <= 0 || x.width % n != 0)
         throw Error("cpu backend: rms_norm: '" + w.name + "' does not divide the row width");
-    for_rows(pool_, x.rows * (x.width / n), n, [&](int64_t r) {
-        const float* in = x.data + r * n;
-        float* out = y.data + r * n;
-        double sum = 0.0;  // accumulated in double, as ggml does
-        for (int64_t i = 0; i < n; ++i) sum += double(in[i]) * double(in[i]);
-        const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
-        for (int64_t i = 0; i < n; ++i) out[i] = (in[i] * scale) * g[i];
-    });
+    const VecMath& vm = vec_math();
+    for_rows(pool_, x.rows * (x.width / n), n,
+             [&](int64_t r) { vm.rms_norm(x.data + r * n, g, y.data + r * n, n, eps); });
 }
 
 void CpuBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
@@ -155,60 +143,43 @@ void CpuBackend::attention(const AttentionParams& p, const Act& q, const Act& k,
                            const Batch& batch, KvCache& kv, Act out) {
     if (p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0)
         throw Error("cpu backend: attention: head counts do not divide");
-    const int64_t group = p.n_head / p.n_head_kv;
-    const int64_t need = group * (kv.shape().n_ctx + p.head_dim_k);
-    if (need > attn_scratch_per_worker_) {  // a model with unusually many heads per KV head
-        attn_scratch_per_worker_ = need;
-        attn_scratch_.assign(size_t(need * pool_.size()), 0.0f);
-    }
     store_kv(pool_, p, k, v, batch, kv);
-    attend(pool_, p, q, batch, kv, out, attn_scratch_.data(), attn_scratch_per_worker_);
+    attend(pool_, p, q, batch, kv, out, attn_scratch_);
 }
 
 void CpuBackend::add(Act x, const Act& y) {
     require_same_shape(x, y, "add");
-    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
-        float* a = x.data + r * x.width;
-        const float* b = y.data + r * y.width;
-        for (int64_t i = 0; i < x.width; ++i) a[i] += b[i];
-    });
+    const VecMath& vm = vec_math();
+    for_rows(pool_, x.rows, x.width,
+             [&](int64_t r) { vm.add(x.data + r * x.width, y.data + r * y.width, x.width); });
 }
 
 void CpuBackend::scale(Act x, float s) {
-    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
-        float* a = x.data + r * x.width;
-        for (int64_t i = 0; i < x.width; ++i) a[i] *= s;
-    });
+    const VecMath& vm = vec_math();
+    for_rows(pool_, x.rows, x.width,
+             [&](int64_t r) { vm.scale(x.data + r * x.width, x.width, s, false); });
 }
 
 void CpuBackend::swiglu(Act gate, const Act& up) {
     require_same_shape(gate, up, "swiglu");
+    const VecMath& vm = vec_math();
     for_rows(pool_, gate.rows, gate.width, [&](int64_t r) {
-        float* g = gate.data + r * gate.width;
-        const float* u = up.data + r * up.width;
-        for (int64_t i = 0; i < gate.width; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+        vm.swiglu(gate.data + r * gate.width, up.data + r * up.width, gate.width);
     });
 }
 
 void CpuBackend::geglu_tanh(Act gate, const Act& up) {
     require_same_shape(gate, up, "geglu_tanh");
-    constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+    const VecMath& vm = vec_math();
     for_rows(pool_, gate.rows, gate.width, [&](int64_t r) {
-        float* g = gate.data + r * gate.width;
-        const float* u = up.data + r * up.width;
-        for (int64_t i = 0; i < gate.width; ++i) {
-            const float x = g[i];
-            g[i] =
-                0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * u[i];
-        }
+        vm.geglu_tanh(gate.data + r * gate.width, up.data + r * up.width, gate.width);
     });
 }
 
 void CpuBackend::softcap(Act x, float cap) {
-    for_rows(pool_, x.rows, x.width, [&](int64_t r) {
-        float* a = x.data + r * x.width;
-        for (int64_t i = 0; i < x.width; ++i) a[i] = cap * std::tanh(a[i] / cap);
-    });
+    const VecMath& vm = vec_math();
+    for_rows(pool_, x.rows, x.width,
+             [&](int64_t r) { vm.softcap(x.data + r * x.width, x.width, cap); });
 }
 
 void CpuBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y) {

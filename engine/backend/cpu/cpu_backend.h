@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
 
@@ -45,8 +46,7 @@ class CpuBackend final : public Backend {
     ThreadPool pool_;
     MatmulScratch matmul_scratch_;
     std::vector<std::unique_ptr<float[]>> acts_;
-    std::vector<float> attn_scratch_;  // per worker: scores for one query-head group
-    int64_t attn_scratch_per_worker_ = 0;
+    AttentionScratch attn_scratch_;
 };
 
 }  // namespace fluoro::cpu

@@ -92,11 +92,14 @@ std::string_view cpu_isa_name(CpuIsa isa) {
 }
 
 bool cpu_isa_supported(CpuIsa isa) {
+    // Asked on every matmul: probe once (cpuid traps to the hypervisor in a VM, ~1 us a call).
+    static const bool avx2 = detail::avx2_dot_table_compiled() && cpu_has_avx2();
+    static const bool avx512 = avx2 && detail::avx512_dot_table_compiled() && cpu_has_avx512();
     switch (isa) {
         case CpuIsa::Avx512:
-            return detail::avx512_dot_table_compiled() && cpu_has_avx512();
+            return avx512;
         case CpuIsa::Avx2:
-            return detail::avx2_dot_table_compiled() && cpu_has_avx2();
+            return avx2;
         case CpuIsa::Generic:
             break;
     }

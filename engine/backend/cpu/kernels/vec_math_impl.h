@@ -1,0 +1,285 @@
+// Internal to the CPU kernels: the VecMath kernels (vec_math.h) written once over a vector type V
+// and compiled per instruction set — vec_math_generic.cpp (V = one float, libm), vec_math_x86.cpp
+// (V = 8 lanes of AVX2 + FMA + F16C, and 16 lanes of AVX-512). Everything has internal linkage,
+// so each translation unit keeps its own copy compiled for its target.
+//
+// V provides: T (the vector), W (lanes), kUnroll (vectors of one output row kept in registers by
+// pv), zero/set1/load/load(fp16)/store/store_f16/add/sub/mul/div/fma/max/min/reduce_add/
+// reduce_max/exp, and scalar helpers for the tails: f16(uint16_t) -> float, to_f16(float),
+// exp1(float).
+//
+// exp(x) for the SIMD types: x = n·ln2 + r with n = round(x·log2 e), |r| <= ln2/2 (ln2 split in
+// a high part exact in float and a low part), e^r by its Taylor polynomial to r⁶ (truncation error
+// < 1.3e-7 relative), times 2^n. Inputs below -87.3 give 0, above 88 are clamped (they only occur
+// in tanh/silu, which saturate there).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cpu/kernels/vec_math.h"
+
+namespace fluoro::cpu::detail {
+namespace {
+
+template <class V>
+struct VecMathImpl {
+    using T = typename V::T;
+    static constexpr int64_t W = V::W;
+
+    static void f32_to_f16(const float* src, uint16_t* dst, int64_t n) {
+        int64_t i = 0;
+        for (; i + W <= n; i += W) V::store_f16(dst + i, V::load(src + i));
+        for (; i < n; ++i) dst[i] = V::to_f16(src[i]);
+    }
+
+    static void round_f16(const float* src, float* dst, int64_t n) {
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            alignas(64) uint16_t h[W];
+            V::store_f16(h, V::load(src + i));
+            V::store(dst + i, V::load(h));
+        }
+        for (; i < n; ++i) dst[i] = V::f16(V::to_f16(src[i]));
+    }
+
+    template <class E>
+    static float elem(const E* p) {
+        if constexpr (sizeof(E) == 2)
+            return V::f16(*p);
+        else
+            return *p;
+    }
+
+    // Scores of GN query heads (GN <= 4) against n key rows: each key vector is loaded once.
+    template <class E, int GN>
+    static void qk_heads(const float* q, int64_t dk, const std::byte* k, size_t k_stride, int64_t n,
+                         float scale, float* s, int64_t s_stride) {
+        for (int64_t j = 0; j < n; ++j) {
+            const E* kr = reinterpret_cast<const E*>(k + size_t(j) * k_stride);
+            T acc[GN];
+            for (int g = 0; g < GN; ++g) acc[g] = V::zero();
+            int64_t i = 0;
+            for (; i + W <= dk; i += W) {
+                const T kv = V::load(kr + i);
+                for (int g = 0; g < GN; ++g) acc[g] = V::fma(V::load(q + g * dk + i), kv, acc[g]);
+            }
+            for (int g = 0; g < GN; ++g) {
+                float sum = V::reduce_add(acc[g]);
+                for (int64_t t = i; t < dk; ++t) sum += q[g * dk + t] * elem(kr + t);
+                s[g * s_stride + j] = sum * scale;
+            }
+        }
+    }
+
+    template <class E>
+    static void qk_typed(const float* q, int group, int64_t dk, const std::byte* k, size_t k_stride,
+                         int64_t n, float scale, float* s, int64_t s_stride) {
+        for (int g0 = 0; g0 < group; g0 += 4) {
+            const float* qg = q + g0 * dk;
+            float* sg = s + g0 * s_stride;
+            switch (std::min(4, group - g0)) {
+                case 1:
+                    qk_heads<E, 1>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    break;
+                case 2:
+                    qk_heads<E, 2>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    break;
+                case 3:
+                    qk_heads<E, 3>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    break;
+                default:
+                    qk_heads<E, 4>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    break;
+            }
+        }
+    }
+
+    static void qk(KvElem elem_type, const float* q, int group, int64_t dk, const std::byte* k,
+                   size_t k_stride, int64_t n, float scale, float* s, int64_t s_stride) {
+        if (elem_type == KvElem::F16)
+            qk_typed<uint16_t>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+        else
+            qk_typed<float>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+    }
+
+    // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
+    // accumulators stay in registers while the n value rows stream past.
+    template <class E, int GN, int U>
+    static void pv_columns(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
+                           size_t v_stride, int64_t d, float* o, int64_t o_stride) {
+        T acc[GN][U];
+        for (int g = 0; g < GN; ++g)
+            for (int u = 0; u < U; ++u) acc[g][u] = V::load(o + g * o_stride + d + u * W);
+        for (int64_t j = 0; j < n; ++j) {
+            const E* vr = reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d;
+            T vv[U];
+            for (int u = 0; u < U; ++u) vv[u] = V::load(vr + u * W);
+            for (int g = 0; g < GN; ++g) {
+                const T pj = V::set1(p[g * p_stride + j]);
+                for (int u = 0; u < U; ++u) acc[g][u] = V::fma(pj, vv[u], acc[g][u]);
+            }
+        }
+        for (int g = 0; g < GN; ++g)
+            for (int u = 0; u < U; ++u) V::store(o + g * o_stride + d + u * W, acc[g][u]);
+    }
+
+    template <class E, int GN>
+    static void pv_heads(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
+                         size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
+        constexpr int U = V::kUnroll;
+        int64_t d = 0;
+        for (; d + U * W <= dv; d += U * W)
+            pv_columns<E, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride);
+        for (; d + W <= dv; d += W)
+            pv_columns<E, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride);
+        for (; d < dv; ++d) {
+            for (int g = 0; g < GN; ++g) {
+                float sum = o[g * o_stride + d];
+                for (int64_t j = 0; j < n; ++j)
+                    sum += p[g * p_stride + j] *
+                           elem(reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d);
+                o[g * o_stride + d] = sum;
+            }
+        }
+    }
+
+    template <class E>
+    static void pv_typed(const float* p, int group, int64_t p_stride, int64_t n, const std::byte* v,
+                         size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
+        for (int g0 = 0; g0 < group; g0 += 4) {
+            const float* pg = p + g0 * p_stride;
+            float* og = o + g0 * o_stride;
+            switch (std::min(4, group - g0)) {
+                case 1:
+                    pv_heads<E, 1>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    break;
+                case 2:
+                    pv_heads<E, 2>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    break;
+                case 3:
+                    pv_heads<E, 3>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    break;
+                default:
+                    pv_heads<E, 4>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    break;
+            }
+        }
+    }
+
+    static void pv(KvElem elem_type, const float* p, int group, int64_t p_stride, int64_t n,
+                   const std::byte* v, size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
+        if (elem_type == KvElem::F16)
+            pv_typed<uint16_t>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+        else
+            pv_typed<float>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+    }
+
+    static float max(const float* x, int64_t n) {
+        int64_t i = 0;
+        float m = x[0];
+        if (n >= W) {
+            T acc = V::load(x);
+            for (i = W; i + W <= n; i += W) acc = V::max(acc, V::load(x + i));
+            m = V::reduce_max(acc);
+        }
+        for (; i < n; ++i) m = std::max(m, x[i]);
+        return m;
+    }
+
+    static float exp_sub_sum(float* x, int64_t n, float sub) {
+        const T vsub = V::set1(sub);
+        T acc = V::zero();
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            const T e = V::exp(V::sub(V::load(x + i), vsub));
+            V::store(x + i, e);
+            acc = V::add(acc, e);
+        }
+        float sum = V::reduce_add(acc);
+        for (; i < n; ++i) {
+            x[i] = V::exp1(x[i] - sub);
+            sum += x[i];
+        }
+        return sum;
+    }
+
+    static void scale(float* x, int64_t n, float s, bool round) {
+        const T vs = V::set1(s);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) V::store(x + i, V::mul(V::load(x + i), vs));
+        for (; i < n; ++i) x[i] *= s;
+        if (round) round_f16(x, x, n);
+    }
+
+    // tanh(y) = 1 - 2 / (e^{2y} + 1): saturates to ±1 as e^{2y} goes to inf or 0.
+    static T tanh(T y) {
+        const T one = V::set1(1.0f);
+        const T e = V::exp(V::add(y, y));
+        return V::sub(one, V::div(V::set1(2.0f), V::add(e, one)));
+    }
+    static float tanh1(float y) { return 1.0f - 2.0f / (V::exp1(2.0f * y) + 1.0f); }
+
+    static void softcap(float* x, int64_t n, float cap) {
+        const T vcap = V::set1(cap), vinv = V::set1(1.0f / cap);
+        int64_t i = 0;
+        for (; i + W <= n; i += W)
+            V::store(x + i, V::mul(vcap, tanh(V::mul(V::load(x + i), vinv))));
+        for (; i < n; ++i) x[i] = cap * tanh1(x[i] / cap);
+    }
+
+    static void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+        const double sum = V::sum_squares_f64(x, n);
+        const float s = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+        const T vs = V::set1(s);
+        int64_t i = 0;
+        for (; i + W <= n; i += W)
+            V::store(y + i, V::mul(V::mul(V::load(x + i), vs), V::load(w + i)));
+        for (; i < n; ++i) y[i] = (x[i] * s) * w[i];
+    }
+
+    static void swiglu(float* gate, const float* up, int64_t n) {
+        const T one = V::set1(1.0f);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            const T g = V::load(gate + i);
+            const T silu = V::div(g, V::add(one, V::exp(V::sub(V::zero(), g))));
+            V::store(gate + i, V::mul(silu, V::load(up + i)));
+        }
+        for (; i < n; ++i) gate[i] = gate[i] / (1.0f + V::exp1(-gate[i])) * up[i];
+    }
+
+    static void geglu_tanh(float* gate, const float* up, int64_t n) {
+        constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+        const T half = V::set1(0.5f), one = V::set1(1.0f), c = V::set1(kSqrt2OverPi),
+                a = V::set1(0.044715f);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            const T x = V::load(gate + i);
+            const T inner = V::mul(V::mul(c, x), V::fma(V::mul(a, x), x, one));
+            const T gelu = V::mul(V::mul(half, x), V::add(one, tanh(inner)));
+            V::store(gate + i, V::mul(gelu, V::load(up + i)));
+        }
+        for (; i < n; ++i) {
+            const float x = gate[i];
+            gate[i] =
+                0.5f * x * (1.0f + tanh1(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x))) * up[i];
+        }
+    }
+
+    static void add(float* x, const float* y, int64_t n) {
+        int64_t i = 0;
+        for (; i + W <= n; i += W) V::store(x + i, V::add(V::load(x + i), V::load(y + i)));
+        for (; i < n; ++i) x[i] += y[i];
+    }
+
+    static VecMath table() {
+        return VecMath{&f32_to_f16, &round_f16, &qk,       &pv,     &max,        &exp_sub_sum,
+                       &scale,      &softcap,   &rms_norm, &swiglu, &geglu_tanh, &add};
+    }
+};
+
+}  // namespace
+}  // namespace fluoro::cpu::detail
