@@ -93,10 +93,12 @@ void ThreadPool::work(int worker) {
     const ActiveRegion active(this);
     uint64_t claim = claim_.load(std::memory_order_acquire);
     for (;;) {
-        // n_tasks_ read between the load and a successful CAS belongs to claim's region: a new
-        // region is only published after every task of this one, including `claim`'s, finished.
+        // A successful CAS proves claim_ still held `claim`, so the region could not have been
+        // closed in between: the n_tasks_ read here belongs to claim's region.
         const auto task = static_cast<int64_t>(claim & 0xFFFFFFFFu);
-        if (task >= n_tasks_.load(std::memory_order_relaxed)) return;
+        // Acquire: a task count of a newer region than claim's implies claim_ has moved past
+        // claim (run_impl closes the old region first), so the CAS below fails.
+        if (task >= n_tasks_.load(std::memory_order_acquire)) return;
         if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acquire,
                                           std::memory_order_acquire)) {
             continue;  // claim now holds the current value
@@ -142,14 +144,20 @@ void ThreadPool::run_impl(int64_t n_tasks, TaskFn fn, void* ctx) {
         }
         return;
     }
+    // Close the previous region before touching its fields: a worker may still hold a claim word
+    // of it, read just before its last task was taken. Paired with a larger n_tasks_ of this
+    // region that stale word would look claimable, and if claim_ still held it the CAS would take
+    // (and run twice) a task of this region. After this store every CAS on an old word fails; a
+    // worker that sees the closed word finds no task (kClosed >= any n_tasks).
+    const uint64_t generation = (claim_.load(std::memory_order_relaxed) >> kTaskBits) + 1;
+    claim_.store(generation << kTaskBits | kClosed);
     fn_.store(fn, std::memory_order_relaxed);
     ctx_.store(ctx, std::memory_order_relaxed);
-    n_tasks_.store(n_tasks, std::memory_order_relaxed);
+    n_tasks_.store(n_tasks, std::memory_order_release);  // after the closing store, for workers
     done_.store(0, std::memory_order_relaxed);
     failed_.store(false, std::memory_order_relaxed);
     error_ = nullptr;
     // Publish: the new generation with task 0 (seq_cst, paired with the sleepers' check below).
-    const uint64_t generation = (claim_.load(std::memory_order_relaxed) >> kTaskBits) + 1;
     claim_.store(generation << kTaskBits);
     if (sleepers_.load() > 0) {
         { std::lock_guard lock(mutex_); }  // a worker between its check and its wait gets it

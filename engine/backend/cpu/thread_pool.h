@@ -58,6 +58,7 @@ class ThreadPool {
     void stop_workers();
 
     static constexpr int kTaskBits = 32;  // claim_ = generation << kTaskBits | next task
+    static constexpr uint64_t kClosed = 0xFFFFFFFFu;  // task field while a region is being set up
 
     int n_threads_;
     std::vector<std::thread> threads_;

@@ -102,6 +102,25 @@ TEST(ThreadPool, ManyShortRegionsBackToBack) {
     }
 }
 
+// Regions of changing size back to back: a worker that read the previous region's claim word
+// just before its last task was taken must not claim (and run a second time) a task of the next,
+// larger region. Before the fix this hung within seconds: the run() waiting for its task count
+// saw one completion too many.
+TEST(ThreadPool, RegionsOfChangingSizeRunEachTaskOnce) {
+    for (int n_threads : {2, 3}) {
+        ThreadPool pool(n_threads);
+        std::vector<std::atomic<int>> runs(64);
+        int64_t bad = 0;
+        for (int region = 0; region < 100000; ++region) {
+            const int64_t n = 1 + (region * 7) % 17;  // 1..17, small and large regions mixed
+            for (int64_t t = 0; t < n; ++t) runs[size_t(t)].store(0, std::memory_order_relaxed);
+            pool.run(n, [&](int64_t t, int) { runs[size_t(t)].fetch_add(1); });
+            for (int64_t t = 0; t < n; ++t) bad += runs[size_t(t)].load() != 1;
+        }
+        EXPECT_EQ(bad, 0) << n_threads << " threads";
+    }
+}
+
 TEST(ThreadPool, RegionsAfterWorkersFellAsleep) {
     ThreadPool pool(3);
     for (int round = 0; round < 3; ++round) {
