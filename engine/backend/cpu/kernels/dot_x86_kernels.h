@@ -351,6 +351,92 @@ struct Q6_KSimd {
     static float finish(const Acc& acc) { return hsum(acc.v); }
 };
 
+// ---- float types: weights and activations in the same format (F32, F16, BF16) ----
+// Converted to fp32 in registers (F16C; BF16 is the top half of an fp32) and multiplied with FMAs
+// into fp32 accumulators, as ggml's SIMD ggml_vec_dot_f16/bf16/f32 do (the generic kernels
+// accumulate in double, like ggml's scalar code).
+
+struct F32Simd {
+    using T = float;
+    static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+    static float load1(const float* p) { return *p; }
+};
+
+struct F16Simd {
+    using T = uint16_t;
+    static __m256 load(const uint16_t* p) { return _mm256_cvtph_ps(load128(p)); }
+    static float load1(const uint16_t* p) { return fp16(*p); }
+};
+
+struct BF16Simd {
+    using T = uint16_t;
+    static __m256 load(const uint16_t* p) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
+    }
+    static float load1(const uint16_t* p) {
+        const uint32_t bits = uint32_t{*p} << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof(f));
+        return f;
+    }
+};
+
+// NX tokens (NX <= 4: two accumulators each stay in registers on AVX2's 16) against one row; the
+// weights are converted once for all of them. A token's operations do not depend on NX.
+template <class F, int NX>
+void float_dot_tile(const typename F::T* w, const std::byte* x, size_t x_stride, int64_t n,
+                    float* out) {
+    using T = typename F::T;
+    const T* xs[NX];
+    __m256 acc[NX][2];
+    for (int t = 0; t < NX; ++t) {
+        xs[t] = reinterpret_cast<const T*>(x + size_t(t) * x_stride);
+        acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+    }
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 w0 = F::load(w + i), w1 = F::load(w + i + 8);
+        for (int t = 0; t < NX; ++t) {
+            acc[t][0] = _mm256_fmadd_ps(w0, F::load(xs[t] + i), acc[t][0]);
+            acc[t][1] = _mm256_fmadd_ps(w1, F::load(xs[t] + i + 8), acc[t][1]);
+        }
+    }
+    if (i + 8 <= n) {
+        const __m256 w0 = F::load(w + i);
+        for (int t = 0; t < NX; ++t) acc[t][0] = _mm256_fmadd_ps(w0, F::load(xs[t] + i), acc[t][0]);
+        i += 8;
+    }
+    for (int t = 0; t < NX; ++t) {
+        float sum = hsum(_mm256_add_ps(acc[t][0], acc[t][1]));
+        for (int64_t j = i; j < n; ++j) sum += F::load1(w + j) * F::load1(xs[t] + j);
+        out[t] = sum;
+    }
+}
+
+template <class F>
+void row_dot_float_simd(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n,
+                        float* out) {
+    const auto* w = static_cast<const typename F::T*>(w_row);
+    const auto* xb = static_cast<const std::byte*>(x);
+    for (int t0 = 0; t0 < n_x; t0 += 4) {
+        const std::byte* xt = xb + size_t(t0) * x_stride;
+        switch (n_x - t0 < 4 ? n_x - t0 : 4) {
+            case 1:
+                float_dot_tile<F, 1>(w, xt, x_stride, n, out + t0);
+                break;
+            case 2:
+                float_dot_tile<F, 2>(w, xt, x_stride, n, out + t0);
+                break;
+            case 3:
+                float_dot_tile<F, 3>(w, xt, x_stride, n, out + t0);
+                break;
+            default:
+                float_dot_tile<F, 4>(w, xt, x_stride, n, out + t0);
+                break;
+        }
+    }
+}
+
 // ---- the row loop ----
 
 template <class K, int NX>
@@ -410,6 +496,9 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::Q4_K, &row_dot<Q4_KSimd>);
     set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
     set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);
+    set(GgmlType::F32, &row_dot_float_simd<F32Simd>);
+    set(GgmlType::F16, &row_dot_float_simd<F16Simd>);
+    set(GgmlType::BF16, &row_dot_float_simd<BF16Simd>);
 }
 
 }  // namespace x86
