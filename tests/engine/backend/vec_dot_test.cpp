@@ -262,6 +262,50 @@ TEST(CpuKernelRowDot, TileEqualsSingleRows) {
     }
 }
 
+// The row-pair (prefill) kernel must equal two single-row calls bit for bit for every tile size.
+TEST(CpuKernelRowPairDot, EqualsTwoSingleRows) {
+    int checked = 0;
+    for (CpuIsa isa : test::supported_isas()) {
+        std::mt19937 rng(79);
+        for (GgmlType type : kDotWeightTypes) {
+            const RowPairDotFn pair = row_pair_dot_fn(type, isa);
+            if (!pair) continue;
+            const int64_t n = 1536;
+            const size_t w_stride = *row_bytes(type, n) + 16;  // padded weight rows
+            std::vector<uint8_t> ws(2 * w_stride);
+            for (int r = 0; r < 2; ++r) {
+                const std::vector<uint8_t> w = test::random_weight_row(type, n, rng);
+                std::memcpy(ws.data() + r * w_stride, w.data(), w.size());
+            }
+            const size_t stride = *row_bytes(vec_dot_partner(type), n) + 64;
+            std::vector<uint8_t> xs(stride * kMaxDotRows);
+            for (int t = 0; t < kMaxDotRows; ++t) {
+                const std::vector<uint8_t> xq = to_partner(type, test::random_floats(n, rng));
+                std::memcpy(xs.data() + t * stride, xq.data(), xq.size());
+            }
+            const RowDotFn single = row_dot_fn(type, isa);
+            for (int n_x = 1; n_x <= kMaxDotRows; ++n_x) {
+                float out0[kMaxDotRows], out1[kMaxDotRows], ref[kMaxDotRows];
+                pair(ws.data(), w_stride, xs.data(), stride, n_x, n, out0, out1);
+                for (int r = 0; r < 2; ++r) {
+                    single(ws.data() + r * w_stride, xs.data(), stride, n_x, n, ref);
+                    const float* got = r == 0 ? out0 : out1;
+                    for (int t = 0; t < n_x; ++t)
+                        EXPECT_EQ(std::bit_cast<uint32_t>(got[t]), std::bit_cast<uint32_t>(ref[t]))
+                            << name(type) << " " << cpu_isa_name(isa) << " n_x=" << n_x << " row "
+                            << r << " token " << t;
+                }
+            }
+            ++checked;
+        }
+    }
+    if (cpu_isa_supported(CpuIsa::Avx512)) {
+        EXPECT_EQ(checked, 6);  // the legacy types on AVX-512
+    } else {
+        EXPECT_EQ(checked, 0);
+    }
+}
+
 // Types whose SIMD kernels are the generic source compiled for the ISA (no FMA contraction): the
 // same bits. The hand-written ones (dot_x86_kernels.h) sum the same integers per block and differ
 // only in float order: within 1e-6 of Σ|ŵ·x̂|; for F32/F16/BF16 the SIMD sums are fp32 (the

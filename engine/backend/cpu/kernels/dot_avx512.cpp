@@ -42,6 +42,12 @@ DotTable make_avx512_dot_table() {
     return table;
 }
 
+PairDotTable make_avx512_pair_dot_table() {
+    PairDotTable table{};
+    x86::set_x86_pair_kernels(table);
+    return table;
+}
+
 }  // namespace
 }  // namespace fluoro::cpu::detail
 
@@ -63,6 +69,11 @@ const DotTable& avx512_dot_table() {
     static const DotTable table = make_avx512_dot_table();
     return table;
 }
+
+const PairDotTable& avx512_pair_dot_table() {
+    static const PairDotTable table = make_avx512_pair_dot_table();
+    return table;
+}
 #else
 bool avx512_dot_table_compiled() {
     return false;
@@ -70,6 +81,11 @@ bool avx512_dot_table_compiled() {
 
 const DotTable& avx512_dot_table() {
     return avx2_dot_table();
+}
+
+const PairDotTable& avx512_pair_dot_table() {
+    static const PairDotTable none{};
+    return none;
 }
 #endif
 

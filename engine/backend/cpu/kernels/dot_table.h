@@ -12,6 +12,7 @@ namespace fluoro::cpu::detail {
 
 inline constexpr size_t kDotTableSize = 40;  // ggml type ids 0..39; null where unsupported
 using DotTable = std::array<RowDotFn, kDotTableSize>;
+using PairDotTable = std::array<RowPairDotFn, kDotTableSize>;  // null where there is none
 
 const DotTable& generic_dot_table();
 
@@ -24,5 +25,7 @@ const DotTable& avx2_dot_table();
 // AVX-512 VNNI kernels over it. Only call when the CPU has AVX2, AVX-512 F/BW/VL and VNNI.
 bool avx512_dot_table_compiled();
 const DotTable& avx512_dot_table();
+// The row-pair kernels of the AVX-512 table (empty when not compiled); same condition.
+const PairDotTable& avx512_pair_dot_table();
 
 }  // namespace fluoro::cpu::detail

@@ -482,6 +482,77 @@ void row_dot(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t
     }
 }
 
+// Two weight rows against NX activation rows: both rows' blocks are decoded per block, then
+// each activation block (and its scale) is read once for both. A row's accumulation is exactly
+// row_dot_fixed's. 2 x NX accumulators: for the legacy types only, on AVX-512's 32 registers.
+template <class K, int NX>
+void row_pair_dot_fixed(const typename K::WBlock* w0, const typename K::WBlock* w1,
+                        const std::byte* x, size_t x_stride, int64_t n_blocks, float* out0,
+                        float* out1) {
+    using XBlock = typename K::XBlock;
+    const XBlock* xs[NX];
+    typename K::Acc acc0[NX], acc1[NX];
+    for (int t = 0; t < NX; ++t) {
+        xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
+        std::memset(static_cast<void*>(&acc0[t]), 0, sizeof(acc0[t]));
+        std::memset(static_cast<void*>(&acc1[t]), 0, sizeof(acc1[t]));
+    }
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const typename K::Prep p0 = K::prep(w0[b]);
+        const typename K::Prep p1 = K::prep(w1[b]);
+        for (int t = 0; t < NX; ++t) {
+            const XBlock& xb = xs[t][b];
+            K::accumulate(p0, xb, acc0[t]);
+            K::accumulate(p1, xb, acc1[t]);
+        }
+    }
+    for (int t = 0; t < NX; ++t) {
+        out0[t] = K::finish(acc0[t]);
+        out1[t] = K::finish(acc1[t]);
+    }
+}
+
+template <class K>
+void row_pair_dot(const void* w, size_t w_stride, const void* x, size_t x_stride, int n_x,
+                  int64_t n, float* out0, float* out1) {
+    static_assert(kMaxDotRows == 8);
+    const auto* w0 = static_cast<const typename K::WBlock*>(w);
+    const auto* w1 =
+        reinterpret_cast<const typename K::WBlock*>(static_cast<const std::byte*>(w) + w_stride);
+    const auto* xb = static_cast<const std::byte*>(x);
+    const int64_t nb = n / K::WBlock::kElems;
+    switch (n_x) {
+        case 1:
+            return row_pair_dot_fixed<K, 1>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 2:
+            return row_pair_dot_fixed<K, 2>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 3:
+            return row_pair_dot_fixed<K, 3>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 4:
+            return row_pair_dot_fixed<K, 4>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 5:
+            return row_pair_dot_fixed<K, 5>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 6:
+            return row_pair_dot_fixed<K, 6>(w0, w1, xb, x_stride, nb, out0, out1);
+        case 7:
+            return row_pair_dot_fixed<K, 7>(w0, w1, xb, x_stride, nb, out0, out1);
+        default:
+            return row_pair_dot_fixed<K, 8>(w0, w1, xb, x_stride, nb, out0, out1);
+    }
+}
+
+inline void set_x86_pair_kernels(PairDotTable& table) {
+    const auto set = [&table](GgmlType type, RowPairDotFn fn) {
+        table[static_cast<size_t>(type)] = fn;
+    };
+    set(GgmlType::Q4_0, &row_pair_dot<Q4_0Simd>);
+    set(GgmlType::Q4_1, &row_pair_dot<Q4_1Simd>);
+    set(GgmlType::Q5_0, &row_pair_dot<Q5_0Simd>);
+    set(GgmlType::Q5_1, &row_pair_dot<Q5_1Simd>);
+    set(GgmlType::Q8_0, &row_pair_dot<Q8_0Simd>);
+    set(GgmlType::IQ4_NL, &row_pair_dot<IQ4_NLSimd>);
+}
+
 // Puts the kernels of this file over `table`.
 inline void set_x86_kernels(DotTable& table) {
     const auto set = [&table](GgmlType type, RowDotFn fn) {

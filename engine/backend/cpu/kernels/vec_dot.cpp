@@ -150,6 +150,13 @@ RowDotFn row_dot_fn(GgmlType weight, CpuIsa isa) {
     return fn;
 }
 
+RowPairDotFn row_pair_dot_fn(GgmlType weight, CpuIsa isa) {
+    dot_table(isa);  // throws for an instruction set this CPU lacks
+    const auto id = static_cast<size_t>(weight);
+    if (isa != CpuIsa::Avx512 || id >= detail::kDotTableSize) return nullptr;
+    return detail::avx512_pair_dot_table()[id];
+}
+
 float vec_dot(GgmlType weight_type, const void* w_row, const void* x_row, int64_t n) {
     const RowDotFn fn = row_dot_fn(weight_type);
     const int64_t block = type_traits(weight_type).block_elems;

@@ -25,6 +25,13 @@ inline constexpr int kMaxDotRows = 8;
 using RowDotFn = void (*)(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n,
                           float* out);
 
+// Two consecutive weight rows (w, w + w_stride bytes) against the same tile of activation rows:
+// out0[t] and out1[t] as two RowDotFn calls would give them, bit for bit. Each activation block
+// and its scale are loaded once for both rows, which is where a prefill tile spends most of its
+// instructions. Only where the registers hold both rows' accumulators (AVX-512's 32).
+using RowPairDotFn = void (*)(const void* w, size_t w_stride, const void* x, size_t x_stride,
+                              int n_x, int64_t n, float* out0, float* out1);
+
 // The instruction sets the kernels are compiled for, in increasing order:
 //  Generic  the reference: portable C++ copying ggml-cpu's scalar float operations in order.
 //  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/Q4_K/Q6_K (ggml's
@@ -60,6 +67,9 @@ GgmlType vec_dot_partner(GgmlType weight);
 // The row kernel for `weight`, compiled for `isa`. Throws UnsupportedError for an unsupported
 // type or an instruction set this CPU lacks.
 RowDotFn row_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
+
+// The row-pair kernel for `weight` on `isa`, or null (use RowDotFn row by row).
+RowPairDotFn row_pair_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // Σ_i W[i] · X[i] over n elements: w_row in `weight_type`, x_row in vec_dot_partner(weight_type).
 // Throws UnsupportedError for an unsupported type, Error when n is negative or not a whole number
