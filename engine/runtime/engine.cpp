@@ -1,0 +1,378 @@
+#include "runtime/engine.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "backend/cpu/cpu_backend.h"
+#include "chat/chat_options.h"
+#include "core/error.h"
+#include "model/model.h"
+#include "runtime/chat_session.h"
+#include "runtime/generate.h"
+#include "runtime/sequence.h"
+#include "telemetry/profiling_backend.h"
+#include "telemetry/step_meter.h"
+
+namespace fluoro {
+
+namespace {
+
+constexpr int32_t kKvBlockTokens = 16;
+
+// A generation failure that rt_generate has already reported with its run id.
+class ReportedError : public Error {
+  public:
+    using Error::Error;
+};
+
+int64_t common_prefix(std::span<const int32_t> cached, std::span<const int32_t> prompt) {
+    // As Sequence::prefill: the prompt's last token is always computed.
+    const size_t limit = std::min(cached.size(), prompt.empty() ? 0 : prompt.size() - 1);
+    size_t n = 0;
+    while (n < limit && cached[n] == prompt[n]) ++n;
+    return int64_t(n);
+}
+
+}  // namespace
+
+struct Engine::State {
+    // Model side (all null when no model is loaded). Destroyed in reverse order: the sequence and
+    // KV before the model, the model before the backends it calls.
+    std::unique_ptr<cpu::CpuBackend> cpu;
+    std::unique_ptr<ProfilingBackend> profiling;
+    std::unique_ptr<Model> model;
+    std::unique_ptr<KvCache> kv;
+    std::unique_ptr<Sequence> seq;
+    std::unique_ptr<Sampler> sampler;
+    ChatRenderOptions render;
+    std::string model_path;
+    ModelSettings model_settings;
+    int64_t ctx = 0;
+
+    // Settings.
+    SamplingParams sampling;
+    int64_t max_tokens = 512;
+
+    // Conversation.
+    uint64_t conversation = 0;  // 0: none yet
+    std::string system_prompt;
+    std::vector<ChatMessage> messages;
+
+    uint64_t last_conversation = 0;
+    uint64_t last_run = 0;
+
+    void drop_model() {
+        sampler.reset();
+        seq.reset();
+        kv.reset();
+        model.reset();
+        profiling.reset();
+        cpu.reset();
+        model_path.clear();
+    }
+};
+
+Engine::Engine(EngineOptions opt)
+    : opt_(opt),
+      events_(opt.max_pending_snapshots),
+      level_(opt.level),
+      started_(std::chrono::steady_clock::now()),
+      state_(std::make_unique<State>()),
+      thread_([this] { rt_loop(); }) {}
+
+Engine::~Engine() {
+    cancel();
+    queue_.close();
+    if (thread_.joinable()) thread_.join();
+    events_.close();
+}
+
+void Engine::submit(Command c) {
+    queue_.push(std::move(c));
+}
+
+void Engine::submit_tagged(std::string tag, Command c) {
+    queue_.push(std::move(c), std::move(tag));
+}
+
+void Engine::submit_blocking(Command c) {
+    auto done = std::make_shared<std::promise<void>>();
+    std::future<void> f = done->get_future();
+    queue_.push(std::move(c), {}, std::move(done));
+    f.get();
+}
+
+void Engine::cancel() {
+    std::lock_guard lock(cancel_mu_);
+    cancel_upto_ = queue_.last_seq();
+    cancel_flag_.store(true);
+}
+
+int64_t Engine::engine_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                started_)
+        .count();
+}
+
+void Engine::rt_loop() {
+    while (auto q = queue_.wait_pop()) rt_run(*q);
+    state_->drop_model();
+}
+
+void Engine::rt_run(const QueuedCommand& q) {
+    {
+        std::lock_guard lock(cancel_mu_);
+        cancel_flag_.store(q.seq <= cancel_upto_);
+    }
+    try {
+        rt_execute(q.command);
+        if (q.done) q.done->set_value();
+    } catch (const ReportedError& e) {  // a run reported its own failure (with its id)
+        if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
+    } catch (const std::exception& e) {
+        emit(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns()});
+        if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
+    }
+}
+
+void Engine::rt_execute(const Command& c) {
+    State& s = *state_;
+    if (const auto* load = std::get_if<LoadModel>(&c)) return rt_load(*load);
+    if (std::holds_alternative<UnloadModel>(c)) return rt_unload();
+    if (const auto* nc = std::get_if<NewConversation>(&c))
+        return rt_new_conversation(nc->system_prompt);
+    if (const auto* cs = std::get_if<ChangeSettings>(&c)) return rt_settings(*cs);
+    if (!s.model) throw Error("no model is loaded: load one before sending messages");
+    if (const auto* send = std::get_if<SendMessage>(&c)) {
+        if (s.conversation == 0) rt_new_conversation(s.system_prompt);
+        return rt_generate(RunKind::Send, int64_t(s.messages.size()), send->text);
+    }
+    if (std::holds_alternative<Regenerate>(c)) {
+        if (s.messages.empty() || s.messages.back().role != "assistant")
+            throw Error("nothing to regenerate: the conversation does not end with a reply");
+        return rt_generate(RunKind::Regenerate, int64_t(s.messages.size()) - 1, {});
+    }
+    if (const auto* edit = std::get_if<EditAndResend>(&c)) {
+        const int64_t i = edit->message_index;
+        if (i < 0 || i >= int64_t(s.messages.size()) || s.messages[size_t(i)].role != "user")
+            throw Error("cannot edit message " + std::to_string(i) + ": the conversation has " +
+                        std::to_string(s.messages.size()) +
+                        " messages and only user messages can be edited");
+        return rt_generate(RunKind::Edit, i, edit->text);
+    }
+}
+
+void Engine::rt_load(const LoadModel& c) {
+    State& s = *state_;
+    const ModelSettings& ms = c.settings;
+    if (ms.ctx < 1) throw Error("the context size must be at least 1 token");
+    if (ms.batch < 1) throw Error("the batch size must be at least 1 token");
+    s.drop_model();
+    if (s.conversation != 0) {
+        s.conversation = 0;
+        s.messages.clear();
+    }
+    try {
+        s.cpu = std::make_unique<cpu::CpuBackend>(ms.threads);
+        s.profiling = std::make_unique<ProfilingBackend>(*s.cpu);
+        ModelLoadOptions lo;
+        lo.max_batch = ms.batch;
+        lo.max_logit_rows = 1;
+        s.model = Model::load(c.path, *s.profiling, lo);
+        s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
+        s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
+        s.seq = std::make_unique<Sequence>(*s.model, *s.kv, 0);
+        s.sampler = std::make_unique<Sampler>(s.sampling, int32_t(s.model->n_vocab()));
+        s.render = chat_options_from_template(s.model->chat_template_text());
+    } catch (...) {
+        s.drop_model();
+        throw;
+    }
+    s.model_path = c.path.string();
+    s.model_settings = ms;
+    ModelLoaded ev;
+    ev.path = s.model_path;
+    ev.name = s.model->file().get_string("general.name").value_or(c.path.filename().string());
+    ev.arch = s.model->hparams().arch;
+    ev.backend = std::string(s.cpu->name());
+    ev.kv_type = std::string(kv_type_name(ms.kv_type));
+    ev.threads = s.cpu->threads();
+    ev.ctx = s.ctx;
+    ev.weights_bytes = s.profiling->weights_bytes();
+    emit(std::move(ev));
+}
+
+void Engine::rt_unload() {
+    state_->drop_model();
+    state_->conversation = 0;
+    state_->messages.clear();
+    emit(ModelUnloaded{});
+}
+
+void Engine::rt_new_conversation(std::string system_prompt) {
+    State& s = *state_;
+    s.conversation = ++s.last_conversation;
+    s.system_prompt = std::move(system_prompt);
+    s.messages.clear();
+    if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
+    emit(ConversationStarted{s.conversation, s.system_prompt});
+}
+
+void Engine::rt_settings(const ChangeSettings& c) {
+    State& s = *state_;
+    if (c.max_tokens && *c.max_tokens < 1)
+        throw Error("max_tokens must be at least 1, not " + std::to_string(*c.max_tokens));
+    if (c.sampling) {
+        c.sampling->validate();
+        if (s.sampler) s.sampler->set_params(*c.sampling);
+        s.sampling = *c.sampling;
+    }
+    if (c.max_tokens) s.max_tokens = *c.max_tokens;
+    if (c.system_prompt) s.system_prompt = *c.system_prompt;
+}
+
+void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
+    const State& s = *state_;
+    auto snap = std::make_shared<KvSnapshot>();
+    snap->run = run;
+    snap->step = step;
+    snap->block_tokens = kKvBlockTokens;
+    snap->bytes_per_token = int64_t(s.kv->shape().bytes_per_token());
+    snap->t_ns = t_ns;
+    const int64_t used = int64_t(s.seq->tokens().size());
+    const int64_t n_blocks = (s.ctx + kKvBlockTokens - 1) / kKvBlockTokens;
+    snap->blocks.resize(size_t(n_blocks));
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const int64_t tokens = std::clamp<int64_t>(used - b * kKvBlockTokens, 0, kKvBlockTokens);
+        KvBlock& blk = snap->blocks[size_t(b)];
+        blk.tokens = int32_t(tokens);
+        blk.owner = tokens > 0 ? 0 : -1;
+        blk.state = tokens > 0 ? KvBlockState::Used : KvBlockState::Free;
+    }
+    emit(std::shared_ptr<const KvSnapshot>(std::move(snap)));
+}
+
+void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
+    State& s = *state_;
+    const auto run_start = std::chrono::steady_clock::now();
+    const uint64_t run = ++s.last_run;
+
+    std::vector<ChatMessage> history(s.messages.begin(), s.messages.begin() + kept_messages);
+    if (kind != RunKind::Regenerate) history.push_back({"user", user_text});
+
+    RunStarted rs;
+    rs.run = run;
+    rs.conversation = s.conversation;
+    rs.kind = kind;
+    rs.kept_messages = kept_messages;
+    rs.user_text = user_text;
+    rs.system_prompt = s.system_prompt;
+    rs.sampling = s.sampling;
+    rs.max_tokens = s.max_tokens;
+    rs.model_path = s.model_path;
+    rs.model_name = s.model->file().get_string("general.name").value_or(s.model_path);
+    rs.arch = s.model->hparams().arch;
+    rs.backend = std::string(s.cpu->name());
+    rs.kv_type = std::string(kv_type_name(s.model_settings.kv_type));
+    rs.threads = s.cpu->threads();
+    rs.ctx = s.ctx;
+    rs.wall_clock_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+    rs.level = level_.load();
+
+    StepMeter meter(*s.profiling, run_start);
+    RunFinished fin;
+    fin.run = run;
+    bool announced = false;
+    try {
+        std::vector<ChatMessage> all;
+        if (!s.system_prompt.empty()) all.push_back({"system", s.system_prompt});
+        all.insert(all.end(), history.begin(), history.end());
+        const std::vector<int32_t> prompt = tokenize_chat(*s.model, all, s.render, true);
+        rs.prompt_tokens = int64_t(prompt.size());
+        emit(rs);
+        announced = true;
+        const int64_t cached = common_prefix(s.seq->tokens(), prompt);
+
+        int64_t n_token = 0, n_step = 0;
+        bool in_prefill = true;
+        const auto emit_memory = [&](int64_t t_ns) {
+            emit(MemoryCounters{run, s.profiling->weights_bytes(), int64_t(s.kv->bytes_allocated()),
+                                int64_t(s.seq->tokens().size() * s.kv->shape().bytes_per_token()),
+                                s.profiling->scratch_bytes(), t_ns});
+        };
+        const auto close_step = [&](TelemetryLevel level) {
+            const StepPhase phase = in_prefill ? StepPhase::Prefill : StepPhase::Decode;
+            const int64_t tokens = in_prefill ? int64_t(prompt.size()) - cached : 1;
+            if (level == TelemetryLevel::Off) return meter.restart();
+            const StepEvent step =
+                meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
+            emit(step);
+            if (in_prefill)
+                emit(PrefixCacheEvent{run, int64_t(prompt.size()), cached, tokens, 0, step.end_ns});
+            if (level == TelemetryLevel::Full) {
+                emit_memory(step.end_ns);
+                if (in_prefill || step.index % opt_.kv_snapshot_every == 0)
+                    rt_emit_kv_snapshot(run, step.index, step.end_ns);
+            }
+        };
+        const auto on_token = [&](const GeneratedToken& t) {
+            const TelemetryLevel level = level_.load();
+            if (t.id >= 0) {  // a sampled token ends a step (the EOG token is never streamed)
+                close_step(level);
+                in_prefill = false;
+            }
+            s.profiling->set_timing(level == TelemetryLevel::Full);
+            TokenEvent te;
+            te.run = run;
+            te.index = n_token++;
+            te.id = t.id;
+            te.piece = std::string(t.text);
+            if (t.sample) {
+                te.logprob = t.sample->logprob;
+                if (level != TelemetryLevel::Off)
+                    te.top.assign(t.sample->top().begin(), t.sample->top().end());
+            }
+            te.t_ns = meter.now_ns();
+            emit(std::move(te));
+        };
+        s.profiling->set_timing(rs.level == TelemetryLevel::Full);
+        GenerateOptions gen;
+        gen.max_tokens = s.max_tokens;
+        const GenerateResult r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen,
+                                          on_token, &cancel_flag_);
+        // The forward pass whose logits gave the EOG token (or that a cancel interrupted) has
+        // no streamed token of its own: report it as a step too.
+        const TelemetryLevel level = level_.load();
+        const int64_t forwards = (r.prefill.prompt_tokens > 0 ? 1 : 0) + r.decode_steps;
+        if (forwards > int64_t(r.tokens.size())) close_step(level);
+        if (level != TelemetryLevel::Off && level != TelemetryLevel::Full)
+            emit_memory(meter.now_ns());
+
+        fin.stop = std::string(stop_reason_name(r.stop));
+        fin.text = r.text;
+        fin.n_tokens = int64_t(r.tokens.size());
+        fin.prompt_tokens = r.prefill.prompt_tokens;
+        fin.cached_tokens = r.prefill.reused_tokens;
+        fin.computed_tokens = r.prefill.computed_tokens;
+        fin.prefill_ms = r.prefill.ms;
+        fin.ttft_ms = r.ttft_ms;
+        fin.decode_ms = r.decode_ms;
+        fin.decode_steps = r.decode_steps;
+        fin.t_ns = meter.now_ns();
+        history.push_back({"assistant", r.text});
+        s.messages = std::move(history);
+        emit(std::move(fin));
+    } catch (const std::exception& e) {
+        if (!announced) emit(rs);  // failed before it was announced (e.g. tokenizing)
+        emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns()});
+        fin.stop = "error";
+        fin.error = e.what();
+        fin.t_ns = meter.now_ns();
+        emit(std::move(fin));
+        throw ReportedError(e.what());
+    }
+}
+
+}  // namespace fluoro

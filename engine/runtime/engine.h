@@ -1,0 +1,85 @@
+// The Engine: one thread that owns the backend, the model, the KV cache and the conversation,
+// runs the commands submitted to it in order (engine_commands.h) and reports what happens as
+// telemetry events on a bounded stream (telemetry/event_stream.h). Nothing else touches the model:
+// callers only submit commands and read events, so a GUI thread never waits on inference.
+//
+// Threads: every public method may be called from any thread. Private methods prefixed rt_ run
+// on the engine thread only. A command that fails yields an ErrorEvent (and, for a generation, a
+// RunFinished with stop "error"); the engine then goes on with the next command.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chat/chat_render.h"
+#include "runtime/command_queue.h"
+#include "runtime/engine_commands.h"
+#include "telemetry/event_stream.h"
+#include "telemetry/telemetry_level.h"
+
+namespace fluoro {
+
+struct EngineOptions {
+    TelemetryLevel level = TelemetryLevel::Summary;
+    size_t max_pending_snapshots = 64;  // EventStream budget for bulky snapshots
+    int64_t kv_snapshot_every = 8;      // decode steps between KV snapshots at level Full
+};
+
+class Engine {
+  public:
+    explicit Engine(EngineOptions opt = {});
+    ~Engine();  // cancels the current run, drops queued commands, joins the thread
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    EventStream& events() { return events_; }
+
+    // Plain submission: runs after everything queued before it.
+    void submit(Command c);
+    // Latest wins: replaces a queued, not yet started command with the same tag.
+    void submit_tagged(std::string tag, Command c);
+    // Waits until the command has run; throws fluoro::Error with its failure. (The failure is
+    // also reported as an ErrorEvent, like for any other submission.) Never call it from a
+    // consumer that the engine might be waiting on.
+    void submit_blocking(Command c);
+    // Stops the running generation within one decode step and makes the generations already
+    // queued stop at once (they report stop "cancelled"). Later submissions are unaffected.
+    void cancel();
+
+    void set_telemetry_level(TelemetryLevel level) { level_.store(level); }
+    TelemetryLevel telemetry_level() const { return level_.load(); }
+
+  private:
+    struct State;  // what the engine thread owns (engine.cpp)
+
+    void rt_loop();
+    void rt_run(const QueuedCommand& q);
+    void rt_execute(const Command& c);
+    void rt_load(const LoadModel& c);
+    void rt_unload();
+    void rt_new_conversation(std::string system_prompt);
+    void rt_settings(const ChangeSettings& c);
+    void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
+    void rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns);
+    void emit(Event e) { events_.push(std::move(e)); }
+    int64_t engine_ns() const;
+
+    EngineOptions opt_;
+    EventStream events_;
+    CommandQueue queue_;
+    std::atomic<TelemetryLevel> level_;
+    std::mutex cancel_mu_;
+    uint64_t cancel_upto_ = 0;  // commands with seq <= this are cancelled
+    std::atomic<bool> cancel_flag_{false};
+    std::chrono::steady_clock::time_point started_;
+    std::unique_ptr<State> state_;
+    std::thread thread_;  // last: starts after everything above exists
+};
+
+}  // namespace fluoro

@@ -1,0 +1,22 @@
+#include "runtime/engine_commands.h"
+
+namespace fluoro {
+namespace {
+
+struct Namer {
+    std::string_view operator()(const LoadModel&) const { return "load_model"; }
+    std::string_view operator()(const UnloadModel&) const { return "unload_model"; }
+    std::string_view operator()(const NewConversation&) const { return "new_conversation"; }
+    std::string_view operator()(const SendMessage&) const { return "send"; }
+    std::string_view operator()(const Regenerate&) const { return "regenerate"; }
+    std::string_view operator()(const EditAndResend&) const { return "edit"; }
+    std::string_view operator()(const ChangeSettings&) const { return "settings"; }
+};
+
+}  // namespace
+
+std::string_view command_name(const Command& c) {
+    return std::visit(Namer{}, c);
+}
+
+}  // namespace fluoro

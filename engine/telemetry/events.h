@@ -1,0 +1,183 @@
+// The engine's telemetry events: plain values (no pointers into engine memory) that the engine
+// thread emits and any consumer — the UI, the store writer, a replayed run — reads the same way.
+// Times are nanoseconds of a monotonic clock (std::chrono::steady_clock) since the run started
+// (RunStarted.t_ns == 0); events outside a run carry run == 0 and time since the engine started.
+// Bulky snapshots travel as shared_ptr<const …> so fanning one out to several consumers copies
+// nothing and nobody can change it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sampling/sampler.h"
+#include "sampling/sampling_params.h"
+#include "telemetry/telemetry_level.h"
+#include "telemetry/time_category.h"
+
+namespace fluoro {
+
+enum class RunKind { Send, Regenerate, Edit };
+std::string_view run_kind_name(RunKind k);  // "send", "regenerate", "edit"
+
+enum class StepPhase { Prefill, Decode, Draft, Verify };
+std::string_view step_phase_name(StepPhase p);  // "prefill", "decode", "draft", "verify"
+
+// A generation starts. The conversation's history is its first kept_messages messages, then
+// user_text as a new user message unless the run is a Regenerate; the reply follows.
+struct RunStarted {
+    uint64_t run = 0;
+    uint64_t conversation = 0;
+    RunKind kind = RunKind::Send;
+    int64_t kept_messages = 0;
+    std::string user_text;
+    std::string system_prompt;
+    SamplingParams sampling;
+    int64_t max_tokens = 0;
+    std::string model_path, model_name, arch, backend, kv_type;
+    int threads = 0;
+    int64_t ctx = 0;
+    int64_t prompt_tokens = 0;
+    int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
+    TelemetryLevel level = TelemetryLevel::Off;
+    int64_t t_ns = 0;
+};
+
+// One generated token. id == -1: text flushed at the end of the run that no token released
+// (an incomplete UTF-8 sequence), with no probabilities.
+struct TokenEvent {
+    uint64_t run = 0;
+    int64_t index = 0;  // 0-based within the run
+    int32_t id = -1;
+    std::string piece;  // complete UTF-8 released by this token (may be empty)
+    float logprob = 0;
+    std::vector<TokenProb> top;  // most likely first; empty at telemetry level Off
+    int64_t t_ns = 0;
+};
+
+// One step: a forward pass over `tokens` tokens (a whole prefill counts as one step) and the
+// sampling after it. op_ns splits the wall time by category at level Full (zeros otherwise);
+// the categories never sum to more than end_ns - start_ns.
+struct StepEvent {
+    uint64_t run = 0;
+    int64_t index = 0;
+    StepPhase phase = StepPhase::Decode;
+    int64_t tokens = 0;
+    int64_t start_ns = 0, end_ns = 0;
+    CategoryTimes op_ns{};
+};
+
+// Attention weights of one head of one layer: rows are query positions first_row.., columns
+// key positions 0..n_cols-1. Produced on request (the attention work fills these).
+struct AttentionSnapshot {
+    uint64_t run = 0;
+    int64_t step = 0;
+    int32_t layer = 0, head = 0;
+    int64_t first_row = 0, n_rows = 0, n_cols = 0;
+    std::vector<float> weights;  // (n_rows, n_cols) row-major
+    int64_t t_ns = 0;
+};
+
+enum class KvBlockState : uint8_t { Free, Used, Shared, Sink, Heavy, Evicted };
+std::string_view kv_block_state_name(KvBlockState s);
+
+struct KvBlock {
+    int32_t owner = -1;  // sequence (conversation slot) holding it; -1 when free
+    KvBlockState state = KvBlockState::Free;
+    int32_t tokens = 0;  // tokens stored in the block
+};
+
+// KV cache occupancy in blocks of block_tokens tokens.
+struct KvSnapshot {
+    uint64_t run = 0;
+    int64_t step = 0;
+    int32_t block_tokens = 0;
+    int64_t bytes_per_token = 0;
+    std::vector<KvBlock> blocks;
+    int64_t t_ns = 0;
+};
+
+struct DraftToken {
+    int32_t id = -1;
+    float q = 0;  // drafter probability
+    float p = 0;  // target probability
+    bool accepted = false;
+};
+
+// One speculative step: drafted tokens checked by the target model (producer: speculative work).
+struct SpecStep {
+    uint64_t run = 0;
+    int64_t step = 0;
+    std::string drafter;
+    std::vector<DraftToken> drafted;
+    int32_t accepted = 0;
+    int32_t resampled = -1;  // token drawn from the corrected distribution, -1 when none
+    int64_t t_ns = 0;
+};
+
+// What a prefill found already cached: the prompt's first cached_tokens tokens (the matched span
+// [0, cached_tokens)) were reused, computed_tokens ran through the model.
+struct PrefixCacheEvent {
+    uint64_t run = 0;
+    int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0, evicted_tokens = 0;
+    int64_t t_ns = 0;
+};
+
+struct MemoryCounters {
+    uint64_t run = 0;
+    int64_t weights_bytes = 0, kv_bytes = 0, kv_used_bytes = 0, scratch_bytes = 0;
+    int64_t t_ns = 0;
+};
+
+// The end of a run. stop: "eog", "max_tokens", "context_full", "cancelled" or "error" (then
+// error says why and the reply is discarded from the conversation).
+struct RunFinished {
+    uint64_t run = 0;
+    std::string stop;
+    std::string error;
+    std::string text;  // the whole reply
+    int64_t n_tokens = 0;
+    int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0;
+    double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;
+    int64_t decode_steps = 0;
+    int64_t t_ns = 0;
+};
+
+// A command failed; the engine goes on with the next one.
+struct ErrorEvent {
+    uint64_t run = 0;     // the run it broke, 0 when none
+    std::string command;  // "load_model", "send", ...
+    std::string message;
+    int64_t t_ns = 0;
+};
+
+struct ModelLoaded {
+    std::string path, name, arch, backend, kv_type;
+    int threads = 0;
+    int64_t ctx = 0;
+    int64_t weights_bytes = 0;
+};
+struct ModelUnloaded {};
+struct ConversationStarted {
+    uint64_t conversation = 0;
+    std::string system_prompt;
+};
+
+// Snapshots the stream dropped because its consumer fell behind, since the previous report.
+struct DropReport {
+    int64_t attention = 0, kv = 0;
+    int64_t total_attention = 0, total_kv = 0;  // since the stream was created
+};
+
+using Event =
+    std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
+                 std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
+                 RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
+                 DropReport>;
+
+// The run an event belongs to (0 for engine-level events).
+uint64_t event_run(const Event& e);
+
+}  // namespace fluoro

@@ -1,0 +1,104 @@
+#include "telemetry/profiling_backend.h"
+
+namespace fluoro {
+
+ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c)
+    : slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr) {
+    if (slot_) start_ = std::chrono::steady_clock::now();
+}
+
+ProfilingBackend::Scope::~Scope() {
+    if (slot_)
+        *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - start_)
+                      .count();
+}
+
+Weight ProfilingBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) {
+    Weight w = inner_.load_weight(file, info);
+    weights_bytes_ += int64_t(w.row_bytes) * w.ne[1] * w.ne[2] * w.ne[3];
+    return w;
+}
+
+std::unique_ptr<KvCache> ProfilingBackend::create_kv(const KvShape& shape) {
+    return inner_.create_kv(shape);
+}
+
+Act ProfilingBackend::alloc_act(int64_t rows, int64_t width) {
+    Act a = inner_.alloc_act(rows, width);
+    scratch_bytes_ += a.size() * int64_t(sizeof(float));
+    return a;
+}
+
+void ProfilingBackend::reserve(int64_t max_tokens, int64_t max_width) {
+    inner_.reserve(max_tokens, max_width);
+}
+
+void ProfilingBackend::get_rows(const Weight& table, std::span<const int32_t> ids, Act y) {
+    Scope s(*this, OpCategory::Other);
+    inner_.get_rows(table, ids, y);
+}
+
+void ProfilingBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory cat) {
+    Scope s(*this, cat);
+    inner_.matmul(w, x, y, cat);
+}
+
+void ProfilingBackend::add_bias(Act y, const Weight& bias) {
+    Scope s(*this, OpCategory::Other);
+    inner_.add_bias(y, bias);
+}
+
+void ProfilingBackend::rms_norm(const Act& x, const Weight& w, float eps, Act y) {
+    Scope s(*this, OpCategory::NormRope);
+    inner_.rms_norm(x, w, eps, y);
+}
+
+void ProfilingBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
+                            std::span<const int32_t> positions) {
+    Scope s(*this, OpCategory::NormRope);
+    inner_.rope(x, n_head, head_dim, p, positions);
+}
+
+void ProfilingBackend::attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
+                                 const Batch& batch, KvCache& kv, Act out) {
+    Scope s(*this, OpCategory::Attention);
+    inner_.attention(p, q, k, v, batch, kv, out);
+}
+
+void ProfilingBackend::add(Act x, const Act& y) {
+    Scope s(*this, OpCategory::Other);
+    inner_.add(x, y);
+}
+
+void ProfilingBackend::scale(Act x, float f) {
+    Scope s(*this, OpCategory::Other);
+    inner_.scale(x, f);
+}
+
+void ProfilingBackend::swiglu(Act gate, const Act& up) {
+    Scope s(*this, OpCategory::Ffn);
+    inner_.swiglu(gate, up);
+}
+
+void ProfilingBackend::geglu_tanh(Act gate, const Act& up) {
+    Scope s(*this, OpCategory::Ffn);
+    inner_.geglu_tanh(gate, up);
+}
+
+void ProfilingBackend::softcap(Act x, float cap) {
+    Scope s(*this, OpCategory::Other);
+    inner_.softcap(x, cap);
+}
+
+void ProfilingBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y) {
+    Scope s(*this, OpCategory::Other);
+    inner_.gather_rows(x, rows, y);
+}
+
+void ProfilingBackend::read(const Act& x, std::span<float> host) {
+    Scope s(*this, OpCategory::Other);
+    inner_.read(x, host);
+}
+
+}  // namespace fluoro

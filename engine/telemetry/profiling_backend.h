@@ -1,0 +1,73 @@
+// A Backend decorator that measures: it forwards every call to the backend it wraps and, while
+// timing is on, adds the steady_clock time of each operation to its category (matmul passes its
+// own; attention -> Attention; rms_norm, rope -> NormRope; swiglu, geglu -> Ffn; the rest ->
+// Other). It also counts the bytes of the weights and activation buffers allocated through it.
+// The model is built on the decorator (Model::load takes any Backend&), so the kernels and the
+// architectures stay untouched. Used from the engine thread only, like the backend it wraps;
+// only set_timing() may be called from elsewhere.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+#include "backend/backend.h"
+#include "telemetry/time_category.h"
+
+namespace fluoro {
+
+class ProfilingBackend final : public Backend {
+  public:
+    explicit ProfilingBackend(Backend& inner) : inner_(inner) {}
+
+    Backend& inner() const { return inner_; }
+    void set_timing(bool on) { timing_.store(on, std::memory_order_relaxed); }
+    bool timing() const { return timing_.load(std::memory_order_relaxed); }
+    // Nanoseconds per category since construction (Sampling always 0: not a backend category).
+    const CategoryTimes& totals() const { return totals_; }
+    int64_t weights_bytes() const { return weights_bytes_; }
+    int64_t scratch_bytes() const { return scratch_bytes_; }
+
+    std::string_view name() const override { return inner_.name(); }
+    Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) override;
+    std::unique_ptr<KvCache> create_kv(const KvShape& shape) override;
+    Act alloc_act(int64_t rows, int64_t width) override;
+    void reserve(int64_t max_tokens, int64_t max_width) override;
+
+    void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) override;
+    void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) override;
+    void add_bias(Act y, const Weight& bias) override;
+    void rms_norm(const Act& x, const Weight& w, float eps, Act y) override;
+    void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
+              std::span<const int32_t> positions) override;
+    void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
+                   const Batch& batch, KvCache& kv, Act out) override;
+    void add(Act x, const Act& y) override;
+    void scale(Act x, float s) override;
+    void swiglu(Act gate, const Act& up) override;
+    void geglu_tanh(Act gate, const Act& up) override;
+    void softcap(Act x, float cap) override;
+    void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;
+    void read(const Act& x, std::span<float> host) override;
+
+  private:
+    // Times one forwarded call into a category when timing is on; a no-op otherwise.
+    class Scope {
+      public:
+        Scope(ProfilingBackend& b, OpCategory c);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+      private:
+        int64_t* slot_;
+        std::chrono::steady_clock::time_point start_;
+    };
+
+    Backend& inner_;
+    std::atomic<bool> timing_{true};
+    CategoryTimes totals_{};
+    int64_t weights_bytes_ = 0;
+    int64_t scratch_bytes_ = 0;
+};
+
+}  // namespace fluoro

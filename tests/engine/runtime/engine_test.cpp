@@ -1,0 +1,275 @@
+// The Engine on its thread, driven only through commands and observed only through events, on a
+// small seeded model (no download): the event sequence of a run, failures that leave the engine
+// usable, cancel within one step, tagged and blocking submission, regenerate and edit, and
+// telemetry levels changed between runs. Engine vs ChatSession on the real SmolLM2 is in
+// engine_smollm2_test.cpp.
+#include "runtime/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "gguf/test_model.h"
+#include "runtime/command_queue.h"
+
+namespace fluoro {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::filesystem::path tiny_model() {
+    const auto path = std::filesystem::path(testing::TempDir()) / "engine_tiny.gguf";
+    if (!std::filesystem::exists(path)) {
+        gguf::TestModelSpec spec;
+        spec.n_ctx = 4096;
+        gguf::write_test_model(path, spec);
+    }
+    return path;
+}
+
+LoadModel load_tiny() {
+    LoadModel c{tiny_model(), {}};
+    c.settings.threads = 1;
+    c.settings.ctx = 4096;
+    return c;
+}
+
+ChangeSettings greedy(int64_t max_tokens) {
+    SamplingParams p;
+    p.temperature = 0;
+    return ChangeSettings{p, max_tokens, std::nullopt};
+}
+
+// Events until (and including) the RunFinished of the next run; fails the test on a hang.
+std::vector<Event> next_run(Engine& e) {
+    std::vector<Event> out;
+    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto ev = e.events().pop(100ms);
+        if (!ev) continue;
+        out.push_back(std::move(*ev));
+        if (std::holds_alternative<RunFinished>(out.back())) return out;
+    }
+    ADD_FAILURE() << "no RunFinished within the hang guard";
+    return out;
+}
+
+template <class T>
+std::vector<T> all_of(const std::vector<Event>& events) {
+    std::vector<T> out;
+    for (const auto& e : events)
+        if (const auto* v = std::get_if<T>(&e)) out.push_back(*v);
+    return out;
+}
+
+TEST(Engine, ARunReportsStartStepsTokensAndFinishInOrder) {
+    Engine engine({TelemetryLevel::Full});
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(12));
+    engine.submit(SendMessage{"hello"});
+    const auto events = next_run(engine);
+    ASSERT_TRUE(std::holds_alternative<ModelLoaded>(events.at(0)));
+    EXPECT_EQ(std::get<ModelLoaded>(events[0]).arch, "llama");
+    ASSERT_TRUE(std::holds_alternative<ConversationStarted>(events.at(1)));
+    const auto& start = std::get<RunStarted>(events.at(2));
+    EXPECT_EQ(start.kind, RunKind::Send);
+    EXPECT_EQ(start.user_text, "hello");
+    EXPECT_GT(start.prompt_tokens, 0);
+    EXPECT_EQ(start.max_tokens, 12);
+
+    const auto tokens = all_of<TokenEvent>(events);
+    const auto steps = all_of<StepEvent>(events);
+    const auto fin = std::get<RunFinished>(events.back());
+    EXPECT_EQ(fin.run, start.run);
+    EXPECT_TRUE(fin.error.empty());
+    std::string text;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        EXPECT_EQ(tokens[i].run, start.run);
+        EXPECT_EQ(tokens[i].index, int64_t(i));
+        if (tokens[i].id >= 0) {
+            EXPECT_FALSE(tokens[i].top.empty());
+        }
+        text += tokens[i].piece;
+    }
+    EXPECT_EQ(text, fin.text);
+    ASSERT_FALSE(steps.empty());
+    EXPECT_EQ(steps[0].phase, StepPhase::Prefill);
+    EXPECT_EQ(steps[0].tokens, start.prompt_tokens);
+    int64_t prev_end = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        EXPECT_EQ(steps[i].index, int64_t(i));
+        if (i > 0) {
+            EXPECT_EQ(steps[i].phase, StepPhase::Decode);
+        }
+        EXPECT_GE(steps[i].start_ns, prev_end);
+        int64_t sum = 0;
+        for (int64_t v : steps[i].op_ns) sum += v;
+        EXPECT_LE(sum, steps[i].end_ns - steps[i].start_ns);
+        EXPECT_GT(steps[i].op_ns[size_t(TimeCategory::Matmul)], 0);
+        prev_end = steps[i].end_ns;
+    }
+    // One step per sampled token, plus the one whose logits gave EOG when that ended the run.
+    const size_t sampled = size_t(fin.n_tokens);
+    EXPECT_EQ(steps.size(), sampled + (fin.stop == "eog" ? 1 : 0));
+    EXPECT_EQ(all_of<PrefixCacheEvent>(events).size(), 1u);
+    EXPECT_FALSE(all_of<MemoryCounters>(events).empty());
+    EXPECT_FALSE(all_of<std::shared_ptr<const KvSnapshot>>(events).empty());
+}
+
+TEST(Engine, AFailingCommandYieldsAnErrorEventAndTheEngineLivesOn) {
+    Engine engine;
+    engine.submit(SendMessage{"no model yet"});
+    EXPECT_THROW(engine.submit_blocking(LoadModel{"/nonexistent/model.gguf", {}}), Error);
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(3));
+    engine.submit(EditAndResend{5, "x"});  // no such message
+    engine.submit(SendMessage{"now it works"});
+    const auto events = next_run(engine);
+    const auto errors = all_of<ErrorEvent>(events);
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors[0].command, "send");
+    EXPECT_NE(errors[0].message.find("no model"), std::string::npos);
+    EXPECT_EQ(errors[1].command, "load_model");
+    EXPECT_NE(errors[1].message.find("/nonexistent/model.gguf"), std::string::npos);
+    EXPECT_EQ(errors[2].command, "edit");
+    EXPECT_EQ(std::get<RunFinished>(events.back()).stop, "max_tokens");
+    EXPECT_EQ(std::get<RunFinished>(events.back()).n_tokens, 3);
+    EXPECT_THROW(engine.submit_blocking(ChangeSettings{std::nullopt, 0, std::nullopt}), Error);
+}
+
+TEST(Engine, CancelStopsTheRunWithinOneStep) {
+    Engine engine({TelemetryLevel::Summary});
+    engine.submit_blocking(load_tiny());
+    engine.submit_blocking(greedy(4000));
+    engine.submit(SendMessage{"go on forever"});
+    engine.submit(SendMessage{"queued before the cancel"});
+    int64_t ordinal = 0, tokens_after_cancel = 0, cancel_at = -1;
+    std::vector<RunFinished> finished;
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (finished.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+        auto ev = engine.events().pop(100ms);
+        if (!ev) continue;
+        ++ordinal;
+        // id -1: the decoder's flush of an incomplete UTF-8 tail at the end of the run (the tiny
+        // model emits arbitrary bytes), not a sampled token.
+        if (const auto* te = std::get_if<TokenEvent>(&*ev); te && te->id >= 0) {
+            if (cancel_at < 0) {
+                engine.cancel();
+                // Every event pushed so far came before the cancel took effect.
+                cancel_at = engine.events().stats().pushed;
+            } else if (ordinal > cancel_at) {
+                ++tokens_after_cancel;
+            }
+        }
+        if (auto* f = std::get_if<RunFinished>(&*ev)) finished.push_back(*f);
+    }
+    ASSERT_EQ(finished.size(), 2u);
+    EXPECT_EQ(finished[0].stop, "cancelled");
+    EXPECT_LT(finished[0].n_tokens, 4000);
+    EXPECT_LE(tokens_after_cancel, 1);
+    EXPECT_EQ(finished[1].stop, "cancelled");  // queued before cancel(): stopped too
+    EXPECT_EQ(finished[1].n_tokens, 0);
+    // Later commands are not affected.
+    engine.submit(greedy(2));
+    engine.submit(SendMessage{"after"});
+    const auto fin = std::get<RunFinished>(next_run(engine).back());
+    EXPECT_EQ(fin.stop, "max_tokens");
+    EXPECT_EQ(fin.n_tokens, 2);
+}
+
+TEST(Engine, RegenerateAndEditKeepTheRightHistory) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(4));
+    engine.submit(SendMessage{"first"});
+    engine.submit(SendMessage{"second"});
+    engine.submit(Regenerate{});
+    engine.submit(EditAndResend{0, "first, edited"});
+    std::vector<RunStarted> starts;
+    std::vector<RunFinished> fins;
+    for (int i = 0; i < 4; ++i) {
+        const auto ev = next_run(engine);
+        starts.push_back(all_of<RunStarted>(ev).at(0));
+        fins.push_back(std::get<RunFinished>(ev.back()));
+    }
+    EXPECT_EQ(starts[0].kept_messages, 0);
+    EXPECT_EQ(starts[1].kept_messages, 2);
+    EXPECT_EQ(starts[2].kind, RunKind::Regenerate);
+    EXPECT_EQ(starts[2].kept_messages, 3);  // first, reply, second
+    EXPECT_TRUE(starts[2].user_text.empty());
+    EXPECT_EQ(fins[2].text, fins[1].text);  // greedy: the same reply again
+    EXPECT_GT(fins[2].cached_tokens, 0);    // the history's KV was reused
+    EXPECT_EQ(starts[3].kind, RunKind::Edit);
+    EXPECT_EQ(starts[3].kept_messages, 0);
+    EXPECT_EQ(starts[3].user_text, "first, edited");
+    EXPECT_LT(starts[3].prompt_tokens, starts[2].prompt_tokens);
+    EXPECT_EQ(starts[0].conversation, starts[3].conversation);
+}
+
+TEST(Engine, TelemetryLevelChangesApplyToTheNextSteps) {
+    Engine engine({TelemetryLevel::Off});
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(3));
+    engine.submit(SendMessage{"quiet"});
+    const auto off = next_run(engine);
+    EXPECT_TRUE(all_of<StepEvent>(off).empty());
+    EXPECT_TRUE(all_of<MemoryCounters>(off).empty());
+    for (const auto& t : all_of<TokenEvent>(off)) EXPECT_TRUE(t.top.empty());
+    EXPECT_EQ(all_of<TokenEvent>(off).size(), 3u);
+
+    engine.set_telemetry_level(TelemetryLevel::Summary);
+    engine.submit(SendMessage{"louder"});
+    const auto summary = next_run(engine);
+    const auto steps = all_of<StepEvent>(summary);
+    ASSERT_FALSE(steps.empty());
+    for (const auto& s : steps) EXPECT_EQ(s.op_ns, CategoryTimes{});  // no per-op split
+    EXPECT_TRUE(all_of<std::shared_ptr<const KvSnapshot>>(summary).empty());
+    EXPECT_EQ(all_of<RunStarted>(summary).at(0).level, TelemetryLevel::Summary);
+}
+
+TEST(Engine, TaggedSubmissionsReplaceTheQueuedOne) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit_blocking(greedy(3));
+    // Keep the engine busy while the tagged commands queue up behind it.
+    engine.submit(ChangeSettings{std::nullopt, 200, std::nullopt});
+    engine.submit(SendMessage{"busy"});
+    engine.submit_tagged("max", ChangeSettings{std::nullopt, 5, std::nullopt});
+    engine.submit(SendMessage{"a"});
+    engine.submit_tagged("max", ChangeSettings{std::nullopt, 7, std::nullopt});
+    engine.submit(SendMessage{"b"});
+    next_run(engine);
+    const auto a = std::get<RunFinished>(next_run(engine).back());
+    const auto b = std::get<RunFinished>(next_run(engine).back());
+    EXPECT_EQ(a.n_tokens, 200);  // the first tagged command never ran
+    EXPECT_EQ(b.n_tokens, 7);
+}
+
+TEST(CommandQueue, TaggedPushReplacesAndBlockingPromisesAreKept) {
+    CommandQueue q;
+    auto first = std::make_shared<std::promise<void>>();
+    auto f1 = first->get_future();
+    q.push(ChangeSettings{std::nullopt, 1, std::nullopt}, "t", first);
+    q.push(SendMessage{"x"});
+    const uint64_t third = q.push(ChangeSettings{std::nullopt, 2, std::nullopt}, "t");
+    EXPECT_EQ(third, 3u);
+    EXPECT_EQ(q.size(), 2u);
+    EXPECT_THROW(f1.get(), Error);  // superseded
+    auto a = q.wait_pop();
+    ASSERT_TRUE(a);
+    EXPECT_TRUE(std::holds_alternative<SendMessage>(a->command));
+    auto b = q.wait_pop();
+    ASSERT_TRUE(b);
+    EXPECT_EQ(std::get<ChangeSettings>(b->command).max_tokens, 2);
+    auto late = std::make_shared<std::promise<void>>();
+    auto f2 = late->get_future();
+    q.push(UnloadModel{}, {}, late);
+    q.close();
+    EXPECT_THROW(f2.get(), Error);  // dropped by close
+    EXPECT_FALSE(q.wait_pop().has_value());
+    EXPECT_EQ(q.push(UnloadModel{}), 0u);
+}
+
+}  // namespace
+}  // namespace fluoro
