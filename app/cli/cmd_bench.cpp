@@ -7,6 +7,7 @@
 #include "backend/cpu/cpu_features.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "cli/telemetry_bench.h"
 #include "common/format.h"
 #include "common/version.h"
 #include "runtime/bench.h"
@@ -21,6 +22,7 @@ void add_bench_command(CLI::App& app) {
         BenchOptions bench;
         bool json = false;
         EngineFlags engine;
+        std::string telemetry;
     };
     auto o = std::make_shared<Opts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
@@ -34,8 +36,21 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("-r,--repetitions", o->bench.repetitions, "Repetitions after one warm-up")
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->add_option("--telemetry", o->telemetry,
+                    "Decode speed through the Engine at a telemetry level: off, summary, full, "
+                    "or compare (off and full alternated; prints the overhead)");
     o->engine.add_to(*cmd);
     cmd->callback([o] {
+        if (!o->telemetry.empty()) {
+            TelemetryBenchOptions t;
+            t.model = o->model;
+            t.level = o->telemetry;
+            t.n_gen = o->bench.n_gen;
+            t.repetitions = o->bench.repetitions;
+            t.json = o->json;
+            t.engine = o->engine;
+            return run_telemetry_bench(t);
+        }
         app::EngineSettings s = o->engine.settings();
         s.ctx = std::max<int64_t>(1, bench_context(o->bench));
         app::LoadedModel m = app::load_model(o->model, s);

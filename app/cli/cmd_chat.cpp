@@ -4,6 +4,7 @@
 
 #include "cli/chat_commands.h"
 #include "cli/commands.h"
+#include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "core/error.h"
@@ -19,7 +20,56 @@ struct ChatOpts {
     bool quiet = false;
     EngineFlags engine;
     SamplingFlags sampling;
+    DriverOptions save;  // --save, --db, --telemetry
+    std::string level = "full";
 };
+
+// `--save`: the chat runs on the Engine's thread and every turn is stored as it streams.
+void saved_chat_loop(const ChatOpts& o) {
+    DriverOptions d = o.save;
+    d.model = o.model;
+    d.engine = o.engine;
+    d.sampling = o.sampling;
+    d.max_tokens = o.max_tokens;
+    d.system = o.system;
+    apply_level(d, o.level);
+    EngineDriver driver(d);
+    std::cerr << "fluoro chat: " << driver.model().name << " (" << driver.model().arch << ", "
+              << driver.model().ctx << " tokens of context, " << driver.model().threads
+              << " threads), saving to " << driver.db_path().string()
+              << ". /regen, /reset, /bye.\n";
+    std::atomic<bool>& cancel = install_interrupt_flag();
+    for (;;) {
+        std::cout << "> " << std::flush;
+        std::string line;
+        cancel.store(false);
+        if (!std::getline(std::cin, line)) {
+            if (cancel.load() && !std::cin.eof()) {
+                std::cin.clear();
+                std::cout << "\n(Ctrl-D or /bye to quit)\n";
+                continue;
+            }
+            std::cout << '\n';
+            return;
+        }
+        if (line.empty()) continue;
+        if (line == "/bye" || line == "/quit" || line == "/exit") return;
+        if (line == "/reset") {
+            driver.new_conversation();
+            std::cout << "(new conversation)\n";
+            continue;
+        }
+        if (line.starts_with('/') && line != "/regen") {
+            std::cout << "with --save only /regen, /reset and /bye are available\n";
+            continue;
+        }
+        const RunFinished fin =
+            line == "/regen" ? driver.run(Regenerate{}) : driver.run(SendMessage{line});
+        std::cout << '\n';
+        if (fin.stop == "cancelled") std::cout << "(stopped)\n";
+        if (!o.quiet && fin.stop != "error") std::cerr << app::stats_line(result_of(fin)) << '\n';
+    }
+}
 
 void chat_loop(const ChatOpts& o) {
     app::LoadedModel m = app::load_model(o.model, o.engine.settings());
@@ -83,7 +133,13 @@ void add_chat_command(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line after answers");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
-    cmd->callback([o] { chat_loop(*o); });
+    add_save_flags(*cmd, o->save, o->level);
+    cmd->callback([o] {
+        if (o->save.save)
+            saved_chat_loop(*o);
+        else
+            chat_loop(*o);
+    });
 }
 
 }  // namespace fluoro::cli

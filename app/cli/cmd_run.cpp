@@ -2,8 +2,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "cli/interrupt.h"
+#include "core/error.h"
 #include "runtime/chat_session.h"
 #include "session/stats_line.h"
 
@@ -18,6 +20,8 @@ void add_run_command(CLI::App& app) {
         int64_t max_tokens = 512;
         EngineFlags engine;
         SamplingFlags sampling;
+        DriverOptions save;  // --save, --db, --telemetry
+        std::string level = "full";
     };
     auto o = std::make_shared<Opts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
@@ -29,7 +33,27 @@ void add_run_command(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
+    add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
+        if (o->save.save) {
+            if (o->raw) throw Error("--save stores chats: it cannot be combined with --raw");
+            DriverOptions d = o->save;
+            d.model = o->model;
+            d.engine = o->engine;
+            d.sampling = o->sampling;
+            d.max_tokens = o->max_tokens;
+            d.system = o->system;
+            apply_level(d, o->level);
+            EngineDriver driver(d);
+            const RunFinished fin = driver.run(SendMessage{o->prompt});
+            std::cout << '\n';
+            if (fin.stop == "error") throw Error(fin.error);
+            if (!o->quiet)
+                std::cerr << app::stats_line(result_of(fin)) << " | saved as run "
+                          << driver.saved_run_id() << " of conversation "
+                          << driver.saved_conversation_id() << '\n';
+            return;
+        }
         app::LoadedModel m = app::load_model(o->model, o->engine.settings());
         Sequence seq(*m.model, *m.kv, 0);
         const std::atomic<bool>& cancel = install_interrupt_flag();

@@ -10,5 +10,7 @@ void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_ppl_command(CLI::App& app);
+void add_sessions_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
 
 }  // namespace fluoro::cli

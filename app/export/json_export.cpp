@@ -1,0 +1,319 @@
+#include "export/json_export.h"
+
+#include <map>
+
+#include "core/error.h"
+#include "store/sqlite_db.h"
+
+namespace fluoro::app {
+
+using nlohmann::json;
+
+namespace {
+
+json parse_or_string(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    return j.is_discarded() ? json(text) : j;
+}
+
+std::string dump_back(const json& j) {
+    return j.is_string() ? j.get<std::string>() : j.dump();
+}
+
+json token_json(const TokenEvent& t) {
+    json top = json::array();
+    for (const auto& p : t.top) top.push_back({p.id, p.logprob});
+    return {{"index", t.index},     {"id", t.id},     {"piece", t.piece},
+            {"logprob", t.logprob}, {"t_ns", t.t_ns}, {"top", top}};
+}
+
+json step_json(const StepEvent& s) {
+    json ops = json::object();
+    for (size_t i = 0; i < kTimeCategories; ++i)
+        ops[std::string(time_category_name(TimeCategory(int(i))))] = s.op_ns[i];
+    return {{"index", s.index},   {"phase", step_phase_name(s.phase)},
+            {"tokens", s.tokens}, {"start_ns", s.start_ns},
+            {"end_ns", s.end_ns}, {"op_ns", ops}};
+}
+
+json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index) {
+    json j = {{"message", message_index.at(r.message_id)},
+              {"kind", r.kind},
+              {"model_path", r.model_path},
+              {"model_name", r.model_name},
+              {"model_sha256", r.model_sha256},
+              {"settings", parse_or_string(r.settings_json)},
+              {"hardware", parse_or_string(r.hardware_json)},
+              {"program_version", r.program_version},
+              {"telemetry_level", r.telemetry_level},
+              {"started_at", r.started_at},
+              {"prompt_tokens", r.prompt_tokens},
+              {"stop_reason", r.stop_reason ? json(*r.stop_reason) : json(nullptr)},
+              {"error", r.error ? json(*r.error) : json(nullptr)},
+              {"n_tokens", r.n_tokens},
+              {"cached_tokens", r.cached_tokens},
+              {"computed_tokens", r.computed_tokens},
+              {"prefill_ms", r.prefill_ms},
+              {"ttft_ms", r.ttft_ms},
+              {"decode_ms", r.decode_ms},
+              {"decode_steps", r.decode_steps},
+              {"duration_ns", r.duration_ns}};
+    json& tokens = j["tokens"] = json::array();
+    for (const auto& t : r.tokens) tokens.push_back(token_json(t));
+    json& steps = j["steps"] = json::array();
+    for (const auto& s : r.steps) steps.push_back(step_json(s));
+    json& cache = j["cache_events"] = json::array();
+    for (const auto& c : r.cache_events)
+        cache.push_back({{"t_ns", c.t_ns},
+                         {"prompt_tokens", c.prompt_tokens},
+                         {"cached_tokens", c.cached_tokens},
+                         {"computed_tokens", c.computed_tokens},
+                         {"evicted_tokens", c.evicted_tokens}});
+    json& memory = j["memory"] = json::array();
+    for (const auto& m : r.memory)
+        memory.push_back({{"t_ns", m.t_ns},
+                          {"weights_bytes", m.weights_bytes},
+                          {"kv_bytes", m.kv_bytes},
+                          {"kv_used_bytes", m.kv_used_bytes},
+                          {"scratch_bytes", m.scratch_bytes}});
+    json& spec = j["spec_steps"] = json::array();
+    for (const auto& s : r.spec_steps) {
+        json drafted = json::array();
+        for (const auto& d : s.drafted) drafted.push_back({d.id, d.q, d.p, d.accepted});
+        spec.push_back({{"step", s.step},
+                        {"t_ns", s.t_ns},
+                        {"drafter", s.drafter},
+                        {"accepted", s.accepted},
+                        {"resampled", s.resampled},
+                        {"drafted", drafted}});
+    }
+    json& kv = j["kv_snapshots"] = json::array();
+    for (const auto& s : r.kv_snapshots) {
+        json blocks = json::array();
+        for (const auto& b : s->blocks)
+            blocks.push_back({b.owner, kv_block_state_name(b.state), b.tokens});
+        kv.push_back({{"step", s->step},
+                      {"t_ns", s->t_ns},
+                      {"block_tokens", s->block_tokens},
+                      {"bytes_per_token", s->bytes_per_token},
+                      {"blocks", blocks}});
+    }
+    json& att = j["attention_snapshots"] = json::array();
+    for (const auto& s : r.attention_snapshots)
+        att.push_back({{"step", s->step},
+                       {"t_ns", s->t_ns},
+                       {"layer", s->layer},
+                       {"head", s->head},
+                       {"first_row", s->first_row},
+                       {"n_rows", s->n_rows},
+                       {"n_cols", s->n_cols},
+                       {"weights", s->weights}});
+    return j;
+}
+
+// Reads a required field, naming it in the error.
+template <class T>
+T field(const json& j, const char* name, const std::string& where) {
+    if (!j.is_object() || !j.contains(name))
+        throw Error("conversation JSON: " + where + " has no field '" + name + "'");
+    try {
+        return j.at(name).get<T>();
+    } catch (const json::exception& e) {
+        throw Error("conversation JSON: " + where + "." + name + ": " + e.what());
+    }
+}
+
+template <class T>
+std::optional<T> optional_field(const json& j, const char* name, const std::string& where) {
+    if (!j.contains(name) || j.at(name).is_null()) return std::nullopt;
+    return field<T>(j, name, where);
+}
+
+KvBlockState parse_block_state(const std::string& s, const std::string& where) {
+    for (int i = 0; i <= int(KvBlockState::Evicted); ++i)
+        if (kv_block_state_name(KvBlockState(i)) == s) return KvBlockState(i);
+    throw Error("conversation JSON: " + where + ": unknown KV block state '" + s + "'");
+}
+
+StepPhase parse_phase(const std::string& s, const std::string& where) {
+    for (auto p : {StepPhase::Prefill, StepPhase::Decode, StepPhase::Draft, StepPhase::Verify})
+        if (step_phase_name(p) == s) return p;
+    throw Error("conversation JSON: " + where + ": unknown step phase '" + s + "'");
+}
+
+RunRecord run_from_json(const json& j, const std::string& where, size_t n_messages) {
+    RunRecord r;
+    const auto message = field<size_t>(j, "message", where);
+    if (message >= n_messages)
+        throw Error("conversation JSON: " + where + ".message " + std::to_string(message) +
+                    " is not a message index");
+    r.message_id = int64_t(message);
+    r.kind = field<std::string>(j, "kind", where);
+    r.model_path = field<std::string>(j, "model_path", where);
+    r.model_name = field<std::string>(j, "model_name", where);
+    r.model_sha256 = field<std::string>(j, "model_sha256", where);
+    r.settings_json = dump_back(field<json>(j, "settings", where));
+    r.hardware_json = dump_back(field<json>(j, "hardware", where));
+    r.program_version = field<std::string>(j, "program_version", where);
+    r.telemetry_level = field<std::string>(j, "telemetry_level", where);
+    r.started_at = field<std::string>(j, "started_at", where);
+    r.prompt_tokens = field<int64_t>(j, "prompt_tokens", where);
+    r.stop_reason = optional_field<std::string>(j, "stop_reason", where);
+    r.error = optional_field<std::string>(j, "error", where);
+    r.n_tokens = field<int64_t>(j, "n_tokens", where);
+    r.cached_tokens = field<int64_t>(j, "cached_tokens", where);
+    r.computed_tokens = field<int64_t>(j, "computed_tokens", where);
+    r.prefill_ms = field<double>(j, "prefill_ms", where);
+    r.ttft_ms = field<double>(j, "ttft_ms", where);
+    r.decode_ms = field<double>(j, "decode_ms", where);
+    r.decode_steps = field<int64_t>(j, "decode_steps", where);
+    r.duration_ns = field<int64_t>(j, "duration_ns", where);
+    for (const auto& t : field<json>(j, "tokens", where)) {
+        TokenEvent e;
+        const std::string w = where + ".tokens";
+        e.index = field<int64_t>(t, "index", w);
+        e.id = field<int32_t>(t, "id", w);
+        e.piece = field<std::string>(t, "piece", w);
+        e.logprob = field<float>(t, "logprob", w);
+        e.t_ns = field<int64_t>(t, "t_ns", w);
+        for (const auto& p : field<json>(t, "top", w))
+            e.top.push_back({p.at(0).get<int32_t>(), p.at(1).get<float>()});
+        r.tokens.push_back(std::move(e));
+    }
+    for (const auto& s : field<json>(j, "steps", where)) {
+        StepEvent e;
+        const std::string w = where + ".steps";
+        e.index = field<int64_t>(s, "index", w);
+        e.phase = parse_phase(field<std::string>(s, "phase", w), w);
+        e.tokens = field<int64_t>(s, "tokens", w);
+        e.start_ns = field<int64_t>(s, "start_ns", w);
+        e.end_ns = field<int64_t>(s, "end_ns", w);
+        const json ops = field<json>(s, "op_ns", w);
+        for (size_t i = 0; i < kTimeCategories; ++i) {
+            const std::string name(time_category_name(TimeCategory(int(i))));
+            e.op_ns[i] = ops.value(name, int64_t(0));
+        }
+        r.steps.push_back(e);
+    }
+    for (const auto& c : field<json>(j, "cache_events", where)) {
+        const std::string w = where + ".cache_events";
+        r.cache_events.push_back(PrefixCacheEvent{
+            0, field<int64_t>(c, "prompt_tokens", w), field<int64_t>(c, "cached_tokens", w),
+            field<int64_t>(c, "computed_tokens", w), field<int64_t>(c, "evicted_tokens", w),
+            field<int64_t>(c, "t_ns", w)});
+    }
+    for (const auto& m : field<json>(j, "memory", where)) {
+        const std::string w = where + ".memory";
+        r.memory.push_back(
+            MemoryCounters{0, field<int64_t>(m, "weights_bytes", w),
+                           field<int64_t>(m, "kv_bytes", w), field<int64_t>(m, "kv_used_bytes", w),
+                           field<int64_t>(m, "scratch_bytes", w), field<int64_t>(m, "t_ns", w)});
+    }
+    for (const auto& s : field<json>(j, "spec_steps", where)) {
+        const std::string w = where + ".spec_steps";
+        SpecStep e;
+        e.step = field<int64_t>(s, "step", w);
+        e.t_ns = field<int64_t>(s, "t_ns", w);
+        e.drafter = field<std::string>(s, "drafter", w);
+        e.accepted = field<int32_t>(s, "accepted", w);
+        e.resampled = field<int32_t>(s, "resampled", w);
+        for (const auto& d : field<json>(s, "drafted", w))
+            e.drafted.push_back({d.at(0).get<int32_t>(), d.at(1).get<float>(), d.at(2).get<float>(),
+                                 d.at(3).get<bool>()});
+        r.spec_steps.push_back(std::move(e));
+    }
+    for (const auto& s : field<json>(j, "kv_snapshots", where)) {
+        const std::string w = where + ".kv_snapshots";
+        auto e = std::make_shared<KvSnapshot>();
+        e->step = field<int64_t>(s, "step", w);
+        e->t_ns = field<int64_t>(s, "t_ns", w);
+        e->block_tokens = field<int32_t>(s, "block_tokens", w);
+        e->bytes_per_token = field<int64_t>(s, "bytes_per_token", w);
+        for (const auto& b : field<json>(s, "blocks", w))
+            e->blocks.push_back({b.at(0).get<int32_t>(),
+                                 parse_block_state(b.at(1).get<std::string>(), w),
+                                 b.at(2).get<int32_t>()});
+        r.kv_snapshots.push_back(std::move(e));
+    }
+    for (const auto& s : field<json>(j, "attention_snapshots", where)) {
+        const std::string w = where + ".attention_snapshots";
+        auto e = std::make_shared<AttentionSnapshot>();
+        e->step = field<int64_t>(s, "step", w);
+        e->t_ns = field<int64_t>(s, "t_ns", w);
+        e->layer = field<int32_t>(s, "layer", w);
+        e->head = field<int32_t>(s, "head", w);
+        e->first_row = field<int64_t>(s, "first_row", w);
+        e->n_rows = field<int64_t>(s, "n_rows", w);
+        e->n_cols = field<int64_t>(s, "n_cols", w);
+        e->weights = field<std::vector<float>>(s, "weights", w);
+        if (int64_t(e->weights.size()) != e->n_rows * e->n_cols)
+            throw Error("conversation JSON: " + w + ": weights do not match n_rows x n_cols");
+        r.attention_snapshots.push_back(std::move(e));
+    }
+    return r;
+}
+
+}  // namespace
+
+json conversation_to_json(const ConversationRecord& c) {
+    std::map<int64_t, size_t> index;
+    json messages = json::array();
+    for (const auto& m : c.messages) {
+        json parent = nullptr;
+        if (m.parent_id) parent = index.at(*m.parent_id);
+        index[m.id] = messages.size();
+        messages.push_back({{"parent", parent},
+                            {"role", m.role},
+                            {"content", m.content},
+                            {"complete", m.complete},
+                            {"created_at", m.created_at}});
+    }
+    json runs = json::array();
+    for (const auto& r : c.runs) runs.push_back(run_json(r, index));
+    return {{"format", kConversationFormat},
+            {"version", kConversationFormatVersion},
+            {"title", c.title},
+            {"system_prompt", c.system_prompt},
+            {"created_at", c.created_at},
+            {"messages", messages},
+            {"runs", runs}};
+}
+
+ConversationRecord conversation_from_json(const json& j) {
+    if (!j.is_object() || j.value("format", "") != kConversationFormat)
+        throw Error(std::string("not a Fluoroscope conversation export (\"format\" is not \"") +
+                    kConversationFormat + "\")");
+    const int version = field<int>(j, "version", "document");
+    if (version > kConversationFormatVersion)
+        throw Error("conversation JSON version " + std::to_string(version) +
+                    " is newer than this build reads (" +
+                    std::to_string(kConversationFormatVersion) + ")");
+    ConversationRecord c;
+    c.title = field<std::string>(j, "title", "document");
+    c.system_prompt = field<std::string>(j, "system_prompt", "document");
+    c.created_at = field<std::string>(j, "created_at", "document");
+    const json messages = field<json>(j, "messages", "document");
+    for (size_t i = 0; i < messages.size(); ++i) {
+        const std::string w = "messages[" + std::to_string(i) + "]";
+        MessageRecord m;
+        m.id = int64_t(i);
+        if (const auto p = optional_field<size_t>(messages[i], "parent", w)) {
+            if (*p >= i) throw Error("conversation JSON: " + w + ".parent must precede it");
+            m.parent_id = int64_t(*p);
+        }
+        m.role = field<std::string>(messages[i], "role", w);
+        m.content = field<std::string>(messages[i], "content", w);
+        m.complete = field<bool>(messages[i], "complete", w);
+        m.created_at = field<std::string>(messages[i], "created_at", w);
+        c.messages.push_back(std::move(m));
+    }
+    const json runs = field<json>(j, "runs", "document");
+    for (size_t i = 0; i < runs.size(); ++i) {
+        RunRecord r = run_from_json(runs[i], "runs[" + std::to_string(i) + "]", messages.size());
+        r.id = int64_t(i);
+        c.runs.push_back(std::move(r));
+    }
+    return c;
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,21 @@
+// A conversation as one JSON document — every message, run and recorded event — and back. Ids are
+// replaced by positions (a message's parent is the index of an earlier message; a run names the
+// index of its message), so a document imported into any database exports to the same bytes.
+// Layout: docs/STORAGE.md ("Export formats").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/records.h"
+
+namespace fluoro::app {
+
+inline constexpr const char* kConversationFormat = "fluoroscope-conversation";
+inline constexpr int kConversationFormatVersion = 1;
+
+nlohmann::json conversation_to_json(const ConversationRecord& c);
+// Throws fluoro::Error naming the first field that is missing or malformed.
+ConversationRecord conversation_from_json(const nlohmann::json& j);
+
+}  // namespace fluoro::app

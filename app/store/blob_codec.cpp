@@ -1,0 +1,169 @@
+#include "store/blob_codec.h"
+
+#include <bit>
+#include <cstring>
+#include <string>
+
+#include "store/sqlite_db.h"
+
+namespace fluoro::app {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "blobs are little-endian");
+
+class Writer {
+  public:
+    template <class T>
+    void put(T v) {
+        const size_t at = out.size();
+        out.resize(at + sizeof(T));
+        std::memcpy(out.data() + at, &v, sizeof(T));
+    }
+    std::vector<uint8_t> out;
+};
+
+class Reader {
+  public:
+    Reader(std::span<const uint8_t> b, const char* what) : b_(b), what_(what) {}
+    template <class T>
+    T get() {
+        if (pos_ + sizeof(T) > b_.size())
+            throw StoreError(std::string("malformed ") + what_ + " blob: truncated at byte " +
+                                 std::to_string(pos_),
+                             SQLITE_CORRUPT);
+        T v;
+        std::memcpy(&v, b_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return v;
+    }
+    size_t left() const { return b_.size() - pos_; }
+    void expect_multiple(size_t n) const {
+        if (left() % n != 0)
+            throw StoreError(
+                std::string("malformed ") + what_ + " blob: " + std::to_string(left()) +
+                    " bytes is not a whole number of " + std::to_string(n) + "-byte records",
+                SQLITE_CORRUPT);
+    }
+
+  private:
+    std::span<const uint8_t> b_;
+    const char* what_;
+    size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::vector<uint8_t> encode_top(std::span<const TokenProb> top) {
+    Writer w;
+    for (const auto& t : top) {
+        w.put<int32_t>(t.id);
+        w.put<float>(t.logprob);
+    }
+    return std::move(w.out);
+}
+
+std::vector<TokenProb> decode_top(std::span<const uint8_t> blob) {
+    Reader r(blob, "top-N");
+    r.expect_multiple(8);
+    std::vector<TokenProb> out(blob.size() / 8);
+    for (auto& t : out) {
+        t.id = r.get<int32_t>();
+        t.logprob = r.get<float>();
+    }
+    return out;
+}
+
+std::vector<uint8_t> encode_op_ns(const CategoryTimes& t) {
+    Writer w;
+    for (int64_t v : t) w.put<int64_t>(v);
+    return std::move(w.out);
+}
+
+CategoryTimes decode_op_ns(std::span<const uint8_t> blob) {
+    Reader r(blob, "op_ns");
+    CategoryTimes t{};
+    // Older or newer files may hold fewer or more categories: read what both know.
+    for (size_t i = 0; i < kTimeCategories && r.left() >= 8; ++i) t[i] = r.get<int64_t>();
+    return t;
+}
+
+std::vector<uint8_t> encode_drafted(std::span<const DraftToken> d) {
+    Writer w;
+    for (const auto& t : d) {
+        w.put<int32_t>(t.id);
+        w.put<float>(t.q);
+        w.put<float>(t.p);
+        w.put<uint8_t>(t.accepted ? 1 : 0);
+    }
+    return std::move(w.out);
+}
+
+std::vector<DraftToken> decode_drafted(std::span<const uint8_t> blob) {
+    Reader r(blob, "drafted");
+    r.expect_multiple(13);
+    std::vector<DraftToken> out(blob.size() / 13);
+    for (auto& t : out) {
+        t.id = r.get<int32_t>();
+        t.q = r.get<float>();
+        t.p = r.get<float>();
+        t.accepted = r.get<uint8_t>() != 0;
+    }
+    return out;
+}
+
+std::vector<uint8_t> encode_kv(const KvSnapshot& s) {
+    Writer w;
+    w.put<int32_t>(s.block_tokens);
+    w.put<int64_t>(s.bytes_per_token);
+    for (const auto& b : s.blocks) {
+        w.put<int32_t>(b.owner);
+        w.put<uint8_t>(uint8_t(b.state));
+        w.put<int32_t>(b.tokens);
+    }
+    return std::move(w.out);
+}
+
+void decode_kv(std::span<const uint8_t> blob, KvSnapshot& s) {
+    Reader r(blob, "kv");
+    s.block_tokens = r.get<int32_t>();
+    s.bytes_per_token = r.get<int64_t>();
+    r.expect_multiple(9);
+    s.blocks.resize(r.left() / 9);
+    for (auto& b : s.blocks) {
+        b.owner = r.get<int32_t>();
+        const auto state = r.get<uint8_t>();
+        if (state > uint8_t(KvBlockState::Evicted))
+            throw StoreError("malformed kv blob: block state " + std::to_string(state),
+                             SQLITE_CORRUPT);
+        b.state = KvBlockState(state);
+        b.tokens = r.get<int32_t>();
+    }
+}
+
+std::vector<uint8_t> encode_attention(const AttentionSnapshot& s) {
+    Writer w;
+    w.put<int32_t>(s.layer);
+    w.put<int32_t>(s.head);
+    w.put<int64_t>(s.first_row);
+    w.put<int64_t>(s.n_rows);
+    w.put<int64_t>(s.n_cols);
+    for (float v : s.weights) w.put<float>(v);
+    return std::move(w.out);
+}
+
+void decode_attention(std::span<const uint8_t> blob, AttentionSnapshot& s) {
+    Reader r(blob, "attention");
+    s.layer = r.get<int32_t>();
+    s.head = r.get<int32_t>();
+    s.first_row = r.get<int64_t>();
+    s.n_rows = r.get<int64_t>();
+    s.n_cols = r.get<int64_t>();
+    r.expect_multiple(4);
+    if (s.n_rows < 0 || s.n_cols < 0 || uint64_t(s.n_rows) * uint64_t(s.n_cols) != r.left() / 4)
+        throw StoreError("malformed attention blob: shape does not match its weights",
+                         SQLITE_CORRUPT);
+    s.weights.resize(r.left() / 4);
+    for (float& v : s.weights) v = r.get<float>();
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,34 @@
+// Compact little-endian blobs for the per-row arrays the store keeps (top-N alternatives, time
+// per category, drafted tokens, KV blocks, attention weights). Layouts are in docs/STORAGE.md;
+// decoding checks sizes and throws StoreError on a malformed blob.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "telemetry/events.h"
+
+namespace fluoro::app {
+
+// n × (int32 id, float32 logprob)
+std::vector<uint8_t> encode_top(std::span<const TokenProb> top);
+std::vector<TokenProb> decode_top(std::span<const uint8_t> blob);
+
+// kTimeCategories × int64 ns, in TimeCategory order
+std::vector<uint8_t> encode_op_ns(const CategoryTimes& t);
+CategoryTimes decode_op_ns(std::span<const uint8_t> blob);
+
+// n × (int32 id, float32 q, float32 p, uint8 accepted)
+std::vector<uint8_t> encode_drafted(std::span<const DraftToken> d);
+std::vector<DraftToken> decode_drafted(std::span<const uint8_t> blob);
+
+// int32 block_tokens, int64 bytes_per_token, then n × (int32 owner, uint8 state, int32 tokens)
+std::vector<uint8_t> encode_kv(const KvSnapshot& s);
+void decode_kv(std::span<const uint8_t> blob, KvSnapshot& s);
+
+// int32 layer, int32 head, int64 first_row, int64 n_rows, int64 n_cols, then float32 weights
+std::vector<uint8_t> encode_attention(const AttentionSnapshot& s);
+void decode_attention(std::span<const uint8_t> blob, AttentionSnapshot& s);
+
+}  // namespace fluoro::app

@@ -1,0 +1,32 @@
+// The session database's schema and its migrations. A file is ours when its application_id is
+// kApplicationId; its user_version is the schema version. A new database is created at version 1
+// and migrated step by step like any old one, so every migration runs in every test.
+//
+//   v1  conversations -> messages (a tree: parent_id) -> runs -> tokens, steps, snapshots,
+//       spec_events, cache_events
+//   v2  + memory_counters per run, + model_hashes (sha256 cache keyed by path, size, mtime)
+//
+// docs/STORAGE.md describes every table and blob layout.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "store/sqlite_db.h"
+
+namespace fluoro::app {
+
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
+
+// The SQL that creates schema version 1 (also used by the migration test to build an old file).
+const char* schema_v1_sql();
+
+// Opens (creating it and its directory when absent) the session database at `path`, checks that
+// it is ours, readable and not from a newer version — without writing to it when it is not —
+// then turns on WAL and foreign keys and migrates it to kSchemaVersion. Throws StoreError naming
+// the file and the problem.
+std::unique_ptr<Database> open_session_db(const std::filesystem::path& path);
+
+}  // namespace fluoro::app

@@ -1,0 +1,69 @@
+// The session store: conversations, messages, runs and everything recorded during a run, in one
+// SQLite file (schema.h). Synchronous and single-threaded — one Store per thread; the recording
+// path goes through StoreWriter, which owns one on its own thread. Every failure throws
+// StoreError naming the file.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/records.h"
+#include "store/sqlite_db.h"
+
+namespace fluoro::app {
+
+class Store {
+  public:
+    explicit Store(const std::filesystem::path& path);  // open_session_db
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    Database& db() { return *db_; }
+    const std::filesystem::path& path() const { return db_->path(); }
+
+    // --- writing (callers group them in a Transaction) ---
+    int64_t add_conversation(const std::string& title, const std::string& system_prompt,
+                             const std::string& created_at);
+    int64_t add_message(int64_t conversation, std::optional<int64_t> parent,
+                        const std::string& role, const std::string& content, bool complete,
+                        const std::string& created_at);
+    void update_message(int64_t id, const std::string& content, bool complete);
+    // Inserts the run's header fields (everything up to prompt_tokens); returns its id.
+    int64_t add_run(const RunRecord& run);
+    // Writes the result fields (stop_reason onwards).
+    void finish_run(int64_t id, const RunRecord& run);
+    void add_token(int64_t run, const TokenEvent& t);
+    void add_step(int64_t run, const StepEvent& s);
+    void add_cache_event(int64_t run, const PrefixCacheEvent& c);
+    void add_memory(int64_t run, const MemoryCounters& m);
+    void add_spec_step(int64_t run, const SpecStep& s);
+    void add_kv_snapshot(int64_t run, const KvSnapshot& s);
+    void add_attention_snapshot(int64_t run, const AttentionSnapshot& s);
+    // A whole conversation (from an import) under new ids, in one transaction; returns its id.
+    int64_t insert_conversation(const ConversationRecord& c);
+
+    // --- reading ---
+    std::vector<ConversationSummary> list_conversations();
+    // Throws StoreError when there is no such conversation / run.
+    ConversationRecord load_conversation(int64_t id);
+    RunRecord load_run(int64_t id);
+    int64_t conversation_of_run(int64_t run);
+    void delete_conversation(int64_t id);
+
+    // sha256 of a model file, cached by (path, size, mtime).
+    std::optional<std::string> cached_hash(const std::string& path, int64_t size, int64_t mtime);
+    void cache_hash(const std::string& path, int64_t size, int64_t mtime, const std::string& hex);
+
+  private:
+    void load_run_details(RunRecord& r);
+
+    std::unique_ptr<Database> db_;
+    struct Prepared;  // statements reused on the hot path
+    std::unique_ptr<Prepared> st_;
+};
+
+}  // namespace fluoro::app

@@ -1,0 +1,64 @@
+// Replay: a stored run comes back on an EventStream as the same events the engine emitted live —
+// same tokens, steps and snapshots in the same order — framed by RunStarted and RunFinished.
+#include "replay/replay.h"
+
+#include <gtest/gtest.h>
+
+#include "../store/store_test_util.h"
+#include "store/store_writer.h"
+
+namespace fluoro::app {
+namespace {
+
+TEST(Replay, AStoredRunStreamsBackAsTheLiveEvents) {
+    const auto path = test::temp_db("replay");
+    const auto live = test::synthetic_run(1, 1, RunKind::Send, 0, "q", {"a", "b", "c"});
+    {
+        StoreWriter w(path);
+        for (const auto& e : live) w.record(e);
+    }
+    Store store(path);
+    const ConversationRecord c = store.load_conversation(1);
+    const auto events = run_events(c, c.runs.at(0));
+    EventStream stream;
+    EXPECT_EQ(replay(events, stream, {0.0, nullptr}), events.size());
+    const auto got = stream.drain();
+    ASSERT_EQ(got.size(), events.size());
+    const auto& start = std::get<RunStarted>(got.front());
+    EXPECT_EQ(start.user_text, "q");
+    EXPECT_EQ(start.kept_messages, 0);
+    EXPECT_EQ(start.prompt_tokens, 9);
+    const auto& fin = std::get<RunFinished>(got.back());
+    EXPECT_EQ(fin.text, "abc");
+    EXPECT_EQ(fin.stop, "eog");
+
+    // The live tokens and steps, in the live order.
+    std::vector<std::string> live_order, replay_order;
+    const auto describe = [](const Event& e) -> std::string {
+        if (const auto* t = std::get_if<TokenEvent>(&e))
+            return "token " + std::to_string(t->index) + " " + t->piece + " " +
+                   std::to_string(t->t_ns) + " " + std::to_string(t->top.size());
+        if (const auto* s = std::get_if<StepEvent>(&e))
+            return "step " + std::to_string(s->index) + " " + std::to_string(s->end_ns) + " " +
+                   std::to_string(s->op_ns[0]);
+        return {};
+    };
+    for (const auto& e : live)
+        if (auto d = describe(e); !d.empty()) live_order.push_back(d);
+    for (const auto& e : got)
+        if (auto d = describe(e); !d.empty()) replay_order.push_back(d);
+    EXPECT_EQ(replay_order, live_order);
+    for (const auto& e : got) EXPECT_EQ(event_run(e), uint64_t(c.runs[0].id));
+}
+
+TEST(Replay, CancelStopsIt) {
+    std::vector<Event> events;
+    for (int64_t i = 0; i < 5; ++i)
+        events.push_back(TokenEvent{1, i, 0, "x", 0, {}, i * 1000000000});
+    std::atomic<bool> cancel{true};
+    EventStream stream;
+    EXPECT_EQ(replay(events, stream, {1.0, &cancel}), 0u);
+}
+
+}  // namespace
+}  // namespace fluoro::app
