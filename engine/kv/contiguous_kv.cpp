@@ -97,19 +97,17 @@ void* ContiguousKvCache::v_row(int64_t layer, int64_t seq, int64_t pos) {
 KvCache::Run ContiguousKvCache::k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
     check(layer, seq, pos);
     if (n > 1) check(layer, seq, pos + n - 1);
-    const size_t l = size_t(layer);
-    return {
-        data_.get() + k_offset_[l] + size_t(seq) * k_seq_stride_[l] + size_t(pos) * k_row_bytes_[l],
-        k_row_bytes_[l], std::max<int64_t>(n, 0)};
+    const auto l = size_t(layer);
+    return {static_cast<const std::byte*>(KvCache::k_row(layer, seq, pos)), k_row_bytes_[l],
+            std::max<int64_t>(n, 0)};
 }
 
 KvCache::Run ContiguousKvCache::v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
     check(layer, seq, pos);
     if (n > 1) check(layer, seq, pos + n - 1);
-    const size_t l = size_t(layer);
-    return {
-        data_.get() + v_offset_[l] + size_t(seq) * v_seq_stride_[l] + size_t(pos) * v_row_bytes_[l],
-        v_row_bytes_[l], std::max<int64_t>(n, 0)};
+    const auto l = size_t(layer);
+    return {static_cast<const std::byte*>(KvCache::v_row(layer, seq, pos)), v_row_bytes_[l],
+            std::max<int64_t>(n, 0)};
 }
 
 }  // namespace fluoro

@@ -99,8 +99,11 @@ TEST(LogitsReference, SmolLM2MatchesFloat64Reference) {
 TEST(LogitsReference, Gemma3MatchesFloat64Reference) {
     FLUORO_REQUIRE_MODEL(path, test::kGemma3File);
     // Gemma 3: 18 layers of 640 wide with a 262k-token tied head; the 704-token prompt (past the
-    // 512-token sliding window) has the largest spread for llama.cpp too.
-    check_model(path, "logits_gemma3.json", 3.0, 0.6);
+    // 512-token sliding window) has the largest spread for llama.cpp too: max 2.28, centered RMS
+    // 0.53 (llama-cpp-python 0.3.36, 2026-11-30). On that prompt the RMS moves with float
+    // summation order alone: ours measured 0.39 (generic kernels), 0.51 (AVX2), 0.44 and 0.67
+    // (AVX-512 before and after the 4-key attention reduction). Bounds: llama.cpp's + ~30%.
+    check_model(path, "logits_gemma3.json", 3.0, 0.7);
 }
 
 }  // namespace

@@ -55,6 +55,13 @@ struct Avx2 {
         r = _mm_add_ss(r, _mm_movehdup_ps(r));
         return _mm_cvtss_f32(r);
     }
+    // Four horizontal sums: hadd pairs the vectors, then the two 128-bit halves are added.
+    static void reduce4(T a, T b, T c, T d, float* out) {
+        const __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d);
+        const __m256 abcd = _mm256_hadd_ps(ab, cd);  // per half: a, b, c, d partial sums
+        _mm_storeu_ps(out,
+                      _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+    }
     static float reduce_max(T v) {
         __m128 r = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         r = _mm_max_ps(r, _mm_movehl_ps(r, r));

@@ -58,6 +58,24 @@ struct Avx512 {
     static T max(T a, T b) { return _mm512_max_ps(a, b); }
     static float reduce_add(T v) { return _mm512_reduce_add_ps(v); }
     static float reduce_max(T v) { return _mm512_reduce_max_ps(v); }
+    // Four horizontal sums: fold each vector to 8 lanes (a|b and c|d side by side), then to one
+    // 128-bit block per vector, then hadd within the blocks.
+    static void reduce4(T a, T b, T c, T d, float* out) {
+        const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44),   // a0 a1 b0 b1
+                                        _mm512_shuffle_f32x4(a, b, 0xEE));  // + a2 a3 b2 b3
+        const __m512 cd =
+            _mm512_add_ps(_mm512_shuffle_f32x4(c, d, 0x44), _mm512_shuffle_f32x4(c, d, 0xEE));
+        const __m512 abcd = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88),  // a b c d
+                                          _mm512_shuffle_f32x4(ab, cd, 0xDD));
+        const __m256 lo = _mm512_castps512_ps256(abcd), hi = _mm512_extractf32x8_ps(abcd, 1);
+        const __m256 h = _mm256_hadd_ps(lo, hi);  // a a c c | b b d d (pair sums)
+        const __m256 h2 = _mm256_hadd_ps(h, h);   // a c a c | b d b d
+        const __m128 x = _mm256_castps256_ps128(h2), y = _mm256_extractf128_ps(h2, 1);
+        out[0] = _mm_cvtss_f32(x);
+        out[1] = _mm_cvtss_f32(y);
+        out[2] = _mm_cvtss_f32(_mm_movehdup_ps(x));
+        out[3] = _mm_cvtss_f32(_mm_movehdup_ps(y));
+    }
     static T exp(T x) {
         x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(88.0f));
         const T n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),

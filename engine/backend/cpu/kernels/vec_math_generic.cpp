@@ -26,6 +26,12 @@ struct Scalar {
     static T fma(T a, T b, T c) { return a * b + c; }  // not fused: -ffp-contract=off here
     static T max(T a, T b) { return a > b ? a : b; }
     static float reduce_add(T v) { return v; }
+    static void reduce4(T a, T b, T c, T d, float* out) {
+        out[0] = a;
+        out[1] = b;
+        out[2] = c;
+        out[3] = d;
+    }
     static float reduce_max(T v) { return v; }
     static T exp(T x) { return std::exp(x); }
     static float f16(uint16_t h) { return fp16_to_fp32(h); }

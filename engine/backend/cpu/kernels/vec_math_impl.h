@@ -5,8 +5,8 @@
 //
 // V provides: T (the vector), W (lanes), kUnroll (vectors of one output row kept in registers by
 // pv), zero/set1/load/load(fp16)/store/store_f16/add/sub/mul/div/fma/max/min/reduce_add/
-// reduce_max/exp, and scalar helpers for the tails: f16(uint16_t) -> float, to_f16(float),
-// exp1(float).
+// reduce_max/reduce4 (four horizontal sums at once)/exp, and scalar helpers for the tails:
+// f16(uint16_t) -> float, to_f16(float), exp1(float).
 //
 // exp(x) for the SIMD types: x = n·ln2 + r with n = round(x·log2 e), |r| <= ln2/2 (ln2 split in
 // a high part exact in float and a low part), e^r by its Taylor polynomial to r⁶ (truncation error
@@ -54,10 +54,37 @@ struct VecMathImpl {
     }
 
     // Scores of GN query heads (GN <= 4) against n key rows: each key vector is loaded once.
+    // Four keys at a time where the head dimension is a whole number of vectors: their four
+    // accumulators per head are reduced together (V::reduce4), which costs far fewer shuffles
+    // than four horizontal sums; a short head (64 dims) spends most of its time there.
     template <class E, int GN>
     static void qk_heads(const float* q, int64_t dk, const std::byte* k, size_t k_stride, int64_t n,
                          float scale, float* s, int64_t s_stride) {
-        for (int64_t j = 0; j < n; ++j) {
+        int64_t j = 0;
+        if (dk % W == 0) {
+            for (; j + 4 <= n; j += 4) {
+                const E* kr[4];
+                for (int kk = 0; kk < 4; ++kk)
+                    kr[kk] = reinterpret_cast<const E*>(k + size_t(j + kk) * k_stride);
+                T acc[GN][4];
+                for (int g = 0; g < GN; ++g)
+                    for (int kk = 0; kk < 4; ++kk) acc[g][kk] = V::zero();
+                for (int64_t i = 0; i < dk; i += W) {
+                    T qv[GN];
+                    for (int g = 0; g < GN; ++g) qv[g] = V::load(q + g * dk + i);
+                    for (int kk = 0; kk < 4; ++kk) {
+                        const T kv = V::load(kr[kk] + i);
+                        for (int g = 0; g < GN; ++g) acc[g][kk] = V::fma(qv[g], kv, acc[g][kk]);
+                    }
+                }
+                for (int g = 0; g < GN; ++g) {
+                    float sums[4];
+                    V::reduce4(acc[g][0], acc[g][1], acc[g][2], acc[g][3], sums);
+                    for (int kk = 0; kk < 4; ++kk) s[g * s_stride + j + kk] = sums[kk] * scale;
+                }
+            }
+        }
+        for (; j < n; ++j) {
             const E* kr = reinterpret_cast<const E*>(k + size_t(j) * k_stride);
             T acc[GN];
             for (int g = 0; g < GN; ++g) acc[g] = V::zero();
