@@ -97,10 +97,6 @@ inline __m256i bits_to_bytes_32(const uint8_t* p) {
 struct AccF {
     __m256 v;
 };
-struct AccFS {  // Q4_1 / Q5_1: ggml's acc lanes plus the scalar Σ m·s
-    __m256 v;
-    float summs;
-};
 
 // Signed weights (Q4_0, Q5_0, Q8_0, IQ4_NL) against Q8_0.
 struct SignedPrep {
@@ -155,12 +151,27 @@ struct IQ4_NLSimd : SignedLegacy {
     }
 };
 
-// Unsigned weights with a minimum (Q4_1, Q5_1) against Q8_1.
+// Unsigned weights with a minimum (Q4_1, Q5_1) against Q8_1. Both blocks start with two fp16
+// values (d, m and d, s), each pair converted by one vcvtph2ps; one multiply gives both d·d_x (the
+// block's scale) and m·s (the minimum's term, accumulated in lane 1 of a vector). Per lane these
+// are ggml's operations, `acc = fma(d0*d1, q, acc); summs += m*s`, so the bits are those of a
+// scalar summs.
 struct UnsignedPrep {
     __m256i u;
-    float d;
-    float m;
+    __m128 dm;  // d, m, 0, 0
 };
+
+struct AccFS {
+    __m256 v;
+    __m128 summs;  // lane 1: Σ m·s
+};
+
+// Two consecutive fp16 values -> floats in lanes 0 and 1.
+inline __m128 fp16_pair(const uint16_t* p) {
+    int32_t bits;
+    std::memcpy(&bits, p, sizeof(bits));
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(bits));
+}
 
 struct UnsignedLegacy {
     using XBlock = BlockQ8_1;
@@ -168,23 +179,25 @@ struct UnsignedLegacy {
     using Acc = AccFS;
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i sum = dot_u8_i8(p.u, load256(x.qs));
-        // acc = _mm256_fmadd_ps(d0*d1, q, acc); summs += m*s;
-        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * fp16(x.d)), _mm256_cvtepi32_ps(sum), acc.v);
-        acc.summs += p.m * fp16(x.s);
+        const __m128 prod = _mm_mul_ps(p.dm, fp16_pair(&x.d));  // d·d_x, m·s
+        acc.v = _mm256_fmadd_ps(_mm256_broadcastss_ps(prod), _mm256_cvtepi32_ps(sum), acc.v);
+        acc.summs = _mm_add_ps(acc.summs, prod);
     }
-    static float finish(const Acc& acc) { return hsum(acc.v) + acc.summs; }
+    static float finish(const Acc& acc) {
+        return hsum(acc.v) + _mm_cvtss_f32(_mm_movehdup_ps(acc.summs));
+    }
 };
 
 struct Q4_1Simd : UnsignedLegacy {
     using WBlock = BlockQ4_1;
-    static Prep prep(const WBlock& b) { return {unpack_nibbles_32(b.qs), fp16(b.d), fp16(b.m)}; }
+    static Prep prep(const WBlock& b) { return {unpack_nibbles_32(b.qs), fp16_pair(&b.d)}; }
 };
 
 struct Q5_1Simd : UnsignedLegacy {
     using WBlock = BlockQ5_1;
     static Prep prep(const WBlock& b) {
         const __m256i high = _mm256_and_si256(bits_to_bytes_32(b.qh), _mm256_set1_epi8(0x10));
-        return {_mm256_or_si256(unpack_nibbles_32(b.qs), high), fp16(b.d), fp16(b.m)};
+        return {_mm256_or_si256(unpack_nibbles_32(b.qs), high), fp16_pair(&b.d)};
     }
 };
 
