@@ -19,6 +19,11 @@ install_debs "${FLUORO_DEBS[@]}"
 export FLUORO_REQUIRE_MODELS=1
 export FLUORO_MODELS_DIR="$FLUORO_ROOT/models"
 export QT_QPA_PLATFORM=offscreen
+# Tests write their scratch files (per-process names, tests/test_temp.h) under testing::TempDir(),
+# which honours TEST_TMPDIR: one directory per run, emptied first, instead of litter in /tmp.
+export TEST_TMPDIR="$FLUORO_ROOT/build/test-tmp"
+rm -rf "$TEST_TMPDIR"
+mkdir -p "$TEST_TMPDIR"
 
 total_pass=0 total_fail=0
 run_ctest() {  # run_ctest PRESET: builds and tests one preset, prints ctest's summary line

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "test_models.h"
+#include "test_temp.h"
 
 namespace fluoro::app {
 namespace {
@@ -107,7 +108,7 @@ TEST(ModelReport, MissingFileIsAnErrorNamingIt) {
 
 // The CLI turns a broken file into one line on stderr and exit code 1 (no crash).
 TEST(FluoroCli, InfoOnTruncatedFileFailsCleanly) {
-    const std::string bad = testing::TempDir() + "/truncated.gguf";
+    const std::string bad = fluoro::test::unique_temp_path("truncated.gguf").string();
     std::ofstream(bad, std::ios::binary) << "GGUF\x03";
     const std::string cmd = std::string(FLUORO_CLI_PATH) + " info " + bad + " 2>&1";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);

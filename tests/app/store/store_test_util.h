@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "telemetry/events.h"
+#include "test_temp.h"
 
 namespace fluoro::app::test {
 
 inline std::filesystem::path temp_db(const std::string& name) {
-    const auto dir = std::filesystem::path(testing::TempDir()) / "fluoro_store_tests";
+    const auto dir = fluoro::test::unique_temp_path("fluoro_store_tests");
     std::filesystem::create_directories(dir);
     const auto p = dir / (name + ".db");
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);

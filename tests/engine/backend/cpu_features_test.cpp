@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include "test_temp.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -65,7 +66,7 @@ TEST(CpuFeatures, CacheSizesAndCpuLists) {
 }
 
 TEST(CpuFeatures, SysfsCacheDirectory) {
-    const auto dir = std::filesystem::path(testing::TempDir()) / "fluoro_cpu_cache";
+    const auto dir = test::unique_temp_path("fluoro_cpu_cache");
     std::filesystem::remove_all(dir);
     const auto put = [&](const char* index, const char* level, const char* type, const char* size,
                          const char* shared) {

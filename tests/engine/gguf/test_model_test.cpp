@@ -10,6 +10,7 @@
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
 #include "tensor/dequantize.h"
+#include "test_temp.h"
 #include "tokenizer/tokenizer.h"
 
 namespace fluoro::gguf {
@@ -151,9 +152,7 @@ TEST(GgufTestModelOptions, LayoutOptions) {
 }
 
 TEST(GgufTestModelOptions, WritesToAFile) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("fluoro_test_model_" +
-                       std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".gguf");
+    const auto path = test::unique_temp_path("fluoro_test_model.gguf");
     write_test_model(path, TestModelSpec{});
     const GgufFile f = GgufFile::open(path);
     EXPECT_EQ(f.get_string("general.architecture"), "llama");

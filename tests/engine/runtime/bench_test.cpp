@@ -13,13 +13,14 @@
 #include "gguf/test_model.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
 
 struct BenchModel {
     BenchModel() : backend(1) {
-        const auto path = std::filesystem::path(testing::TempDir()) / "bench_test.gguf";
+        const auto path = test::unique_temp_path("bench_test.gguf");
         gguf::write_test_model(path, gguf::TestModelSpec{});
         ModelLoadOptions opt;
         opt.max_batch = 16;  // a 40-token depth is prefilled in three pieces

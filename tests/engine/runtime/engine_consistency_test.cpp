@@ -14,6 +14,7 @@
 #include "gguf/test_model.h"
 #include "model/model.h"
 #include "runtime/sequence.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -24,7 +25,7 @@ using gguf::TestModelSpec;
 using gguf::write_test_model;
 
 std::filesystem::path write_model(const TestModelSpec& spec, const std::string& name) {
-    const auto path = std::filesystem::path(testing::TempDir()) / (name + ".gguf");
+    const auto path = test::unique_temp_path(name + ".gguf");
     write_test_model(path, spec);
     return path;
 }
@@ -149,7 +150,7 @@ TEST(EngineBadInput, UnknownArchitectureNamesTheSupportedOnes) {
     for (size_t i = 0; i + from.size() <= bytes.size(); ++i)
         if (std::memcmp(bytes.data() + i, from.data(), from.size()) == 0)
             std::memcpy(bytes.data() + i, to.data(), to.size());
-    const auto path = std::filesystem::path(testing::TempDir()) / "mamba.gguf";
+    const auto path = test::unique_temp_path("mamba.gguf");
     std::ofstream(path, std::ios::binary)
         .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     cpu::CpuBackend be(1);
@@ -183,7 +184,7 @@ namespace fluoro {
 namespace {
 
 TEST(EngineBadInput, ModelFileChangedOnDiskIsDetected) {
-    const auto path = std::filesystem::path(testing::TempDir()) / "changing.gguf";
+    const auto path = test::unique_temp_path("changing.gguf");
     gguf::write_test_model(path, gguf::TestModelSpec{});
     cpu::CpuBackend be(1);
     auto model = Model::load(path, be);
@@ -191,7 +192,7 @@ TEST(EngineBadInput, ModelFileChangedOnDiskIsDetected) {
     Sequence seq(*model, *kv, 0);
     EXPECT_NO_THROW(seq.prefill(std::vector<int32_t>{1, 2}));
     // Replaced by a new file under the same name: our mapping keeps the old one; still usable.
-    const auto tmp = std::filesystem::path(testing::TempDir()) / "changing.new";
+    const auto tmp = test::unique_temp_path("changing.new");
     gguf::write_test_model(tmp, gguf::TestModelSpec{});
     std::filesystem::rename(tmp, path);
     EXPECT_NO_THROW(seq.prefill(std::vector<int32_t>{1, 2, 3}));

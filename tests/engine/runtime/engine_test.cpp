@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "gguf/test_model.h"
 #include "runtime/command_queue.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 
 std::filesystem::path tiny_model() {
-    const auto path = std::filesystem::path(testing::TempDir()) / "engine_tiny.gguf";
+    const auto path = test::unique_temp_path("engine_tiny.gguf");
     if (!std::filesystem::exists(path)) {
         gguf::TestModelSpec spec;
         spec.n_ctx = 4096;

@@ -12,12 +12,13 @@
 #include "model/model.h"
 #include "runtime/sequence.h"
 #include "telemetry/step_meter.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
 
 std::filesystem::path tiny_model() {
-    const auto path = std::filesystem::path(testing::TempDir()) / "profiling_tiny.gguf";
+    const auto path = test::unique_temp_path("profiling_tiny.gguf");
     gguf::TestModelSpec spec;
     spec.weight_type = GgmlType::Q8_0;
     gguf::write_test_model(path, spec);
