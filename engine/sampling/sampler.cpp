@@ -176,7 +176,7 @@ std::span<const Candidate> Sampler::truncate(float max_logit, float inv_t) {
     return set;
 }
 
-SampledToken Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+float Sampler::prepare(std::span<const float> logits, std::span<const int32_t> history) {
     const auto n = static_cast<size_t>(n_vocab_);
     if (logits.size() != n) {
         throw Error("sampler: got " + std::to_string(logits.size()) +
@@ -184,14 +184,58 @@ SampledToken Sampler::sample(std::span<const float> logits, std::span<const int3
     }
     copy_checked(logits);
     apply_penalties(history);
-
     const float max_logit = sampling::max_value(logits_);
     if (max_logit == -kInf) throw Error("sampler: every logit is -inf (all tokens banned)");
+    return max_logit;
+}
+
+bool Sampler::greedy() const {
+    // A temperature so small that 1/T overflows (denormal) is greedy too.
+    const float temperature = params_.temperature;
+    return temperature == 0.0f || std::isinf(1.0f / temperature);
+}
+
+void Sampler::distribution(std::span<const float> logits, std::span<const int32_t> history,
+                           TokenDist& out) {
+    const float max_logit = prepare(logits, history);
+    out.ids.clear();
+    out.probs.clear();
+    if (greedy()) {
+        sampling::select_top(logits_, 1, candidates_);
+        out.ids.push_back(candidates_[0].id);
+        out.probs.push_back(1.0);
+        return;
+    }
+    const float inv_t = 1.0f / params_.temperature;
+    sampling::exp_shifted_sum(logits_, max_logit, inv_t, weights_);
+    const std::span<const Candidate> survivors = truncate(max_logit, inv_t);
+    double total = 0.0;
+    for (const Candidate& c : survivors) total += weights_[c.id];
+    out.ids.reserve(survivors.size());
+    out.probs.reserve(survivors.size());
+    for (const Candidate& c : survivors) {
+        out.ids.push_back(c.id);
+        out.probs.push_back(weights_[c.id] / total);
+    }
+}
+
+int32_t Sampler::draw_from(const TokenDist& d) {
+    if (d.ids.empty()) throw Error("sampler: cannot draw from an empty distribution");
+    const double target = uniform01();
+    double cum = 0.0;
+    for (size_t i = 0; i < d.ids.size(); ++i) {
+        cum += d.probs[i];
+        if (cum > target) return d.ids[i];
+    }
+    return d.ids.back();  // rounding left target at the very top
+}
+
+SampledToken Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+    const float max_logit = prepare(logits, history);
 
     // The reported distribution: softmax(logits / T) over the whole vocabulary (T = 1 if greedy).
     const float temperature = params_.temperature;
-    // A temperature so small that 1/T overflows (denormal) is greedy too.
-    const bool greedy = temperature == 0.0f || std::isinf(1.0f / temperature);
+    const bool greedy = this->greedy();
     const float inv_t = greedy ? 1.0f : 1.0f / temperature;
     const double log_total =
         std::log(sampling::exp_shifted_sum(logits_, max_logit, inv_t, weights_));

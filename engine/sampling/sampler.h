@@ -25,6 +25,7 @@
 
 #include "sampling/candidates.h"
 #include "sampling/sampling_params.h"
+#include "sampling/token_dist.h"
 
 namespace fluoro {
 
@@ -59,6 +60,16 @@ class Sampler {
     // throws (naming its position). Nothing is read when every penalty is off.
     SampledToken sample(std::span<const float> logits, std::span<const int32_t> history);
 
+    // The distribution sample() draws from for these logits and history (same checks and
+    // throws): the truncated survivors with their renormalized probabilities, or, when greedy,
+    // the argmax with probability 1. Reads no random numbers.
+    void distribution(std::span<const float> logits, std::span<const int32_t> history,
+                      TokenDist& out);
+    // Draws from `d` with this sampler's random stream (one number), in d's order.
+    int32_t draw_from(const TokenDist& d);
+    // The next number of the random stream, uniform in [0, 1).
+    double uniform01();
+
     // Restarts the random stream from `seed` (params().seed is updated to match).
     void reset(uint64_t seed);
     // Changes the settings without touching the random stream (validated; throws on bad input).
@@ -70,7 +81,9 @@ class Sampler {
   private:
     void copy_checked(std::span<const float> logits);
     void apply_penalties(std::span<const int32_t> history);
-    double uniform01();
+    // copy_checked + apply_penalties; returns the largest penalized logit.
+    float prepare(std::span<const float> logits, std::span<const int32_t> history);
+    bool greedy() const;
     // top-k -> top-p -> min-p on the penalized logits (T = 1); returns the survivors, in a
     // deterministic order (most likely first when sorted, else by id). Reuses candidates_.
     std::span<const sampling::Candidate> truncate(float max_logit, float inv_t);

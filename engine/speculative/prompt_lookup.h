@@ -1,0 +1,25 @@
+// Prompt-lookup drafting (Saxena, "prompt lookup decoding"; llama.cpp's ngram drafter): when the
+// last n tokens of the context occurred earlier in it, propose the tokens that followed that
+// occurrence. Costs no model at all, and wins on input-grounded text (edits, quotes, code).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace fluoro::spec {
+
+struct PromptLookupOptions {
+    int32_t max_ngram = 3;  // try the longest suffix first ...
+    int32_t min_ngram = 1;  // ... down to this length
+    int32_t max_draft = 8;  // tokens proposed at most
+};
+
+// The draft for `context` (prompt + generated tokens, oldest first): for n = max_ngram down to
+// min_ngram, the most recent earlier occurrence of the context's last n tokens, and up to
+// max_draft tokens that followed it. Empty when nothing matches. Throws fluoro::Error for
+// options out of range (min_ngram < 1, max_ngram < min_ngram, max_draft < 1).
+std::vector<int32_t> prompt_lookup_draft(std::span<const int32_t> context,
+                                         const PromptLookupOptions& opt);
+
+}  // namespace fluoro::spec
