@@ -1,16 +1,21 @@
-// CPU attention (backend/cpu/cpu_attention.h) over an F16 KV cache at several contexts, for the
+// CPU attention (backend/cpu/cpu_attention.h), standard vs flash, over an F16 KV cache, for the
 // head layouts of our two models: SmolLM2 (9 query heads over 3 KV heads of 64) and Gemma 3 270M
-// (4 over 1 KV head of 256). Decode: one query token attending to `ctx` cached tokens (the
-// cached K/V of one layer read once: kv_GB/s counts those bytes per call). Prefill: a batch of 64
-// query tokens at the end of the context. Run on 1 and 2 threads; set FLUORO_CPU_ISA to compare
-// the kernel sets.
+// (4 over 1 KV head of 256).
+//   Decode: one query token attending to `ctx` cached tokens (the cached K/V of one layer read
+//     once: kv_GB/s counts those bytes per call), ctx 256 .. 32k.
+//   Prefill: the attention of a whole ctx-token prompt as the engine runs it (512-token batches,
+//     each attending to everything before it), ctx 256 .. 8k.
+// Counters: scratch_bytes is the attention working memory allocated (its peak: it only grows).
+// impl 0 = standard, 1 = flash. Set FLUORO_CPU_ISA to compare the kernel sets.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "backend/cpu/attention_readout.h"
 #include "backend/cpu/cpu_attention.h"
 #include "kv/contiguous_kv.h"
 
@@ -22,10 +27,17 @@ struct Layout {
 };
 constexpr Layout kSmolLM2{9, 3, 64};
 constexpr Layout kGemma3{4, 1, 256};
+constexpr int64_t kBatch = 512;
 
-void run(benchmark::State& state, const Layout& l, int64_t n_query) {
+// n_query = 0: the whole context as a prefill in kBatch pieces; else the last n_query tokens.
+// With `capture`, also what the attention panel asks during a chat of every layer: the sparsity
+// readout and H2O scores of the last row (every head); with `capture_row` also the probabilities
+// of one head's last row (asked of one layer per step).
+void run(benchmark::State& state, const Layout& l, int64_t n_query, bool capture = false,
+         bool capture_row = false) {
     const int64_t ctx = state.range(0);
-    const int threads = int(state.range(1));
+    const auto impl = state.range(1) ? AttentionImpl::Flash : AttentionImpl::Standard;
+    const int threads = int(state.range(2));
     KvShape shape;
     shape.n_layer = 1;
     shape.n_head_kv = {l.n_head_kv};
@@ -40,7 +52,7 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query) {
     p.head_dim_k = p.head_dim_v = l.head_dim;
     p.scale = 0.125f;
 
-    // Fill the whole cache once (as a prefill would), then time the last n_query tokens.
+    // Fill the whole cache once (as a prefill would), then time the queries.
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     const int64_t kv_width = l.n_head_kv * l.head_dim;
@@ -52,23 +64,46 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query) {
     store_kv(pool, p, Act{k.data(), ctx, kv_width}, Act{v.data(), ctx, kv_width},
              Batch{tok, pos, seq, {}}, kv);
 
-    std::vector<float> q(size_t(n_query * l.n_head * l.head_dim));
+    const int64_t rows = n_query > 0 ? n_query : std::min(ctx, kBatch);
+    const int64_t q_width = l.n_head * l.head_dim;
+    std::vector<float> q(size_t(rows * q_width));
     for (float& x : q) x = normal(rng);
     std::vector<float> out(q.size());
-    const std::span<const int32_t> qpos(pos.data() + ctx - n_query, size_t(n_query));
-    const Batch batch{
-        std::span(tok).first(size_t(n_query)), qpos, std::span(seq).first(size_t(n_query)), {}};
     AttentionScratch scratch;
+    AttentionCapture cap;
+    cap.stats = true;
+    if (capture_row) cap.regions.push_back({0, 0, 0, 1, 0, 0});
+    KeyScores key_scores;
+    const auto attend_rows = [&](int64_t first, int64_t n) {
+        const Batch batch{std::span(tok).subspan(size_t(first), size_t(n)),
+                          std::span<const int32_t>(pos).subspan(size_t(first), size_t(n)),
+                          std::span(seq).subspan(size_t(first), size_t(n)),
+                          {}};
+        const Act qa{q.data(), n, q_width};
+        attend(pool, p, qa, batch, kv, Act{out.data(), n, q_width}, scratch,
+               {impl, capture ? n - 1 : -1});
+        if (!capture) return;
+        capture_rows(p, qa, batch, kv, scratch, cap);
+        compute_sparsity(pool, p, batch, kv.shape(), scratch, cap, key_scores);
+        cap.rows.clear();
+        cap.sparsity.clear();
+    };
     for (auto _ : state) {
-        attend(pool, p, Act{q.data(), n_query, l.n_head * l.head_dim}, batch, kv,
-               Act{out.data(), n_query, l.n_head * l.head_dim}, scratch);
+        if (n_query > 0) {
+            attend_rows(ctx - n_query, n_query);
+        } else {
+            for (int64_t first = 0; first < ctx; first += kBatch)
+                attend_rows(first, std::min(kBatch, ctx - first));
+        }
         benchmark::DoNotOptimize(out.data());
     }
     const double kv_bytes = double(ctx) * double(kv_width) * 2.0 * 2.0;  // K and V, fp16
-    state.counters["kv_GB/s"] =
-        benchmark::Counter(kv_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["tok/s"] =
-        benchmark::Counter(double(n_query), benchmark::Counter::kIsIterationInvariantRate);
+    if (n_query > 0)
+        state.counters["kv_GB/s"] =
+            benchmark::Counter(kv_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["tok/s"] = benchmark::Counter(double(n_query > 0 ? n_query : ctx),
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["scratch_bytes"] = double(scratch.bytes());
 }
 
 void BM_AttentionDecode_SmolLM2(benchmark::State& s) {
@@ -77,23 +112,37 @@ void BM_AttentionDecode_SmolLM2(benchmark::State& s) {
 void BM_AttentionDecode_Gemma3(benchmark::State& s) {
     run(s, kGemma3, 1);
 }
-void BM_AttentionPrefill64_SmolLM2(benchmark::State& s) {
-    run(s, kSmolLM2, 64);
+void BM_AttentionDecodeStats_SmolLM2(benchmark::State& s) {
+    run(s, kSmolLM2, 1, true);
 }
-void BM_AttentionPrefill64_Gemma3(benchmark::State& s) {
-    run(s, kGemma3, 64);
+void BM_AttentionDecodeStatsRow_SmolLM2(benchmark::State& s) {
+    run(s, kSmolLM2, 1, true, true);
+}
+void BM_AttentionPrefill_SmolLM2(benchmark::State& s) {
+    run(s, kSmolLM2, 0);
+}
+void BM_AttentionPrefill_Gemma3(benchmark::State& s) {
+    run(s, kGemma3, 0);
 }
 
-void contexts(benchmark::internal::Benchmark* b) {
-    for (int64_t ctx : {512, 4096, 16384})
-        for (int64_t threads : {1, 2}) b->Args({ctx, threads});
-    b->ArgNames({"ctx", "threads"})->UseRealTime();
+void args(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> contexts) {
+    for (int64_t ctx : contexts)
+        for (int64_t impl : {0, 1}) b->Args({ctx, impl, 2});
+    b->ArgNames({"ctx", "flash", "threads"})->UseRealTime();
+}
+void decode_args(benchmark::internal::Benchmark* b) {
+    args(b, {256, 1024, 2048, 4096, 8192, 32768});
+}
+void prefill_args(benchmark::internal::Benchmark* b) {
+    args(b, {256, 1024, 2048, 4096, 8192});
 }
 
-BENCHMARK(BM_AttentionDecode_SmolLM2)->Apply(contexts);
-BENCHMARK(BM_AttentionDecode_Gemma3)->Apply(contexts);
-BENCHMARK(BM_AttentionPrefill64_SmolLM2)->Apply(contexts);
-BENCHMARK(BM_AttentionPrefill64_Gemma3)->Apply(contexts);
+BENCHMARK(BM_AttentionDecode_SmolLM2)->Apply(decode_args);
+BENCHMARK(BM_AttentionDecode_Gemma3)->Apply(decode_args);
+BENCHMARK(BM_AttentionDecodeStats_SmolLM2)->Apply(decode_args);
+BENCHMARK(BM_AttentionDecodeStatsRow_SmolLM2)->Apply(decode_args);
+BENCHMARK(BM_AttentionPrefill_SmolLM2)->Apply(prefill_args)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionPrefill_Gemma3)->Apply(prefill_args)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fluoro::cpu

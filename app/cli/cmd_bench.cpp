@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_features.h"
+#include "cli/capture_bench.h"
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/telemetry_bench.h"
 #include "common/format.h"
 #include "common/version.h"
+#include "core/error.h"
 #include "runtime/bench.h"
 
 namespace fluoro::cli {
@@ -23,9 +25,11 @@ void add_bench_command(CLI::App& app) {
         bool json = false;
         EngineFlags engine;
         std::string telemetry;
+        std::string capture;
+        int64_t capture_tokens = 4096;
     };
     auto o = std::make_shared<Opts>();
-    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("model", o->model, "GGUF model file");
     cmd->add_option("-p,--n-prompt", o->bench.n_prompt, "Prompt tokens (0 = skip pp)")
         ->capture_default_str();
     cmd->add_option("-n,--n-gen", o->bench.n_gen, "Generated tokens (0 = skip tg)")
@@ -39,8 +43,27 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--telemetry", o->telemetry,
                     "Decode speed through the Engine at a telemetry level: off, summary, full, "
                     "or compare (off and full alternated; prints the overhead)");
+    cmd->add_option("--capture", o->capture,
+                    "compare: decode through the Engine with attention capture off and on "
+                    "alternated, after a --capture-tokens prompt (needs a larger -c)");
+    cmd->add_option("--capture-tokens", o->capture_tokens, "Prompt tokens for --capture")
+        ->capture_default_str();
     o->engine.add_to(*cmd);
-    cmd->callback([o] {
+    add_bench_spec_command(*cmd);
+    cmd->callback([o, cmd] {
+        if (cmd->got_subcommand("spec")) return;
+        if (o->model.empty()) throw CLI::RequiredError("model");
+        if (!o->capture.empty()) {
+            if (o->capture != "compare") throw Error("--capture must be compare");
+            CaptureBenchOptions c;
+            c.model = o->model;
+            c.prompt_tokens = o->capture_tokens;
+            c.n_gen = o->bench.n_gen;
+            c.repetitions = o->bench.repetitions;
+            c.json = o->json;
+            c.engine = o->engine;
+            return run_capture_bench(c);
+        }
         if (!o->telemetry.empty()) {
             TelemetryBenchOptions t;
             t.model = o->model;
@@ -66,6 +89,8 @@ void add_bench_command(CLI::App& app) {
                                 {"kernel_isa", cpu::kernel_isa_name()},
                                 {"kv_type", kv_type_name(m.kv->shape().type)},
                                 {"batch", m.model->max_batch()},
+                                {"attention", attention_impl_name(m.backend->attention_impl())},
+                                {"attention_scratch_bytes", m.backend->attention_scratch_bytes()},
                                 {"fluoro_version", app::version()},
                                 {"results", nlohmann::json::array()}};
             for (const auto& r : results)

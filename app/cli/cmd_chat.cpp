@@ -20,6 +20,7 @@ struct ChatOpts {
     bool quiet = false;
     EngineFlags engine;
     SamplingFlags sampling;
+    SpecFlags spec;
     DriverOptions save;  // --save, --db, --telemetry
     std::string level = "full";
 };
@@ -30,14 +31,17 @@ void saved_chat_loop(const ChatOpts& o) {
     d.model = o.model;
     d.engine = o.engine;
     d.sampling = o.sampling;
+    d.spec = o.spec;
     d.max_tokens = o.max_tokens;
     d.system = o.system;
     apply_level(d, o.level);
     EngineDriver driver(d);
     std::cerr << "fluoro chat: " << driver.model().name << " (" << driver.model().arch << ", "
               << driver.model().ctx << " tokens of context, " << driver.model().threads
-              << " threads), saving to " << driver.db_path().string()
-              << ". /regen, /reset, /bye.\n";
+              << " threads)";
+    if (o.save.save) std::cerr << ", saving to " << driver.db_path().string();
+    if (o.spec.enabled()) std::cerr << ", speculative: " << o.spec.mode;
+    std::cerr << ". /regen, /reset, /bye.\n";
     std::atomic<bool>& cancel = install_interrupt_flag();
     for (;;) {
         std::cout << "> " << std::flush;
@@ -60,7 +64,7 @@ void saved_chat_loop(const ChatOpts& o) {
             continue;
         }
         if (line.starts_with('/') && line != "/regen") {
-            std::cout << "with --save only /regen, /reset and /bye are available\n";
+            std::cout << "with --save or --spec only /regen, /reset and /bye are available\n";
             continue;
         }
         const RunFinished fin =
@@ -133,9 +137,10 @@ void add_chat_command(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line after answers");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
+    o->spec.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
-        if (o->save.save)
+        if (o->save.save || o->spec.enabled())  // the Engine's path, as the GUI runs it
             saved_chat_loop(*o);
         else
             chat_loop(*o);

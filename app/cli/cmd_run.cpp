@@ -20,6 +20,7 @@ void add_run_command(CLI::App& app) {
         int64_t max_tokens = 512;
         EngineFlags engine;
         SamplingFlags sampling;
+        SpecFlags spec;
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "full";
     };
@@ -33,14 +34,18 @@ void add_run_command(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
+    o->spec.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
-        if (o->save.save) {
-            if (o->raw) throw Error("--save stores chats: it cannot be combined with --raw");
+        // --save and --spec run on the Engine (the GUI's path); a plain run calls generate().
+        if (o->save.save || o->spec.enabled()) {
+            if (o->raw)
+                throw Error("--save and --spec run chats: they cannot be combined with --raw");
             DriverOptions d = o->save;
             d.model = o->model;
             d.engine = o->engine;
             d.sampling = o->sampling;
+            d.spec = o->spec;
             d.max_tokens = o->max_tokens;
             d.system = o->system;
             apply_level(d, o->level);
@@ -48,10 +53,13 @@ void add_run_command(CLI::App& app) {
             const RunFinished fin = driver.run(SendMessage{o->prompt});
             std::cout << '\n';
             if (fin.stop == "error") throw Error(fin.error);
-            if (!o->quiet)
-                std::cerr << app::stats_line(result_of(fin)) << " | saved as run "
-                          << driver.saved_run_id() << " of conversation "
-                          << driver.saved_conversation_id() << '\n';
+            if (!o->quiet) {
+                std::cerr << app::stats_line(result_of(fin));
+                if (o->save.save)
+                    std::cerr << " | saved as run " << driver.saved_run_id() << " of conversation "
+                              << driver.saved_conversation_id();
+                std::cerr << '\n';
+            }
             return;
         }
         app::LoadedModel m = app::load_model(o->model, o->engine.settings());

@@ -9,8 +9,10 @@ void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_bench_spec_command(CLI::App& bench);  // `fluoro bench spec` (cmd_bench_spec.cpp)
 void add_ppl_command(CLI::App& app);
 void add_sessions_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_attn_command(CLI::App& app);
 
 }  // namespace fluoro::cli

@@ -18,6 +18,8 @@ GenerateResult result_of(const RunFinished& f) {
     r.ttft_ms = f.ttft_ms;
     r.decode_ms = f.decode_ms;
     r.decode_steps = f.decode_steps;
+    r.drafted_tokens = f.drafted_tokens;
+    r.accepted_tokens = f.accepted_tokens;
     for (auto s : {StopReason::EndOfGeneration, StopReason::MaxTokens, StopReason::ContextFull,
                    StopReason::Cancelled})
         if (stop_reason_name(s) == f.stop) r.stop = s;
@@ -55,7 +57,10 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.ctx = s.ctx;
     ms.batch = s.batch;
     ms.kv_type = s.kv_type;
-    engine_.submit(ChangeSettings{opt_.sampling.params, opt_.max_tokens, opt_.system});
+    ms.attention = s.attention;
+    ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
+    cs.speculative = opt_.spec.parsed();
+    engine_.submit(cs);
     engine_.submit_blocking(LoadModel{opt_.model, ms});
     for (auto& e : engine_.events().drain()) {
         if (const auto* m = std::get_if<ModelLoaded>(&e)) model_ = *m;

@@ -22,6 +22,7 @@ struct DriverOptions {
     std::string model;
     EngineFlags engine;
     SamplingFlags sampling;
+    SpecFlags spec;
     int64_t max_tokens = 512;
     std::string system;
     bool save = false;

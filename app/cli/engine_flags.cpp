@@ -10,6 +10,8 @@ void EngineFlags::add_to(CLI::App& cmd) {
     cmd.add_option("-b,--batch", engine.batch, "Tokens per prefill step")->capture_default_str();
     cmd.add_option("--kv-type", kv_type, "KV cache element type: f16 or f32")
         ->capture_default_str();
+    cmd.add_option("--attention", attention, "Attention implementation: flash or standard")
+        ->capture_default_str();
 }
 
 app::EngineSettings EngineFlags::settings() const {
@@ -20,6 +22,35 @@ app::EngineSettings EngineFlags::settings() const {
         s.kv_type = KvType::F32;
     else
         throw Error("--kv-type must be f16 or f32, not '" + kv_type + "'");
+    const std::optional<AttentionImpl> impl = parse_attention_impl(attention);
+    if (!impl) throw Error("--attention must be flash or standard, not '" + attention + "'");
+    s.attention = *impl;
+    return s;
+}
+
+void SpecFlags::add_to(CLI::App& cmd) {
+    cmd.add_option("--spec", mode,
+                   "Speculative decoding: off, prompt_lookup, draft_model (--draft-model), "
+                   "self_speculative (--exit-layer)")
+        ->capture_default_str();
+    cmd.add_option("--draft-model", settings.draft_model, "Draft GGUF for --spec draft_model");
+    cmd.add_option("--draft-max", settings.max_draft, "Tokens drafted per step at most")
+        ->capture_default_str();
+    cmd.add_option("--exit-layer", settings.exit_layer,
+                   "Layers the self-speculative draft runs (0 = half)")
+        ->capture_default_str();
+    cmd.add_option("--ngram-max", settings.ngram_max, "Prompt lookup: longest n-gram matched")
+        ->capture_default_str();
+}
+
+SpeculativeSettings SpecFlags::parsed() const {
+    SpeculativeSettings s = settings;
+    const std::optional<SpecMode> m = parse_spec_mode(mode);
+    if (!m)
+        throw Error("--spec must be off, prompt_lookup, draft_model or self_speculative, not '" +
+                    mode + "'");
+    s.mode = *m;
+    s.validate();
     return s;
 }
 

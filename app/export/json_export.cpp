@@ -20,6 +20,73 @@ std::string dump_back(const json& j) {
     return j.is_string() ? j.get<std::string>() : j.dump();
 }
 
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(const std::string& s) {
+    for (size_t i = 0; i < s.size();) {
+        const auto c = uint8_t(s[i]);
+        size_t n = 0;  // continuation bytes
+        uint32_t cp = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0)
+            n = 1, cp = c & 0x1F;
+        else if ((c & 0xF0) == 0xE0)
+            n = 2, cp = c & 0x0F;
+        else if ((c & 0xF8) == 0xF0)
+            n = 3, cp = c & 0x07;
+        else
+            return false;
+        if (s.size() - i <= n) return false;
+        for (size_t k = 1; k <= n; ++k) {
+            const auto cc = uint8_t(s[i + k]);
+            if ((cc & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}
+
+// A prompt piece may be part of a UTF-8 sequence, which a JSON string cannot hold: such a piece
+// is written as {"hex": "<its bytes>"}.
+json piece_json(const std::string& p) {
+    if (valid_utf8(p)) return p;
+    static const char* digits = "0123456789abcdef";
+    std::string hex;
+    for (char ch : p) {
+        hex += digits[uint8_t(ch) >> 4];
+        hex += digits[uint8_t(ch) & 15];
+    }
+    return {{"hex", hex}};
+}
+
+std::string piece_from_json(const json& j, const std::string& where) {
+    if (j.is_string()) return j.get<std::string>();
+    const auto bad = [&] {
+        return Error("conversation JSON: " + where +
+                     ": a prompt piece must be a string or {\"hex\": \"<even number of hex "
+                     "digits>\"}");
+    };
+    if (!j.is_object() || !j.contains("hex") || !j.at("hex").is_string()) throw bad();
+    const std::string hex = j.at("hex").get<std::string>();
+    if (hex.size() % 2 != 0) throw bad();
+    const auto nibble = [&](char ch) -> int {
+        if (ch >= '0' && ch <= '9') return ch - '0';
+        if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+        if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+        throw bad();
+    };
+    std::string out;
+    for (size_t i = 0; i < hex.size(); i += 2)
+        out += char(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
+    return out;
+}
+
 json token_json(const TokenEvent& t) {
     json top = json::array();
     for (const auto& p : t.top) top.push_back({p.id, p.logprob});
@@ -57,7 +124,12 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
               {"ttft_ms", r.ttft_ms},
               {"decode_ms", r.decode_ms},
               {"decode_steps", r.decode_steps},
-              {"duration_ns", r.duration_ns}};
+              {"duration_ns", r.duration_ns},
+              {"drafted_tokens", r.drafted_tokens},
+              {"accepted_tokens", r.accepted_tokens},
+              {"prompt_ids", r.prompt_ids}};
+    json& pieces = j["prompt_pieces"] = json::array();
+    for (const auto& p : r.prompt_pieces) pieces.push_back(piece_json(p));
     json& tokens = j["tokens"] = json::array();
     for (const auto& t : r.tokens) tokens.push_back(token_json(t));
     json& steps = j["steps"] = json::array();
@@ -85,6 +157,9 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                         {"drafter", s.drafter},
                         {"accepted", s.accepted},
                         {"resampled", s.resampled},
+                        {"bonus", s.bonus},
+                        {"draft_ns", s.draft_ns},
+                        {"verify_ns", s.verify_ns},
                         {"drafted", drafted}});
     }
     json& kv = j["kv_snapshots"] = json::array();
@@ -107,7 +182,22 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                        {"first_row", s->first_row},
                        {"n_rows", s->n_rows},
                        {"n_cols", s->n_cols},
+                       {"key_begin", s->key_begin},
                        {"weights", s->weights}});
+    json& stats = j["attention_stats"] = json::array();
+    for (const auto& s : r.attention_stats) {
+        json heads = json::array();
+        for (const auto& h : s.heads)
+            heads.push_back({h.entropy, h.top_k_mass, h.below_threshold, h.sink_mass});
+        stats.push_back({{"step", s.step},
+                         {"t_ns", s.t_ns},
+                         {"n_layer", s.n_layer},
+                         {"n_head", s.n_head},
+                         {"top_k", s.top_k},
+                         {"threshold", s.threshold},
+                         {"n_keys", s.n_keys},
+                         {"heads", heads}});
+    }
     return j;
 }
 
@@ -121,6 +211,15 @@ T field(const json& j, const char* name, const std::string& where) {
     } catch (const json::exception& e) {
         throw Error("conversation JSON: " + where + "." + name + ": " + e.what());
     }
+}
+
+// A field added in format version `since`: documents of an older version may lack it (then it
+// is `fallback`); newer ones must have it.
+template <class T>
+T field_since(const json& j, const char* name, const std::string& where, int version, int since,
+              T fallback) {
+    if (version < since && (!j.is_object() || !j.contains(name))) return fallback;
+    return field<T>(j, name, where);
 }
 
 template <class T>
@@ -141,7 +240,7 @@ StepPhase parse_phase(const std::string& s, const std::string& where) {
     throw Error("conversation JSON: " + where + ": unknown step phase '" + s + "'");
 }
 
-RunRecord run_from_json(const json& j, const std::string& where, size_t n_messages) {
+RunRecord run_from_json(const json& j, const std::string& where, size_t n_messages, int version) {
     RunRecord r;
     const auto message = field<size_t>(j, "message", where);
     if (message >= n_messages)
@@ -168,6 +267,11 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
     r.decode_ms = field<double>(j, "decode_ms", where);
     r.decode_steps = field<int64_t>(j, "decode_steps", where);
     r.duration_ns = field<int64_t>(j, "duration_ns", where);
+    r.drafted_tokens = field_since<int64_t>(j, "drafted_tokens", where, version, 2, 0);
+    r.accepted_tokens = field_since<int64_t>(j, "accepted_tokens", where, version, 2, 0);
+    r.prompt_ids = field_since<std::vector<int32_t>>(j, "prompt_ids", where, version, 2, {});
+    for (const auto& p : field_since<json>(j, "prompt_pieces", where, version, 2, json::array()))
+        r.prompt_pieces.push_back(piece_from_json(p, where + ".prompt_pieces"));
     for (const auto& t : field<json>(j, "tokens", where)) {
         TokenEvent e;
         const std::string w = where + ".tokens";
@@ -217,6 +321,9 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e.drafter = field<std::string>(s, "drafter", w);
         e.accepted = field<int32_t>(s, "accepted", w);
         e.resampled = field<int32_t>(s, "resampled", w);
+        e.bonus = field_since<int32_t>(s, "bonus", w, version, 2, -1);
+        e.draft_ns = field_since<int64_t>(s, "draft_ns", w, version, 2, 0);
+        e.verify_ns = field_since<int64_t>(s, "verify_ns", w, version, 2, 0);
         for (const auto& d : field<json>(s, "drafted", w))
             e.drafted.push_back({d.at(0).get<int32_t>(), d.at(1).get<float>(), d.at(2).get<float>(),
                                  d.at(3).get<bool>()});
@@ -245,10 +352,40 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e->first_row = field<int64_t>(s, "first_row", w);
         e->n_rows = field<int64_t>(s, "n_rows", w);
         e->n_cols = field<int64_t>(s, "n_cols", w);
+        e->key_begin = field_since<int64_t>(s, "key_begin", w, version, 2, 0);
+        if (e->key_begin < 0) throw Error("conversation JSON: " + w + ": key_begin is negative");
         e->weights = field<std::vector<float>>(s, "weights", w);
         if (int64_t(e->weights.size()) != e->n_rows * e->n_cols)
             throw Error("conversation JSON: " + w + ": weights do not match n_rows x n_cols");
         r.attention_snapshots.push_back(std::move(e));
+    }
+    for (const auto& s :
+         field_since<json>(j, "attention_stats", where, version, 2, json::array())) {
+        const std::string w = where + ".attention_stats";
+        AttentionStats e;
+        e.step = field<int64_t>(s, "step", w);
+        e.t_ns = field<int64_t>(s, "t_ns", w);
+        e.n_layer = field<int32_t>(s, "n_layer", w);
+        e.n_head = field<int32_t>(s, "n_head", w);
+        e.top_k = field<int32_t>(s, "top_k", w);
+        e.threshold = field<float>(s, "threshold", w);
+        e.n_keys = field<int64_t>(s, "n_keys", w);
+        for (const auto& h : field<json>(s, "heads", w)) {
+            if (!h.is_array() || h.size() != 4)
+                throw Error("conversation JSON: " + w +
+                            ".heads: each head is [entropy, top_k_mass, below_threshold, "
+                            "sink_mass]");
+            try {
+                e.heads.push_back(
+                    {h[0].get<float>(), h[1].get<float>(), h[2].get<float>(), h[3].get<float>()});
+            } catch (const json::exception& x) {
+                throw Error("conversation JSON: " + w + ".heads: " + x.what());
+            }
+        }
+        if (e.n_layer < 0 || e.n_head < 0 ||
+            uint64_t(e.n_layer) * uint64_t(e.n_head) != e.heads.size())
+            throw Error("conversation JSON: " + w + ": heads do not match n_layer x n_head");
+        r.attention_stats.push_back(std::move(e));
     }
     return r;
 }
@@ -309,7 +446,8 @@ ConversationRecord conversation_from_json(const json& j) {
     }
     const json runs = field<json>(j, "runs", "document");
     for (size_t i = 0; i < runs.size(); ++i) {
-        RunRecord r = run_from_json(runs[i], "runs[" + std::to_string(i) + "]", messages.size());
+        RunRecord r =
+            run_from_json(runs[i], "runs[" + std::to_string(i) + "]", messages.size(), version);
         r.id = int64_t(i);
         c.runs.push_back(std::move(r));
     }

@@ -12,7 +12,10 @@
 namespace fluoro::app {
 
 inline constexpr const char* kConversationFormat = "fluoroscope-conversation";
-inline constexpr int kConversationFormatVersion = 1;
+// 2: + prompt_ids/prompt_pieces/drafted_tokens/accepted_tokens per run, spec step bonus and
+// timings, attention snapshot key_begin, attention_stats. Version 1 documents still import (the
+// fields take their defaults); in a version 2 document they are required.
+inline constexpr int kConversationFormatVersion = 2;
 
 nlohmann::json conversation_to_json(const ConversationRecord& c);
 // Throws fluoro::Error naming the first field that is missing or malformed.

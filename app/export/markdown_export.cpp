@@ -16,6 +16,13 @@ std::string stats(const RunRecord& r) {
     s += r.model_name;
     s += " · ";
     s += buf;
+    if (r.drafted_tokens > 0) {
+        std::snprintf(buf, sizeof buf, " · speculative: %lld/%lld drafts accepted (%.0f%%)",
+                      static_cast<long long>(r.accepted_tokens),
+                      static_cast<long long>(r.drafted_tokens),
+                      100.0 * double(r.accepted_tokens) / double(r.drafted_tokens));
+        s += buf;
+    }
     s += " · stop: ";
     s += r.stop_reason.value_or("interrupted");
     s += "*";

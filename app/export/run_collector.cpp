@@ -17,6 +17,8 @@ void RunCollector::add(const Event& e) {
         run_.telemetry_level = std::string(telemetry_level_name(s->level));
         run_.started_at = iso_time_utc(s->wall_clock_ms);
         run_.prompt_tokens = s->prompt_tokens;
+        run_.prompt_ids = s->prompt_ids;
+        run_.prompt_pieces = s->prompt_pieces;
         return;
     }
     if (engine_run_ == 0 || finished_ || event_run(e) != engine_run_) return;
@@ -34,6 +36,8 @@ void RunCollector::add(const Event& e) {
         run_.kv_snapshots.push_back(*kv);
     } else if (const auto* at = std::get_if<std::shared_ptr<const AttentionSnapshot>>(&e)) {
         run_.attention_snapshots.push_back(*at);
+    } else if (const auto* as = std::get_if<AttentionStats>(&e)) {
+        run_.attention_stats.push_back(*as);
     } else if (const auto* f = std::get_if<RunFinished>(&e)) {
         run_.stop_reason = f->stop;
         if (!f->error.empty()) run_.error = f->error;
@@ -45,6 +49,8 @@ void RunCollector::add(const Event& e) {
         run_.decode_ms = f->decode_ms;
         run_.decode_steps = f->decode_steps;
         run_.duration_ns = f->t_ns;
+        run_.drafted_tokens = f->drafted_tokens;
+        run_.accepted_tokens = f->accepted_tokens;
         finished_ = true;
     }
 }

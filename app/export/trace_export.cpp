@@ -103,9 +103,29 @@ json run_to_chrome_trace(const RunRecord& r) {
         events.push_back(counter("acceptance rate", s.t_ns, "rate",
                                  drafted > 0 ? double(accepted) / double(drafted) : 0));
         const bool all = s.accepted == int32_t(s.drafted.size());
-        events.push_back(instant(
-            all ? "drafts accepted" : "drafts rejected", kSpecTid, s.t_ns,
-            {{"drafter", s.drafter}, {"drafted", s.drafted.size()}, {"accepted", s.accepted}}));
+        json args = {{"drafter", s.drafter},
+                     {"drafted", s.drafted.size()},
+                     {"accepted", s.accepted},
+                     {"resampled", s.resampled},
+                     {"bonus", s.bonus}};
+        events.push_back(
+            instant(all ? "drafts accepted" : "drafts rejected", kSpecTid, s.t_ns, args));
+        // The step ends at t_ns: drafting, then the target's verification, laid end to end.
+        const int64_t verify_from = std::max<int64_t>(0, s.t_ns - s.verify_ns);
+        const int64_t draft_from = std::max<int64_t>(0, verify_from - s.draft_ns);
+        const auto slice = [&](const char* name, int64_t from, int64_t to) {
+            if (to > from)
+                events.push_back({{"name", name},
+                                  {"cat", "spec"},
+                                  {"ph", "X"},
+                                  {"pid", kPid},
+                                  {"tid", kSpecTid},
+                                  {"ts", us(from)},
+                                  {"dur", us(to - from)},
+                                  {"args", {{"step", s.step}}}});
+        };
+        slice("draft", draft_from, verify_from);
+        slice("verify", verify_from, s.t_ns);
     }
     return {{"traceEvents", events},
             {"displayTimeUnit", "ms"},

@@ -34,6 +34,8 @@ RunStarted started_of(const ConversationRecord& c, const RunRecord& r) {
     s.model_path = r.model_path;
     s.model_name = r.model_name;
     s.prompt_tokens = r.prompt_tokens;
+    s.prompt_ids = r.prompt_ids;
+    s.prompt_pieces = r.prompt_pieces;
     s.level = parse_telemetry_level(r.telemetry_level).value_or(TelemetryLevel::Off);
     // The history: messages on the branch up to the reply's parent.
     std::vector<const MessageRecord*> branch;
@@ -97,6 +99,7 @@ std::vector<Event> run_events(const ConversationRecord& c, const RunRecord& r) {
         copy->run = uint64_t(r.id);
         body.emplace_back(std::shared_ptr<const AttentionSnapshot>(std::move(copy)));
     }
+    for (const auto& s : r.attention_stats) add(s);
     // Live, a step is emitted right before its token: order by time, steps first at a tie.
     std::stable_sort(body.begin(), body.end(),
                      [](const Event& a, const Event& b) { return time_of(a) < time_of(b); });
@@ -118,6 +121,8 @@ std::vector<Event> run_events(const ConversationRecord& c, const RunRecord& r) {
     f.ttft_ms = r.ttft_ms;
     f.decode_ms = r.decode_ms;
     f.decode_steps = r.decode_steps;
+    f.drafted_tokens = r.drafted_tokens;
+    f.accepted_tokens = r.accepted_tokens;
     f.t_ns = std::max(r.duration_ns, out.size() > 1 ? time_of(out.back()) : 0);
     out.emplace_back(std::move(f));
     return out;

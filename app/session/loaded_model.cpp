@@ -11,6 +11,7 @@ LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& 
     if (s.batch < 1) throw Error("the batch size must be at least 1 token");
     LoadedModel m;
     m.backend = std::make_unique<cpu::CpuBackend>(s.threads);
+    m.backend->set_attention_impl(s.attention);
     ModelLoadOptions opt;
     opt.max_batch = s.batch;
     opt.max_logit_rows = std::clamp<int64_t>(s.logit_rows, 1, s.batch);

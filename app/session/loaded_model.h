@@ -17,6 +17,7 @@ struct EngineSettings {
     int64_t batch = 512;     // tokens per prefill step
     int64_t logit_rows = 1;  // logits rows one step may return
     KvType kv_type = KvType::F16;
+    AttentionImpl attention = kDefaultAttentionImpl;
 };
 
 struct LoadedModel {

@@ -13,7 +13,15 @@ std::string stats_line(const GenerateResult& r) {
                   static_cast<long long>(r.prefill.reused_tokens), r.prefill.ms, r.prompt_tps(),
                   r.ttft_ms, static_cast<long long>(r.tokens.size()), r.decode_tps(),
                   std::string(stop_reason_name(r.stop)).c_str());
-    return buf;
+    std::string line = buf;
+    if (r.drafted_tokens > 0) {
+        std::snprintf(buf, sizeof buf, " | spec: %lld/%lld drafts accepted (%.0f%%)",
+                      static_cast<long long>(r.accepted_tokens),
+                      static_cast<long long>(r.drafted_tokens),
+                      100.0 * double(r.accepted_tokens) / double(r.drafted_tokens));
+        line += buf;
+    }
+    return line;
 }
 
 }  // namespace fluoro::app

@@ -166,4 +166,68 @@ void decode_attention(std::span<const uint8_t> blob, AttentionSnapshot& s) {
     for (float& v : s.weights) v = r.get<float>();
 }
 
+std::vector<uint8_t> encode_ids(std::span<const int32_t> ids) {
+    Writer w;
+    for (int32_t id : ids) w.put<int32_t>(id);
+    return std::move(w.out);
+}
+
+std::vector<int32_t> decode_ids(std::span<const uint8_t> blob) {
+    Reader r(blob, "prompt_ids");
+    r.expect_multiple(4);
+    std::vector<int32_t> out(blob.size() / 4);
+    for (auto& id : out) id = r.get<int32_t>();
+    return out;
+}
+
+std::vector<uint8_t> encode_pieces(std::span<const std::string> pieces) {
+    Writer w;
+    for (const auto& p : pieces) {
+        w.put<uint32_t>(uint32_t(p.size()));
+        w.out.insert(w.out.end(), p.begin(), p.end());
+    }
+    return std::move(w.out);
+}
+
+std::vector<std::string> decode_pieces(std::span<const uint8_t> blob) {
+    Reader r(blob, "prompt_pieces");
+    std::vector<std::string> out;
+    while (r.left() > 0) {
+        const uint32_t n = r.get<uint32_t>();
+        if (n > r.left())
+            throw StoreError("malformed prompt_pieces blob: piece " + std::to_string(out.size()) +
+                                 " claims " + std::to_string(n) + " bytes, " +
+                                 std::to_string(r.left()) + " left",
+                             SQLITE_CORRUPT);
+        std::string p(n, '\0');
+        for (auto& ch : p) ch = char(r.get<uint8_t>());
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+std::vector<uint8_t> encode_head_stats(std::span<const AttentionHeadStats> heads) {
+    Writer w;
+    for (const auto& h : heads) {
+        w.put<float>(h.entropy);
+        w.put<float>(h.top_k_mass);
+        w.put<float>(h.below_threshold);
+        w.put<float>(h.sink_mass);
+    }
+    return std::move(w.out);
+}
+
+std::vector<AttentionHeadStats> decode_head_stats(std::span<const uint8_t> blob) {
+    Reader r(blob, "attention_stats heads");
+    r.expect_multiple(16);
+    std::vector<AttentionHeadStats> out(blob.size() / 16);
+    for (auto& h : out) {
+        h.entropy = r.get<float>();
+        h.top_k_mass = r.get<float>();
+        h.below_threshold = r.get<float>();
+        h.sink_mass = r.get<float>();
+    }
+    return out;
+}
+
 }  // namespace fluoro::app

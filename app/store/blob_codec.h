@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "telemetry/events.h"
@@ -27,8 +28,21 @@ std::vector<DraftToken> decode_drafted(std::span<const uint8_t> blob);
 std::vector<uint8_t> encode_kv(const KvSnapshot& s);
 void decode_kv(std::span<const uint8_t> blob, KvSnapshot& s);
 
-// int32 layer, int32 head, int64 first_row, int64 n_rows, int64 n_cols, then float32 weights
+// int32 layer, int32 head, int64 first_row, int64 n_rows, int64 n_cols, then float32 weights.
+// key_begin is not in the blob (the snapshots table has a column for it since schema v3).
 std::vector<uint8_t> encode_attention(const AttentionSnapshot& s);
 void decode_attention(std::span<const uint8_t> blob, AttentionSnapshot& s);
+
+// n × int32 token id
+std::vector<uint8_t> encode_ids(std::span<const int32_t> ids);
+std::vector<int32_t> decode_ids(std::span<const uint8_t> blob);
+
+// n × (uint32 byte length, bytes)
+std::vector<uint8_t> encode_pieces(std::span<const std::string> pieces);
+std::vector<std::string> decode_pieces(std::span<const uint8_t> blob);
+
+// n × (float32 entropy, float32 top_k_mass, float32 below_threshold, float32 sink_mass)
+std::vector<uint8_t> encode_head_stats(std::span<const AttentionHeadStats> heads);
+std::vector<AttentionHeadStats> decode_head_stats(std::span<const uint8_t> blob);
 
 }  // namespace fluoro::app

@@ -94,6 +94,8 @@ void EventRecorder::on_start(const RunStarted& e) {
     rec.telemetry_level = std::string(telemetry_level_name(e.level));
     rec.started_at = now;
     rec.prompt_tokens = e.prompt_tokens;
+    rec.prompt_ids = e.prompt_ids;
+    rec.prompt_pieces = e.prompt_pieces;
     r.id = store_.add_run(rec);
     last_run_id_ = r.id;
     state_.runs[e.run] = r;
@@ -114,6 +116,8 @@ void EventRecorder::on_finish(const RunFinished& e) {
     rec.decode_ms = e.decode_ms;
     rec.decode_steps = e.decode_steps;
     rec.duration_ns = e.t_ns;
+    rec.drafted_tokens = e.drafted_tokens;
+    rec.accepted_tokens = e.accepted_tokens;
     store_.finish_run(r->id, rec);
     store_.update_message(r->message, ok ? e.text : r->text, ok);
     auto c = state_.conversations.find(uint64_t(r->conversation_key));
@@ -152,6 +156,8 @@ void EventRecorder::apply(const Event& e) {
         store_.add_kv_snapshot(r->id, **kv);
     } else if (const auto* at = std::get_if<std::shared_ptr<const AttentionSnapshot>>(&e)) {
         store_.add_attention_snapshot(r->id, **at);
+    } else if (const auto* as = std::get_if<AttentionStats>(&e)) {
+        store_.add_attention_stats(r->id, *as);
     }
 }
 

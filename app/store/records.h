@@ -29,11 +29,14 @@ struct RunRecord {
     std::string settings_json, hardware_json;
     std::string program_version, telemetry_level, started_at;
     int64_t prompt_tokens = 0;
+    std::vector<int32_t> prompt_ids;         // the prompt as the model saw it (RunStarted)
+    std::vector<std::string> prompt_pieces;  // empty for runs recorded before schema v3
     std::optional<std::string> stop_reason;  // nullopt: the run never finished (process died)
     std::optional<std::string> error;
     int64_t n_tokens = 0, cached_tokens = 0, computed_tokens = 0, decode_steps = 0;
     double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;
     int64_t duration_ns = 0;
+    int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding totals
 
     std::vector<TokenEvent> tokens;
     std::vector<StepEvent> steps;
@@ -42,6 +45,7 @@ struct RunRecord {
     std::vector<SpecStep> spec_steps;
     std::vector<std::shared_ptr<const KvSnapshot>> kv_snapshots;
     std::vector<std::shared_ptr<const AttentionSnapshot>> attention_snapshots;
+    std::vector<AttentionStats> attention_stats;
 };
 
 struct ConversationRecord {

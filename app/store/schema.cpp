@@ -110,6 +110,32 @@ CREATE TABLE model_hashes(
     PRIMARY KEY(path, size, mtime_ns));
 )sql";
 
+// v3: the prompt's tokens and the speculative totals per run, the key offset of attention
+// snapshots, bonus token and timings of speculative steps, attention sparsity readouts. Old rows
+// get the defaults: no prompt tokens kept, no speculation, keys from position 0, no bonus token.
+constexpr const char* kMigrateV2ToV3 = R"sql(
+ALTER TABLE runs ADD COLUMN prompt_ids BLOB NOT NULL DEFAULT x'';
+ALTER TABLE runs ADD COLUMN prompt_pieces BLOB NOT NULL DEFAULT x'';
+ALTER TABLE runs ADD COLUMN drafted_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN accepted_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE snapshots ADD COLUMN key_begin INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE spec_events ADD COLUMN bonus INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE spec_events ADD COLUMN draft_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE spec_events ADD COLUMN verify_ns INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE attention_stats(
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    t_ns INTEGER NOT NULL,
+    n_layer INTEGER NOT NULL,
+    n_head INTEGER NOT NULL,
+    top_k INTEGER NOT NULL,
+    threshold REAL NOT NULL,
+    n_keys INTEGER NOT NULL,
+    heads BLOB NOT NULL);
+CREATE INDEX attention_stats_by_run ON attention_stats(run_id, id);
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -180,6 +206,7 @@ void migrate(Database& db, int64_t from) {
         db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
     }
     if (from < 2) db.exec(kMigrateV1ToV2);
+    if (from < 3) db.exec(kMigrateV2ToV3);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }
@@ -188,6 +215,10 @@ void migrate(Database& db, int64_t from) {
 
 const char* schema_v1_sql() {
     return kSchemaV1;
+}
+
+const char* migrate_v1_to_v2_sql() {
+    return kMigrateV1ToV2;
 }
 
 std::unique_ptr<Database> open_session_db(const std::filesystem::path& path) {

@@ -15,11 +15,14 @@ struct Store::Prepared {
                           "VALUES(?, ?, ?, ?, ?, ?, ?)")),
           memory(db.prepare("INSERT INTO memory_counters(run_id, t_ns, weights_bytes, kv_bytes, "
                             "kv_used_bytes, scratch_bytes) VALUES(?, ?, ?, ?, ?, ?)")),
-          snapshot(db.prepare(
-              "INSERT INTO snapshots(run_id, kind, step, t_ns, data) VALUES(?, ?, ?, ?, ?)")),
+          snapshot(db.prepare("INSERT INTO snapshots(run_id, kind, step, t_ns, data, key_begin) "
+                              "VALUES(?, ?, ?, ?, ?, ?)")),
+          attention_stats(db.prepare(
+              "INSERT INTO attention_stats(run_id, step, t_ns, n_layer, n_head, top_k, threshold, "
+              "n_keys, heads) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           update_message(db.prepare("UPDATE messages SET content = ?, complete = ? WHERE id = ?")) {
     }
-    Statement token, step, memory, snapshot, update_message;
+    Statement token, step, memory, snapshot, attention_stats, update_message;
 };
 
 Store::Store(const std::filesystem::path& path)
@@ -60,8 +63,8 @@ void Store::update_message(int64_t id, const std::string& content, bool complete
 int64_t Store::add_run(const RunRecord& r) {
     db_->prepare(
            "INSERT INTO runs(message_id, kind, model_path, model_name, model_sha256, settings, "
-           "hardware, program_version, telemetry_level, started_at, prompt_tokens) "
-           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           "hardware, program_version, telemetry_level, started_at, prompt_tokens, prompt_ids, "
+           "prompt_pieces) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, r.message_id)
         .bind(2, r.kind)
         .bind(3, r.model_path)
@@ -73,6 +76,8 @@ int64_t Store::add_run(const RunRecord& r) {
         .bind(9, r.telemetry_level)
         .bind(10, r.started_at)
         .bind(11, r.prompt_tokens)
+        .bind(12, encode_ids(r.prompt_ids))
+        .bind(13, encode_pieces(r.prompt_pieces))
         .run();
     return db_->last_insert_id();
 }
@@ -81,7 +86,7 @@ void Store::finish_run(int64_t id, const RunRecord& r) {
     db_->prepare(
            "UPDATE runs SET stop_reason = ?, error = ?, n_tokens = ?, cached_tokens = ?, "
            "computed_tokens = ?, prefill_ms = ?, ttft_ms = ?, decode_ms = ?, decode_steps = ?, "
-           "duration_ns = ? WHERE id = ?")
+           "duration_ns = ?, drafted_tokens = ?, accepted_tokens = ? WHERE id = ?")
         .bind(1, r.stop_reason)
         .bind(2, r.error)
         .bind(3, r.n_tokens)
@@ -92,7 +97,9 @@ void Store::finish_run(int64_t id, const RunRecord& r) {
         .bind(8, r.decode_ms)
         .bind(9, r.decode_steps)
         .bind(10, r.duration_ns)
-        .bind(11, id)
+        .bind(11, r.drafted_tokens)
+        .bind(12, r.accepted_tokens)
+        .bind(13, id)
         .run();
 }
 
@@ -143,8 +150,8 @@ void Store::add_memory(int64_t run, const MemoryCounters& m) {
 
 void Store::add_spec_step(int64_t run, const SpecStep& s) {
     db_->prepare(
-           "INSERT INTO spec_events(run_id, step, t_ns, drafter, accepted, resampled, drafted) "
-           "VALUES(?, ?, ?, ?, ?, ?, ?)")
+           "INSERT INTO spec_events(run_id, step, t_ns, drafter, accepted, resampled, drafted, "
+           "bonus, draft_ns, verify_ns) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, run)
         .bind(2, s.step)
         .bind(3, s.t_ns)
@@ -152,12 +159,20 @@ void Store::add_spec_step(int64_t run, const SpecStep& s) {
         .bind(5, int64_t(s.accepted))
         .bind(6, int64_t(s.resampled))
         .bind(7, encode_drafted(s.drafted))
+        .bind(8, int64_t(s.bonus))
+        .bind(9, s.draft_ns)
+        .bind(10, s.verify_ns)
         .run();
 }
 
 void Store::add_kv_snapshot(int64_t run, const KvSnapshot& s) {
-    st_->snapshot.bind(1, run).bind(2, "kv").bind(3, s.step).bind(4, s.t_ns).bind(5, encode_kv(s));
-    st_->snapshot.run();
+    st_->snapshot.bind(1, run)
+        .bind(2, "kv")
+        .bind(3, s.step)
+        .bind(4, s.t_ns)
+        .bind(5, encode_kv(s))
+        .bind(6, int64_t(0))
+        .run();
 }
 
 void Store::add_attention_snapshot(int64_t run, const AttentionSnapshot& s) {
@@ -166,6 +181,20 @@ void Store::add_attention_snapshot(int64_t run, const AttentionSnapshot& s) {
         .bind(3, s.step)
         .bind(4, s.t_ns)
         .bind(5, encode_attention(s))
+        .bind(6, s.key_begin)
+        .run();
+}
+
+void Store::add_attention_stats(int64_t run, const AttentionStats& s) {
+    st_->attention_stats.bind(1, run)
+        .bind(2, s.step)
+        .bind(3, s.t_ns)
+        .bind(4, int64_t(s.n_layer))
+        .bind(5, int64_t(s.n_head))
+        .bind(6, int64_t(s.top_k))
+        .bind(7, double(s.threshold))
+        .bind(8, s.n_keys)
+        .bind(9, encode_head_stats(s.heads))
         .run();
 }
 
@@ -200,23 +229,64 @@ int64_t Store::insert_conversation(const ConversationRecord& c) {
         for (const auto& s : r.spec_steps) add_spec_step(run, s);
         for (const auto& s : r.kv_snapshots) add_kv_snapshot(run, *s);
         for (const auto& s : r.attention_snapshots) add_attention_snapshot(run, *s);
+        for (const auto& s : r.attention_stats) add_attention_stats(run, s);
     }
     tx.commit();
     return conv;
 }
 
-std::vector<ConversationSummary> Store::list_conversations() {
-    Statement st = db_->prepare(
-        "SELECT c.id, c.title, c.created_at, "
-        "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id), "
-        "(SELECT count(*) FROM runs r JOIN messages m ON r.message_id = m.id "
-        "  WHERE m.conversation_id = c.id), "
-        "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.complete = 0) "
-        "FROM conversations c ORDER BY c.id");
+namespace {
+
+constexpr const char* kSummaryColumns =
+    "SELECT c.id, c.title, c.created_at, "
+    "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id), "
+    "(SELECT count(*) FROM runs r JOIN messages m ON r.message_id = m.id "
+    "  WHERE m.conversation_id = c.id), "
+    "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id AND m.complete = 0) "
+    "FROM conversations c ";
+
+std::vector<ConversationSummary> read_summaries(Statement& st) {
     std::vector<ConversationSummary> out;
     while (st.step())
         out.push_back({st.int64(0), st.text(1), st.text(2), st.int64(3), st.int64(4), st.int64(5)});
     return out;
+}
+
+// `text` as a LIKE pattern matching it anywhere, with LIKE's wildcards escaped by '\'.
+std::string like_pattern(const std::string& text) {
+    std::string p = "%";
+    for (char ch : text) {
+        if (ch == '%' || ch == '_' || ch == '\\') p += '\\';
+        p += ch;
+    }
+    return p + "%";
+}
+
+}  // namespace
+
+std::vector<ConversationSummary> Store::list_conversations() {
+    Statement st = db_->prepare(std::string(kSummaryColumns) + "ORDER BY c.id");
+    return read_summaries(st);
+}
+
+std::vector<ConversationSummary> Store::search_conversations(const std::string& text) {
+    if (text.empty()) return list_conversations();
+    Statement st = db_->prepare(
+        std::string(kSummaryColumns) +
+        "WHERE c.title LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM messages m "
+        "WHERE m.conversation_id = c.id AND m.content LIKE ?1 ESCAPE '\\') ORDER BY c.id");
+    st.bind(1, like_pattern(text));
+    return read_summaries(st);
+}
+
+void Store::rename_conversation(int64_t id, const std::string& title) {
+    db_->prepare("UPDATE conversations SET title = ? WHERE id = ?")
+        .bind(1, title)
+        .bind(2, id)
+        .run();
+    if (sqlite3_changes(db_->handle()) == 0)
+        throw StoreError("no conversation " + std::to_string(id) + " in " + path().string(),
+                         SQLITE_NOTFOUND);
 }
 
 namespace {
@@ -224,10 +294,10 @@ namespace {
 constexpr const char* kRunColumns =
     "id, message_id, kind, model_path, model_name, model_sha256, settings, hardware, "
     "program_version, telemetry_level, started_at, prompt_tokens, stop_reason, error, n_tokens, "
-    "cached_tokens, computed_tokens, prefill_ms, ttft_ms, decode_ms, decode_steps, duration_ns";
+    "cached_tokens, computed_tokens, prefill_ms, ttft_ms, decode_ms, decode_steps, duration_ns, "
+    "prompt_ids, prompt_pieces, drafted_tokens, accepted_tokens";
 
-RunRecord read_run_row(const Statement& st) {
-    RunRecord r;
+void read_run_columns(const Statement& st, RunRecord& r) {
     r.id = st.int64(0);
     r.message_id = st.int64(1);
     r.kind = st.text(2);
@@ -250,6 +320,24 @@ RunRecord read_run_row(const Statement& st) {
     r.decode_ms = st.real(19);
     r.decode_steps = st.int64(20);
     r.duration_ns = st.int64(21);
+    r.prompt_ids = decode_ids(st.blob(22));
+    r.prompt_pieces = decode_pieces(st.blob(23));
+    r.drafted_tokens = st.int64(24);
+    r.accepted_tokens = st.int64(25);
+}
+
+// A malformed row names the file and the run.
+StoreError in_run(const StoreError& e, const std::filesystem::path& file, int64_t run) {
+    return StoreError(file.string() + ": run " + std::to_string(run) + ": " + e.what(), e.code());
+}
+
+RunRecord read_run_row(const Statement& st, const std::filesystem::path& file) {
+    RunRecord r;
+    try {
+        read_run_columns(st, r);
+    } catch (const StoreError& e) {
+        throw in_run(e, file, r.id);
+    }
     return r;
 }
 
@@ -293,7 +381,7 @@ ConversationRecord Store::load_conversation(int64_t id) {
                                   " FROM runs WHERE message_id IN (SELECT id FROM messages WHERE "
                                   "conversation_id = ?) ORDER BY id");
     runs.bind(1, id);
-    while (runs.step()) c.runs.push_back(read_run_row(runs));
+    while (runs.step()) c.runs.push_back(read_run_row(runs, path()));
     for (auto& r : c.runs) load_run_details(r);
     return c;
 }
@@ -304,7 +392,7 @@ RunRecord Store::load_run(int64_t id) {
     if (!st.step())
         throw StoreError("no run " + std::to_string(id) + " in " + path().string(),
                          SQLITE_NOTFOUND);
-    RunRecord r = read_run_row(st);
+    RunRecord r = read_run_row(st, path());
     load_run_details(r);
     return r;
 }
@@ -321,6 +409,14 @@ int64_t Store::conversation_of_run(int64_t run) {
 }
 
 void Store::load_run_details(RunRecord& r) {
+    try {
+        load_run_rows(r);
+    } catch (const StoreError& e) {
+        throw in_run(e, path(), r.id);
+    }
+}
+
+void Store::load_run_rows(RunRecord& r) {
     const uint64_t run = uint64_t(r.id);
     {
         Statement st = db_->prepare(
@@ -360,17 +456,24 @@ void Store::load_run_details(RunRecord& r) {
     }
     {
         Statement st = db_->prepare(
-            "SELECT step, t_ns, drafter, accepted, resampled, drafted FROM spec_events WHERE "
-            "run_id = ? ORDER BY id");
+            "SELECT step, t_ns, drafter, accepted, resampled, drafted, bonus, draft_ns, verify_ns "
+            "FROM spec_events WHERE run_id = ? ORDER BY id");
         st.bind(1, r.id);
         while (st.step())
-            r.spec_steps.push_back(SpecStep{run, st.int64(0), st.text(2),
-                                            decode_drafted(st.blob(5)), int32_t(st.int64(3)),
-                                            int32_t(st.int64(4)), st.int64(1)});
+            r.spec_steps.push_back(SpecStep{.run = run,
+                                            .step = st.int64(0),
+                                            .drafter = st.text(2),
+                                            .drafted = decode_drafted(st.blob(5)),
+                                            .accepted = int32_t(st.int64(3)),
+                                            .resampled = int32_t(st.int64(4)),
+                                            .bonus = int32_t(st.int64(6)),
+                                            .draft_ns = st.int64(7),
+                                            .verify_ns = st.int64(8),
+                                            .t_ns = st.int64(1)});
     }
     {
         Statement st = db_->prepare(
-            "SELECT kind, step, t_ns, data FROM snapshots WHERE run_id = ? ORDER BY id");
+            "SELECT kind, step, t_ns, data, key_begin FROM snapshots WHERE run_id = ? ORDER BY id");
         st.bind(1, r.id);
         while (st.step()) {
             if (st.text(0) == "kv") {
@@ -386,8 +489,39 @@ void Store::load_run_details(RunRecord& r) {
                 s->step = st.int64(1);
                 s->t_ns = st.int64(2);
                 decode_attention(st.blob(3), *s);
+                s->key_begin = st.int64(4);
+                if (s->key_begin < 0)
+                    throw StoreError(
+                        "malformed attention snapshot: key_begin " + std::to_string(s->key_begin),
+                        SQLITE_CORRUPT);
                 r.attention_snapshots.push_back(std::move(s));
             }
+        }
+    }
+    {
+        Statement st = db_->prepare(
+            "SELECT step, t_ns, n_layer, n_head, top_k, threshold, n_keys, heads FROM "
+            "attention_stats WHERE run_id = ? ORDER BY id");
+        st.bind(1, r.id);
+        while (st.step()) {
+            AttentionStats s;
+            s.run = run;
+            s.step = st.int64(0);
+            s.t_ns = st.int64(1);
+            s.n_layer = int32_t(st.int64(2));
+            s.n_head = int32_t(st.int64(3));
+            s.top_k = int32_t(st.int64(4));
+            s.threshold = float(st.real(5));
+            s.n_keys = st.int64(6);
+            s.heads = decode_head_stats(st.blob(7));
+            if (s.n_layer < 0 || s.n_head < 0 ||
+                uint64_t(s.n_layer) * uint64_t(s.n_head) != s.heads.size())
+                throw StoreError(
+                    "malformed attention_stats row: " + std::to_string(s.heads.size()) +
+                        " heads for " + std::to_string(s.n_layer) + " layers x " +
+                        std::to_string(s.n_head) + " heads",
+                    SQLITE_CORRUPT);
+            r.attention_stats.push_back(std::move(s));
         }
     }
 }

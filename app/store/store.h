@@ -32,9 +32,10 @@ class Store {
                         const std::string& role, const std::string& content, bool complete,
                         const std::string& created_at);
     void update_message(int64_t id, const std::string& content, bool complete);
-    // Inserts the run's header fields (everything up to prompt_tokens); returns its id.
+    // Inserts the run's header fields (everything up to prompt_tokens, and the prompt's ids and
+    // pieces); returns its id.
     int64_t add_run(const RunRecord& run);
-    // Writes the result fields (stop_reason onwards).
+    // Writes the result fields (stop_reason onwards, drafted/accepted tokens included).
     void finish_run(int64_t id, const RunRecord& run);
     void add_token(int64_t run, const TokenEvent& t);
     void add_step(int64_t run, const StepEvent& s);
@@ -43,6 +44,7 @@ class Store {
     void add_spec_step(int64_t run, const SpecStep& s);
     void add_kv_snapshot(int64_t run, const KvSnapshot& s);
     void add_attention_snapshot(int64_t run, const AttentionSnapshot& s);
+    void add_attention_stats(int64_t run, const AttentionStats& s);
     // A whole conversation (from an import) under new ids, in one transaction; returns its id.
     int64_t insert_conversation(const ConversationRecord& c);
 
@@ -53,13 +55,19 @@ class Store {
     RunRecord load_run(int64_t id);
     int64_t conversation_of_run(int64_t run);
     void delete_conversation(int64_t id);
+    // Throws StoreError when there is no such conversation.
+    void rename_conversation(int64_t id, const std::string& title);
+    // Conversations whose title or any message contains `text` (case-insensitive for ASCII),
+    // newest id last like list_conversations; an empty text lists them all.
+    std::vector<ConversationSummary> search_conversations(const std::string& text);
 
     // sha256 of a model file, cached by (path, size, mtime).
     std::optional<std::string> cached_hash(const std::string& path, int64_t size, int64_t mtime);
     void cache_hash(const std::string& path, int64_t size, int64_t mtime, const std::string& hex);
 
   private:
-    void load_run_details(RunRecord& r);
+    void load_run_details(RunRecord& r);  // errors name the file and the run
+    void load_run_rows(RunRecord& r);
 
     std::unique_ptr<Database> db_;
     struct Prepared;  // statements reused on the hot path

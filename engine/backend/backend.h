@@ -9,6 +9,7 @@
 #include <span>
 #include <string_view>
 
+#include "backend/attention_capture.h"
 #include "backend/batch.h"
 #include "backend/tensor_ref.h"
 #include "kv/kv_cache.h"
@@ -71,6 +72,19 @@ class Backend {
     // out = softmax(q·kᵀ·scale + causal/window mask)·v per query head.
     virtual void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
                            const Batch& batch, KvCache& kv, Act out) = 0;
+
+    // --- attention implementation and capture (backend/attention_capture.h) ---
+    virtual void set_attention_impl(AttentionImpl impl) = 0;
+    virtual AttentionImpl attention_impl() const = 0;
+    // From the next attention() call on, serve `capture` (nullptr: capture nothing). The caller
+    // keeps it alive and drains its results between forward steps.
+    virtual void set_attention_capture(AttentionCapture* capture) = 0;
+    // Accumulated attention per key (H2O score) of one layer, KV head and sequence, by position;
+    // summed over the query heads of the KV head and over every row whose sparsity was computed
+    // (AttentionCapture::stats). Empty when never computed. Positions rewritten by a later step
+    // start again from 0.
+    virtual std::span<const float> attention_key_scores(int64_t layer, int64_t kv_head,
+                                                        int64_t seq) const = 0;
     virtual void add(Act x, const Act& y) = 0;             // x += y
     virtual void scale(Act x, float s) = 0;                // x *= s
     virtual void swiglu(Act gate, const Act& up) = 0;      // gate = silu(gate) * up

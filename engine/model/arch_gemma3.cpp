@@ -55,7 +55,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
 
     be.get_rows(token_embd_, b.tokens, x);      // x: (n, n_embd)
     be.scale(x, std::sqrt(float(hp_.n_embd)));  // Gemma scales embeddings by √d
-    for (int64_t il = 0; il < int64_t(layers_.size()); ++il) {
+    for (int64_t il = 0; il < b.layers_to_run(int64_t(layers_.size())); ++il) {
         const Layer& L = layers_[size_t(il)];
         const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
                       nkv = int64_t(hp_.n_head_kv[size_t(il)]);

@@ -59,7 +59,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 
     be.get_rows(token_embd_, b.tokens, x);  // x: (n, n_embd)
-    for (int64_t il = 0; il < int64_t(layers_.size()); ++il) {
+    for (int64_t il = 0; il < b.layers_to_run(int64_t(layers_.size())); ++il) {
         const Layer& L = layers_[size_t(il)];
         const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
                       nkv = int64_t(hp_.n_head_kv[size_t(il)]);

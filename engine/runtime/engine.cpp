@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
+#include <tuple>
 
 #include "backend/cpu/cpu_backend.h"
 #include "chat/chat_options.h"
@@ -10,6 +12,9 @@
 #include "runtime/chat_session.h"
 #include "runtime/generate.h"
 #include "runtime/sequence.h"
+#include "speculative/draft_model_drafter.h"
+#include "speculative/prompt_lookup.h"
+#include "speculative/spec_generate.h"
 #include "telemetry/profiling_backend.h"
 #include "telemetry/step_meter.h"
 
@@ -25,6 +30,17 @@ class ReportedError : public Error {
     using Error::Error;
 };
 
+void validate_capture(const SetAttentionCapture& c) {
+    for (const AttentionCaptureSpec& spec : c.specs)
+        if (spec.layer < -1 || spec.head < -1 || spec.rows < 0 || spec.key_begin < 0 ||
+            (spec.key_end > 0 && spec.key_end <= spec.key_begin))
+            throw Error("attention capture: bad region (layer " + std::to_string(spec.layer) +
+                        ", head " + std::to_string(spec.head) + ", rows " +
+                        std::to_string(spec.rows) + ", keys " + std::to_string(spec.key_begin) +
+                        ".." + std::to_string(spec.key_end) +
+                        "): layer and head must be >= -1, rows >= 0, keys a non-empty range");
+}
+
 int64_t common_prefix(std::span<const int32_t> cached, std::span<const int32_t> prompt) {
     // As Sequence::prefill: the prompt's last token is always computed.
     const size_t limit = std::min(cached.size(), prompt.empty() ? 0 : prompt.size() - 1);
@@ -32,6 +48,33 @@ int64_t common_prefix(std::span<const int32_t> cached, std::span<const int32_t> 
     while (n < limit && cached[n] == prompt[n]) ++n;
     return int64_t(n);
 }
+
+// Drafting runs forward passes on the same backend as the target (a draft model or the target's
+// own first layers): the attention capture, which describes the target, is off meanwhile.
+class CaptureFreeDrafter final : public spec::Drafter {
+  public:
+    CaptureFreeDrafter(std::unique_ptr<spec::Drafter> inner, Backend& backend,
+                       AttentionCapture& capture)
+        : inner_(std::move(inner)), backend_(backend), capture_(capture) {}
+    std::string_view name() const override { return inner_->name(); }
+    void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams& params,
+                 spec::Draft& out) override {
+        const bool active = capture_.active();
+        if (active) backend_.set_attention_capture(nullptr);
+        try {
+            inner_->propose(context, max_n, params, out);
+        } catch (...) {
+            if (active) backend_.set_attention_capture(&capture_);
+            throw;
+        }
+        if (active) backend_.set_attention_capture(&capture_);
+    }
+
+  private:
+    std::unique_ptr<spec::Drafter> inner_;
+    Backend& backend_;
+    AttentionCapture& capture_;
+};
 
 }  // namespace
 
@@ -61,7 +104,26 @@ struct Engine::State {
     uint64_t last_conversation = 0;
     uint64_t last_run = 0;
 
+    // Attention capture: what was asked (kept across model loads) and the backend's request and
+    // results (backend/attention_capture.h), drained at the end of every step.
+    SetAttentionCapture capture_cmd;
+    AttentionCapture capture;
+
+    // Speculative decoding: the settings, and what they need, built at the first run after a
+    // change (drafter last: it refers to the models and caches).
+    SpeculativeSettings spec;
+    std::unique_ptr<Model> draft_model;
+    std::unique_ptr<KvCache> draft_kv;
+    std::unique_ptr<spec::Drafter> drafter;
+
+    void drop_drafter() {
+        drafter.reset();
+        draft_kv.reset();
+        draft_model.reset();
+    }
+
     void drop_model() {
+        drop_drafter();
         sampler.reset();
         seq.reset();
         kv.reset();
@@ -87,15 +149,31 @@ Engine::~Engine() {
     events_.close();
 }
 
+void Engine::note_capture(const Command& c) {
+    const auto* sc = std::get_if<SetAttentionCapture>(&c);
+    if (!sc) return;
+    try {
+        validate_capture(*sc);
+    } catch (const Error&) {
+        return;  // reported when the queued command runs
+    }
+    std::lock_guard lock(capture_mu_);
+    pending_capture_ = *sc;
+    capture_pending_.store(true);
+}
+
 void Engine::submit(Command c) {
+    note_capture(c);
     queue_.push(std::move(c));
 }
 
 void Engine::submit_tagged(std::string tag, Command c) {
+    note_capture(c);
     queue_.push(std::move(c), std::move(tag));
 }
 
 void Engine::submit_blocking(Command c) {
+    note_capture(c);
     auto done = std::make_shared<std::promise<void>>();
     std::future<void> f = done->get_future();
     queue_.push(std::move(c), {}, std::move(done));
@@ -142,6 +220,7 @@ void Engine::rt_execute(const Command& c) {
     if (const auto* nc = std::get_if<NewConversation>(&c))
         return rt_new_conversation(nc->system_prompt);
     if (const auto* cs = std::get_if<ChangeSettings>(&c)) return rt_settings(*cs);
+    if (const auto* ac = std::get_if<SetAttentionCapture>(&c)) return rt_set_capture(*ac);
     if (!s.model) throw Error("no model is loaded: load one before sending messages");
     if (const auto* send = std::get_if<SendMessage>(&c)) {
         if (s.conversation == 0) rt_new_conversation(s.system_prompt);
@@ -174,10 +253,12 @@ void Engine::rt_load(const LoadModel& c) {
     }
     try {
         s.cpu = std::make_unique<cpu::CpuBackend>(ms.threads);
+        s.cpu->set_attention_impl(ms.attention);
+        s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
         s.profiling = std::make_unique<ProfilingBackend>(*s.cpu);
         ModelLoadOptions lo;
         lo.max_batch = ms.batch;
-        lo.max_logit_rows = 1;
+        lo.max_logit_rows = std::min<int64_t>(kMaxDraftTokens + 1, ms.batch);  // verification
         s.model = Model::load(c.path, *s.profiling, lo);
         s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
         s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
@@ -229,6 +310,135 @@ void Engine::rt_settings(const ChangeSettings& c) {
     }
     if (c.max_tokens) s.max_tokens = *c.max_tokens;
     if (c.system_prompt) s.system_prompt = *c.system_prompt;
+    if (c.attention) {
+        s.model_settings.attention = *c.attention;
+        if (s.cpu) s.cpu->set_attention_impl(*c.attention);
+    }
+    if (c.speculative) {
+        c.speculative->validate();
+        s.spec = *c.speculative;
+        s.drop_drafter();
+    }
+}
+
+void Engine::rt_build_drafter() {
+    State& s = *state_;
+    if (s.drafter || s.spec.mode == SpecMode::Off) return;
+    std::unique_ptr<spec::Drafter> d;
+    switch (s.spec.mode) {
+        case SpecMode::PromptLookup: {
+            spec::PromptLookupOptions o;
+            o.max_ngram = s.spec.ngram_max;
+            o.max_draft = s.spec.max_draft;
+            d = std::make_unique<spec::PromptLookupDrafter>(o);
+            break;
+        }
+        case SpecMode::DraftModel: {
+            ModelLoadOptions lo;
+            lo.max_batch = s.model_settings.batch;
+            s.draft_model = Model::load(s.spec.draft_model, *s.profiling, lo);
+            spec::check_vocab_compatible(*s.model, *s.draft_model);
+            s.draft_kv = s.draft_model->create_kv(s.ctx, 1, s.model_settings.kv_type);
+            d = std::make_unique<spec::DraftModelDrafter>(*s.draft_model, *s.draft_kv, 0,
+                                                          s.sampling.seed + 1);
+            break;
+        }
+        case SpecMode::SelfSpeculative: {
+            const auto layers = int64_t(s.model->hparams().n_layer);
+            const int64_t exit = s.spec.exit_layer > 0 ? s.spec.exit_layer : layers / 2;
+            s.draft_kv = s.model->create_kv(s.ctx, 1, s.model_settings.kv_type);
+            d = std::make_unique<spec::DraftModelDrafter>(*s.model, *s.draft_kv, 0,
+                                                          s.sampling.seed + 1, exit);
+            break;
+        }
+        case SpecMode::Off:
+            return;
+    }
+    s.drafter = std::make_unique<CaptureFreeDrafter>(std::move(d), *s.cpu, s.capture);
+}
+
+void Engine::rt_set_capture(const SetAttentionCapture& c) {
+    State& s = *state_;
+    validate_capture(c);
+    s.capture_cmd = c;
+    s.capture.regions.clear();
+    for (size_t i = 0; i < c.specs.size(); ++i) {
+        const AttentionCaptureSpec& spec = c.specs[i];
+        s.capture.regions.push_back(
+            {int32_t(i), spec.layer, spec.head, spec.rows, spec.key_begin, spec.key_end});
+    }
+    s.capture.stats = c.stats;
+    if (s.cpu) s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
+}
+
+void Engine::rt_take_pending_capture() {
+    if (!capture_pending_.load()) return;
+    std::optional<SetAttentionCapture> c;
+    {
+        std::lock_guard lock(capture_mu_);
+        c.swap(pending_capture_);
+        capture_pending_.store(false);
+    }
+    if (c) rt_set_capture(*c);
+}
+
+void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
+    State& s = *state_;
+    AttentionCapture& cap = s.capture;
+    // Rows of one (region, layer, head), in the order the forward passes produced them; a
+    // prefill in several passes keeps the last `rows` of them.
+    std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<size_t>> groups;
+    for (size_t i = 0; i < cap.rows.size(); ++i)
+        groups[{cap.rows[i].id, cap.rows[i].layer, cap.rows[i].head}].push_back(i);
+    for (auto& [key, members] : groups) {
+        const CapturedAttentionRow& first = cap.rows[members.front()];
+        const size_t want = first.id < int32_t(s.capture_cmd.specs.size())
+                                ? size_t(s.capture_cmd.specs[size_t(first.id)].rows)
+                                : 0;
+        if (want > 0 && members.size() > want)
+            members.erase(members.begin(), members.end() - std::ptrdiff_t(want));
+        auto snap = std::make_shared<AttentionSnapshot>();
+        snap->run = run;
+        snap->step = step;
+        snap->layer = first.layer;
+        snap->head = first.head;
+        snap->first_row = cap.rows[members.front()].pos;
+        snap->n_rows = int64_t(members.size());
+        snap->key_begin = first.key_begin;
+        for (const size_t j : members)
+            snap->n_cols = std::max(snap->n_cols, int64_t(cap.rows[j].weights.size()));
+        snap->weights.assign(size_t(snap->n_rows * snap->n_cols), 0.0f);
+        for (size_t r = 0; r < members.size(); ++r) {
+            const std::vector<float>& w = cap.rows[members[r]].weights;
+            std::copy(w.begin(), w.end(), snap->weights.begin() + std::ptrdiff_t(r) * snap->n_cols);
+        }
+        snap->t_ns = t_ns;
+        emit(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
+    }
+    cap.rows.clear();
+    if (!cap.sparsity.empty()) {
+        AttentionStats st;
+        st.run = run;
+        st.step = step;
+        st.n_layer = int32_t(s.model->hparams().n_layer);
+        for (const LayerSparsity& l : cap.sparsity)
+            st.n_head = std::max(st.n_head, int32_t(l.heads.size()));
+        st.top_k = cap.top_k;
+        st.threshold = cap.threshold;
+        st.heads.resize(size_t(st.n_layer) * size_t(st.n_head));
+        for (const LayerSparsity& l : cap.sparsity) {  // a later pass of the step overwrites
+            if (l.layer < 0 || l.layer >= st.n_layer) continue;
+            st.n_keys = std::max(st.n_keys, l.n_keys);
+            for (size_t h = 0; h < l.heads.size(); ++h) {
+                const HeadSparsity& hs = l.heads[h];
+                st.heads[size_t(l.layer) * size_t(st.n_head) + h] = {
+                    hs.entropy, hs.top_k_mass, hs.below_threshold, hs.sink_mass};
+            }
+        }
+        st.t_ns = t_ns;
+        cap.sparsity.clear();
+        emit(std::move(st));
+    }
 }
 
 void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
@@ -291,9 +501,16 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         all.insert(all.end(), history.begin(), history.end());
         const std::vector<int32_t> prompt = tokenize_chat(*s.model, all, s.render, true);
         rs.prompt_tokens = int64_t(prompt.size());
+        rs.prompt_ids = prompt;
+        rs.prompt_pieces.reserve(prompt.size());
+        for (const int32_t id : prompt)
+            rs.prompt_pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
         emit(rs);
         announced = true;
         const int64_t cached = common_prefix(s.seq->tokens(), prompt);
+        rt_take_pending_capture();
+        s.capture.rows.clear();
+        s.capture.sparsity.clear();
 
         int64_t n_token = 0, n_step = 0;
         bool in_prefill = true;
@@ -302,27 +519,26 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                                 int64_t(s.seq->tokens().size() * s.kv->shape().bytes_per_token()),
                                 s.profiling->scratch_bytes(), t_ns});
         };
-        const auto close_step = [&](TelemetryLevel level) {
-            const StepPhase phase = in_prefill ? StepPhase::Prefill : StepPhase::Decode;
-            const int64_t tokens = in_prefill ? int64_t(prompt.size()) - cached : 1;
+        // Ends the step that ran since the previous one: its telemetry, captured attention, and
+        // (after the prefill) what the prompt found cached.
+        const auto close_step = [&](TelemetryLevel level, StepPhase phase, int64_t tokens) {
+            if (!s.capture.rows.empty() || !s.capture.sparsity.empty())
+                rt_flush_capture(run, n_step, meter.now_ns());
+            rt_take_pending_capture();  // applies from the next step
             if (level == TelemetryLevel::Off) return meter.restart();
             const StepEvent step =
                 meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
             emit(step);
-            if (in_prefill)
-                emit(PrefixCacheEvent{run, int64_t(prompt.size()), cached, tokens, 0, step.end_ns});
+            if (phase == StepPhase::Prefill)
+                emit(PrefixCacheEvent{run, int64_t(prompt.size()), cached,
+                                      int64_t(prompt.size()) - cached, 0, step.end_ns});
             if (level == TelemetryLevel::Full) {
                 emit_memory(step.end_ns);
-                if (in_prefill || step.index % opt_.kv_snapshot_every == 0)
+                if (phase == StepPhase::Prefill || step.index % opt_.kv_snapshot_every == 0)
                     rt_emit_kv_snapshot(run, step.index, step.end_ns);
             }
         };
-        const auto on_token = [&](const GeneratedToken& t) {
-            const TelemetryLevel level = level_.load();
-            if (t.id >= 0) {  // a sampled token ends a step (the EOG token is never streamed)
-                close_step(level);
-                in_prefill = false;
-            }
+        const auto emit_token = [&](const GeneratedToken& t, TelemetryLevel level) {
             s.profiling->set_timing(level == TelemetryLevel::Full);
             TokenEvent te;
             te.run = run;
@@ -340,13 +556,62 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         s.profiling->set_timing(rs.level == TelemetryLevel::Full);
         GenerateOptions gen;
         gen.max_tokens = s.max_tokens;
-        const GenerateResult r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen,
-                                          on_token, &cancel_flag_);
-        // The forward pass whose logits gave the EOG token (or that a cancel interrupted) has
-        // no streamed token of its own: report it as a step too.
+        GenerateResult r;
+        rt_build_drafter();
+        if (s.drafter) {
+            // Speculative: steps are the prefill, then per verification a draft and a verify.
+            spec::SpecOptions so;
+            so.max_draft = s.spec.max_draft;
+            so.adaptive = s.spec.adaptive;
+            spec::SpecCallbacks cb;
+            cb.on_prefilled = [&] {
+                close_step(level_.load(), StepPhase::Prefill, int64_t(prompt.size()) - 1 - cached);
+                in_prefill = false;
+            };
+            cb.on_drafted = [&](int32_t n) {
+                if (n > 0) close_step(level_.load(), StepPhase::Draft, n);
+            };
+            cb.on_step = [&](const spec::SpecStepInfo& info) {
+                const TelemetryLevel level = level_.load();
+                close_step(level, StepPhase::Verify, 1 + int64_t(info.drafted.size()));
+                if (level == TelemetryLevel::Off || info.drafted.empty()) return;
+                SpecStep st;
+                st.run = run;
+                st.step = n_step - 1;
+                st.drafter = std::string(s.drafter->name());
+                for (size_t i = 0; i < info.drafted.size(); ++i)
+                    st.drafted.push_back(DraftToken{info.drafted[i], info.q[i], info.p[i],
+                                                    int32_t(i) < info.accepted});
+                st.accepted = info.accepted;
+                (info.kind == spec::NextKind::Bonus ? st.bonus : st.resampled) = info.next;
+                st.draft_ns = int64_t(info.draft_ms * 1e6);
+                st.verify_ns = int64_t(info.verify_ms * 1e6);
+                st.t_ns = meter.now_ns();
+                emit(std::move(st));
+            };
+            cb.on_token = [&](const GeneratedToken& t) { emit_token(t, level_.load()); };
+            r = spec::generate_speculative(*s.seq, s.model->tokenizer(), prompt, *s.sampler,
+                                           *s.drafter, gen, so, cb, &cancel_flag_);
+        } else {
+            const auto on_token = [&](const GeneratedToken& t) {
+                const TelemetryLevel level = level_.load();
+                if (t.id >= 0) {  // a sampled token ends a step (the EOG token is never streamed)
+                    close_step(level, in_prefill ? StepPhase::Prefill : StepPhase::Decode,
+                               in_prefill ? int64_t(prompt.size()) - cached : 1);
+                    in_prefill = false;
+                }
+                emit_token(t, level);
+            };
+            r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen, on_token,
+                         &cancel_flag_);
+            // The forward pass whose logits gave the EOG token (or that a cancel interrupted)
+            // has no streamed token of its own: report it as a step too.
+            const int64_t forwards = (r.prefill.prompt_tokens > 0 ? 1 : 0) + r.decode_steps;
+            if (forwards > int64_t(r.tokens.size()))
+                close_step(level_.load(), in_prefill ? StepPhase::Prefill : StepPhase::Decode,
+                           in_prefill ? int64_t(prompt.size()) - cached : 1);
+        }
         const TelemetryLevel level = level_.load();
-        const int64_t forwards = (r.prefill.prompt_tokens > 0 ? 1 : 0) + r.decode_steps;
-        if (forwards > int64_t(r.tokens.size())) close_step(level);
         if (level != TelemetryLevel::Off && level != TelemetryLevel::Full)
             emit_memory(meter.now_ns());
 
@@ -360,6 +625,8 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         fin.ttft_ms = r.ttft_ms;
         fin.decode_ms = r.decode_ms;
         fin.decode_steps = r.decode_steps;
+        fin.drafted_tokens = r.drafted_tokens;
+        fin.accepted_tokens = r.accepted_tokens;
         fin.t_ns = meter.now_ns();
         history.push_back({"assistant", r.text});
         s.messages = std::move(history);

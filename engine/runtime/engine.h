@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,7 +67,12 @@ class Engine {
     void rt_new_conversation(std::string system_prompt);
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
+    void rt_build_drafter();  // for the speculative settings, when none is built
     void rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns);
+    void rt_set_capture(const SetAttentionCapture& c);
+    void rt_take_pending_capture();  // a SetAttentionCapture submitted during a run
+    void rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns);
+    void note_capture(const Command& c);  // any thread: remembers a SetAttentionCapture
     void emit(Event e) { events_.push(std::move(e)); }
     int64_t engine_ns() const;
 
@@ -77,6 +83,9 @@ class Engine {
     std::mutex cancel_mu_;
     uint64_t cancel_upto_ = 0;  // commands with seq <= this are cancelled
     std::atomic<bool> cancel_flag_{false};
+    std::mutex capture_mu_;
+    std::optional<SetAttentionCapture> pending_capture_;  // guarded by capture_mu_
+    std::atomic<bool> capture_pending_{false};
     std::chrono::steady_clock::time_point started_;
     std::unique_ptr<State> state_;
     std::thread thread_;  // last: starts after everything above exists

@@ -11,6 +11,7 @@ struct Namer {
     std::string_view operator()(const Regenerate&) const { return "regenerate"; }
     std::string_view operator()(const EditAndResend&) const { return "edit"; }
     std::string_view operator()(const ChangeSettings&) const { return "settings"; }
+    std::string_view operator()(const SetAttentionCapture&) const { return "attention_capture"; }
 };
 
 }  // namespace

@@ -8,9 +8,12 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
+#include "backend/attention_capture.h"
 #include "kv/kv_cache.h"
 #include "sampling/sampling_params.h"
+#include "speculative/spec_settings.h"
 
 namespace fluoro {
 
@@ -19,6 +22,7 @@ struct ModelSettings {
     int64_t ctx = 4096;   // tokens of context (clamped to the model's trained context)
     int64_t batch = 512;  // tokens per prefill step
     KvType kv_type = KvType::F16;
+    AttentionImpl attention = kDefaultAttentionImpl;
 };
 
 // Replaces the loaded model (if any); the conversation starts afresh.
@@ -48,12 +52,36 @@ struct ChangeSettings {
     std::optional<SamplingParams> sampling;  // validated; the random stream is kept
     std::optional<int64_t> max_tokens;       // tokens per reply at most (>= 1)
     std::optional<std::string> system_prompt;
+    std::optional<AttentionImpl> attention = std::nullopt;  // the loaded model switches at once
+    // Speculative decoding from the next run (a draft model is loaded then, and its errors are
+    // that run's).
+    std::optional<SpeculativeSettings> speculative = std::nullopt;
+};
+
+// One region of attention weights to capture from every step (AttentionSnapshot events). A step
+// that is a prefill in several forward passes yields the rows of the last passes that hold its
+// last `rows` tokens.
+struct AttentionCaptureSpec {
+    int32_t layer = 0;      // -1: every layer
+    int32_t head = -1;      // query head; -1: every query head of the layer
+    int64_t rows = 1;       // query rows per step: the step's last `rows` tokens; 0: all of them
+    int64_t key_begin = 0;  // key positions [key_begin, key_end); key_end <= 0: up to the query
+    int64_t key_end = 0;
+};
+// Replaces what attention is captured (empty specs: nothing) and whether the per-head sparsity
+// readouts (AttentionStats events) are computed. Applies from the next step, also mid-run: a
+// submitted one takes effect at the next step boundary of a running generation, before its turn
+// in the queue. Works with or without a model loaded.
+struct SetAttentionCapture {
+    std::vector<AttentionCaptureSpec> specs;
+    bool stats = false;
 };
 
 using Command = std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate,
-                             EditAndResend, ChangeSettings>;
+                             EditAndResend, ChangeSettings, SetAttentionCapture>;
 
-// "load_model", "unload_model", "new_conversation", "send", "regenerate", "edit", "settings".
+// "load_model", "unload_model", "new_conversation", "send", "regenerate", "edit", "settings",
+// "attention_capture".
 std::string_view command_name(const Command& c);
 
 }  // namespace fluoro

@@ -42,7 +42,11 @@ struct GenerateResult {
     PrefillStats prefill;
     double ttft_ms = 0;        // start -> first token sampled (prefill + first sample)
     double decode_ms = 0;      // time of the decode steps after the first token
-    int64_t decode_steps = 0;  // forward passes of one token
+    int64_t decode_steps = 0;  // tokens produced after the first (one forward pass each when
+                               // not speculating)
+    // Speculative decoding (spec_generate.h): tokens drafted and accepted, target forward passes
+    // after the prefill (tau = decode_steps / target_steps).
+    int64_t drafted_tokens = 0, accepted_tokens = 0, target_steps = 0;
     double prompt_tps() const {
         return prefill.ms > 0 ? 1000.0 * double(prefill.computed_tokens) / prefill.ms : 0;
     }

@@ -23,6 +23,12 @@ int64_t Sequence::context_size() const {
     return kv_.capacity(seq_);
 }
 
+void Sequence::set_exit_layer(int64_t n) {
+    if (n < 0) throw Error("exit layer " + std::to_string(n) + " must be >= 0 (0 = all layers)");
+    exit_layer_ = n;
+    reset();
+}
+
 void Sequence::reset() {
     truncate(0);
 }
@@ -58,7 +64,7 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
         const int32_t last_row = int32_t(end - begin - 1);
         const Batch batch{prompt.subspan(begin, end - begin), positions_,
                           std::span<const int32_t>(seq_ids_.data(), end - begin),
-                          std::span<const int32_t>(&last_row, 1)};
+                          std::span<const int32_t>(&last_row, 1), exit_layer_};
         logits = model_.forward(batch, kv_);
         tokens_.insert(tokens_.end(), prompt.begin() + std::ptrdiff_t(begin),
                        prompt.begin() + std::ptrdiff_t(end));
@@ -82,9 +88,41 @@ std::span<const float> Sequence::decode(int32_t token) {
     const int32_t row = 0;
     const Batch batch{std::span<const int32_t>(&token, 1), std::span<const int32_t>(&pos, 1),
                       std::span<const int32_t>(seq_ids_.data(), 1),
-                      std::span<const int32_t>(&row, 1)};
+                      std::span<const int32_t>(&row, 1), exit_layer_};
     auto logits = model_.forward(batch, kv_);
     tokens_.push_back(token);
+    kv_.set_length(seq_, int64_t(tokens_.size()));
+    return logits;
+}
+
+}  // namespace fluoro
+
+namespace fluoro {
+
+int64_t Sequence::max_extend() const {
+    return std::min(model_.max_batch(), model_.max_logit_rows());
+}
+
+std::span<const float> Sequence::extend(std::span<const int32_t> tokens) {
+    if (tokens.empty()) throw Error("extend: no tokens to append");
+    if (int64_t(tokens.size()) > remaining())
+        throw Error("the context is full: " + std::to_string(tokens.size()) +
+                    " tokens do not fit in the " + std::to_string(remaining()) + " left of " +
+                    std::to_string(context_size()));
+    const int64_t limit = max_extend();
+    if (int64_t(tokens.size()) > limit)
+        throw Error("extend: " + std::to_string(tokens.size()) +
+                    " tokens exceed one forward step (" + std::to_string(limit) + ")");
+    positions_.clear();
+    rows_.clear();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        positions_.push_back(int32_t(tokens_.size() + i));
+        rows_.push_back(int32_t(i));
+    }
+    const Batch batch{tokens, positions_, std::span<const int32_t>(seq_ids_.data(), tokens.size()),
+                      rows_, exit_layer_};
+    auto logits = model_.forward(batch, kv_);
+    tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
     kv_.set_length(seq_, int64_t(tokens_.size()));
     return logits;
 }

@@ -33,10 +33,21 @@ class Sequence {
                                    const std::atomic<bool>* cancel = nullptr);
     // Appends one token and returns its logits. Error when the context is full.
     std::span<const float> decode(int32_t token);
+    // Appends up to max_batch tokens in one forward pass and returns the logits of every one of
+    // them, (tokens.size(), n_vocab) row-major: speculative verification. Each row is computed
+    // exactly as decode() would have computed it (batch-invariant kernels). Error when they do
+    // not fit in the context or the batch.
+    std::span<const float> extend(std::span<const int32_t> tokens);
+    // Most tokens one extend() takes (the model's batch and logit-row limits).
+    int64_t max_extend() const;
 
     const std::vector<int32_t>& tokens() const { return tokens_; }
     int64_t context_size() const;
     int64_t remaining() const { return context_size() - int64_t(tokens_.size()); }
+    // Runs every later step through only the first n layers (0 = all): the self-speculative
+    // draft. Forgets what is cached, which was computed with other layers.
+    void set_exit_layer(int64_t n);
+    int64_t exit_layer() const { return exit_layer_; }
     void reset();              // forget everything cached for this sequence
     void truncate(int64_t n);  // keep the first n tokens (rollback)
 
@@ -45,8 +56,9 @@ class Sequence {
     KvCache& kv_;
     int64_t seq_;
     std::vector<int32_t> tokens_;
+    int64_t exit_layer_ = 0;
     // Reused batch scratch (no allocation per step once grown to max_batch).
-    std::vector<int32_t> positions_, seq_ids_;
+    std::vector<int32_t> positions_, seq_ids_, rows_;
 };
 
 }  // namespace fluoro

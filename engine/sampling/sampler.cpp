@@ -230,40 +230,57 @@ int32_t Sampler::draw_from(const TokenDist& d) {
     return d.ids.back();  // rounding left target at the very top
 }
 
-SampledToken Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-    const float max_logit = prepare(logits, history);
-
+SampledToken Sampler::reported(float max_logit, double& log_total) {
     // The reported distribution: softmax(logits / T) over the whole vocabulary (T = 1 if greedy).
-    const float temperature = params_.temperature;
-    const bool greedy = this->greedy();
-    const float inv_t = greedy ? 1.0f : 1.0f / temperature;
-    const double log_total =
-        std::log(sampling::exp_shifted_sum(logits_, max_logit, inv_t, weights_));
-    const double inv_t_d = greedy ? 1.0 : 1.0 / static_cast<double>(temperature);
-    const auto logprob_of = [&](int32_t id) {
-        return static_cast<float>((static_cast<double>(logits_[id]) - max_logit) * inv_t_d -
-                                  log_total);
-    };
-
+    const float inv_t = greedy() ? 1.0f : 1.0f / params_.temperature;
+    log_total = std::log(sampling::exp_shifted_sum(logits_, max_logit, inv_t, weights_));
     SampledToken out;
     const size_t n_report = std::max<size_t>(static_cast<size_t>(params_.n_probs), 1);
     const size_t n_best = sampling::select_top(logits_, n_report, candidates_);
     out.n_top = static_cast<int32_t>(std::min(n_best, static_cast<size_t>(params_.n_probs)));
     for (int32_t i = 0; i < out.n_top; ++i)
-        out.top_storage[i] = {candidates_[i].id, logprob_of(candidates_[i].id)};
+        out.top_storage[i] = {candidates_[i].id,
+                              logprob_of(candidates_[i].id, max_logit, log_total)};
+    return out;
+}
 
-    if (greedy) {
+float Sampler::logprob_of(int32_t id, float max_logit, double log_total) const {
+    const double inv_t = greedy() ? 1.0 : 1.0 / static_cast<double>(params_.temperature);
+    return static_cast<float>((static_cast<double>(logits_[id]) - max_logit) * inv_t - log_total);
+}
+
+SampledToken Sampler::report(std::span<const float> logits, std::span<const int32_t> history,
+                             int32_t id) {
+    if (id < 0 || id >= n_vocab_)
+        throw Error("sampler: token " + std::to_string(id) + " is outside the vocabulary [0, " +
+                    std::to_string(n_vocab_) + ")");
+    const float max_logit = prepare(logits, history);
+    double log_total = 0;
+    SampledToken out = reported(max_logit, log_total);
+    out.id = id;
+    out.logprob = logprob_of(id, max_logit, log_total);
+    return out;
+}
+
+SampledToken Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+    const float max_logit = prepare(logits, history);
+    double log_total = 0;
+    SampledToken out = reported(max_logit, log_total);
+    const auto logprob = [&](int32_t id) { return logprob_of(id, max_logit, log_total); };
+
+    if (greedy()) {
         out.id = candidates_[0].id;  // select_top breaks ties by the lower id
-        out.logprob = logprob_of(out.id);
+        out.logprob = logprob(out.id);
         out.n_candidates = 1;
         return out;
     }
 
+    const float inv_t = 1.0f / params_.temperature;
     const std::span<const Candidate> survivors = truncate(max_logit, inv_t);
     // Temperature is already in `weights`; draw over the survivors in their (deterministic)
     // order: most likely first if sorted, else by id.
     out.id = draw(survivors);
-    out.logprob = logprob_of(out.id);
+    out.logprob = logprob(out.id);
     out.n_candidates = static_cast<int32_t>(survivors.size());
     return out;
 }

@@ -65,6 +65,10 @@ class Sampler {
     // the argmax with probability 1. Reads no random numbers.
     void distribution(std::span<const float> logits, std::span<const int32_t> history,
                       TokenDist& out);
+    // What sample() would report had it drawn `id` (logprob, top alternatives; n_candidates 0):
+    // for tokens chosen elsewhere, e.g. by speculative verification. Reads no random numbers.
+    SampledToken report(std::span<const float> logits, std::span<const int32_t> history,
+                        int32_t id);
     // Draws from `d` with this sampler's random stream (one number), in d's order.
     int32_t draw_from(const TokenDist& d);
     // The next number of the random stream, uniform in [0, 1).
@@ -76,6 +80,8 @@ class Sampler {
     void set_params(const SamplingParams& params);
 
     const SamplingParams& params() const { return params_; }
+    // Whether sample() takes the argmax (temperature 0, or too small to invert in float).
+    bool greedy() const;
     int32_t n_vocab() const { return n_vocab_; }
 
   private:
@@ -83,7 +89,10 @@ class Sampler {
     void apply_penalties(std::span<const int32_t> history);
     // copy_checked + apply_penalties; returns the largest penalized logit.
     float prepare(std::span<const float> logits, std::span<const int32_t> history);
-    bool greedy() const;
+    // Fills the reported top alternatives (weights_ = exp((logit - max) / T) over the vocabulary
+    // as a side effect, which truncate() relies on); sets log_total for logprob_of.
+    SampledToken reported(float max_logit, double& log_total);
+    float logprob_of(int32_t id, float max_logit, double log_total) const;
     // top-k -> top-p -> min-p on the penalized logits (T = 1); returns the survivors, in a
     // deterministic order (most likely first when sorted, else by id). Reuses candidates_.
     std::span<const sampling::Candidate> truncate(float max_logit, float inv_t);

@@ -28,4 +28,18 @@ std::vector<int32_t> prompt_lookup_draft(std::span<const int32_t> context,
     return {};
 }
 
+PromptLookupDrafter::PromptLookupDrafter(PromptLookupOptions opt) : opt_(opt) {
+    prompt_lookup_draft({}, opt_);  // validates the options
+}
+
+void PromptLookupDrafter::propose(std::span<const int32_t> context, int32_t max_n,
+                                  const SamplingParams&, Draft& out) {
+    out.clear();
+    if (max_n < 1) return;
+    PromptLookupOptions o = opt_;
+    o.max_draft = std::min(o.max_draft, max_n);
+    out.ids = prompt_lookup_draft(context, o);
+    for (const int32_t id : out.ids) out.q.push_back(TokenDist::point(id));
+}
+
 }  // namespace fluoro::spec

@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "speculative/drafter.h"
+
 namespace fluoro::spec {
 
 struct PromptLookupOptions {
@@ -21,5 +23,18 @@ struct PromptLookupOptions {
 // options out of range (min_ngram < 1, max_ngram < min_ngram, max_draft < 1).
 std::vector<int32_t> prompt_lookup_draft(std::span<const int32_t> context,
                                          const PromptLookupOptions& opt);
+
+// The drafter: each proposed token is a point mass (q = 1), so speculative sampling accepts it with
+// the target's probability of it and otherwise samples the target without it.
+class PromptLookupDrafter final : public Drafter {
+  public:
+    explicit PromptLookupDrafter(PromptLookupOptions opt = {});
+    std::string_view name() const override { return "prompt_lookup"; }
+    void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams& params,
+                 Draft& out) override;
+
+  private:
+    PromptLookupOptions opt_;
+};
 
 }  // namespace fluoro::spec

@@ -40,6 +40,11 @@ struct RunStarted {
     int threads = 0;
     int64_t ctx = 0;
     int64_t prompt_tokens = 0;
+    // The prompt as the model sees it (template markup included): token ids and each token's
+    // text (special tokens rendered; a piece may be part of a UTF-8 sequence). Key labels for
+    // attention views and the spans of prompt-cache views.
+    std::vector<int32_t> prompt_ids;
+    std::vector<std::string> prompt_pieces;
     int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
     TelemetryLevel level = TelemetryLevel::Off;
     int64_t t_ns = 0;
@@ -70,13 +75,35 @@ struct StepEvent {
 };
 
 // Attention weights of one head of one layer: rows are query positions first_row.., columns
-// key positions 0..n_cols-1. Produced on request (the attention work fills these).
+// key positions key_begin..key_begin + n_cols - 1. Produced on request (SetAttentionCapture);
+// keys a row does not attend to (its future, outside a sliding window) hold 0.
 struct AttentionSnapshot {
     uint64_t run = 0;
     int64_t step = 0;
     int32_t layer = 0, head = 0;
     int64_t first_row = 0, n_rows = 0, n_cols = 0;
     std::vector<float> weights;  // (n_rows, n_cols) row-major
+    int64_t t_ns = 0;
+    int64_t key_begin = 0;  // key position of column 0
+};
+
+// Sparsity readouts of one head over the attention of its query row(s) in one step.
+struct AttentionHeadStats {
+    float entropy = 0;          // nats
+    float top_k_mass = 0;       // mass on the top_k keys with the most weight
+    float below_threshold = 0;  // fraction of keys whose weight is below `threshold`
+    float sink_mass = 0;        // mass on the first 4 keys (attention sinks)
+};
+
+// Per layer and query head, the sparsity of one step's attention (the step's last query row).
+struct AttentionStats {
+    uint64_t run = 0;
+    int64_t step = 0;
+    int32_t n_layer = 0, n_head = 0;
+    int32_t top_k = 8;
+    float threshold = 1e-3f;
+    int64_t n_keys = 0;  // keys the last row attended to (in the layers that see the most keys)
+    std::vector<AttentionHeadStats> heads;  // (n_layer, n_head) row-major
     int64_t t_ns = 0;
 };
 
@@ -114,6 +141,8 @@ struct SpecStep {
     std::vector<DraftToken> drafted;
     int32_t accepted = 0;
     int32_t resampled = -1;  // token drawn from the corrected distribution, -1 when none
+    int32_t bonus = -1;      // the target's token after a fully accepted draft, -1 when none
+    int64_t draft_ns = 0, verify_ns = 0;  // time drafting, time in the target's forward + check
     int64_t t_ns = 0;
 };
 
@@ -142,6 +171,8 @@ struct RunFinished {
     int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0;
     double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;
     int64_t decode_steps = 0;
+    // Speculative decoding (0 when off): tokens drafted, how many the target accepted.
+    int64_t drafted_tokens = 0, accepted_tokens = 0;
     int64_t t_ns = 0;
 };
 
@@ -175,7 +206,7 @@ using Event =
     std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
                  std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
                  RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
-                 DropReport>;
+                 DropReport, AttentionStats>;
 
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);

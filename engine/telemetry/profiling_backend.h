@@ -41,6 +41,13 @@ class ProfilingBackend final : public Backend {
               std::span<const int32_t> positions) override;
     void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
                    const Batch& batch, KvCache& kv, Act out) override;
+    void set_attention_impl(AttentionImpl impl) override { inner_.set_attention_impl(impl); }
+    AttentionImpl attention_impl() const override { return inner_.attention_impl(); }
+    void set_attention_capture(AttentionCapture* c) override { inner_.set_attention_capture(c); }
+    std::span<const float> attention_key_scores(int64_t layer, int64_t kv_head,
+                                                int64_t seq) const override {
+        return inner_.attention_key_scores(layer, kv_head, seq);
+    }
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;

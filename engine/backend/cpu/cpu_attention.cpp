@@ -3,78 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
+#include "backend/cpu/attention_split.h"
 #include "backend/cpu/kernels/vec_math.h"
 #include "core/error.h"
 
 namespace fluoro::cpu {
-namespace {
 
-// Fewest keys worth a task of their own in a split decode step.
-constexpr int64_t kMinKeysPerSplit = 64;
-
-KvElem elem_of(KvType t) {
-    return t == KvType::F16 ? KvElem::F16 : KvElem::F32;
+size_t AttentionScratch::bytes() const {
+    return (per_worker.capacity() + partial.capacity() + lse.capacity() + stash.capacity() +
+            readout.capacity()) *
+           sizeof(float);
 }
-
-// The keys token t attends to: [first, first + count).
-struct KeyRange {
-    int64_t first;
-    int64_t count;
-};
-
-KeyRange key_range(const AttentionParams& p, int64_t pos) {
-    const int64_t lo = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;
-    return {lo, pos - lo + 1};
-}
-
-// Into how many key ranges each (token, KV head) is split: enough tasks to keep every thread
-// busy when the batch alone cannot, never ranges shorter than kMinKeysPerSplit.
-int64_t choose_split(const AttentionParams& p, const Batch& batch, int threads) {
-    const int64_t pairs = batch.size() * p.n_head_kv;
-    const int64_t want_tasks = 4 * int64_t(threads);
-    if (threads <= 1 || pairs >= want_tasks) return 1;
-    int64_t max_keys = 0;
-    for (int64_t t = 0; t < batch.size(); ++t)
-        max_keys = std::max(max_keys, key_range(p, batch.positions[size_t(t)]).count);
-    return std::clamp(max_keys / kMinKeysPerSplit, int64_t{1}, (want_tasks + pairs - 1) / pairs);
-}
-
-// Per split task and query head: max and sum of exp, then head_dim_v values normalized by sum.
-int64_t partial_floats(const AttentionParams& p) {
-    return 2 + p.head_dim_v;
-}
-
-// Merges the split ranges of every (token, query head) into out.
-void merge_partials(const AttentionParams& p, const Batch& batch, int64_t split,
-                    const float* partial, Act out) {
-    const int64_t group = p.n_head / p.n_head_kv, dv = p.head_dim_v, pf = partial_floats(p);
-    for (int64_t t = 0; t < batch.size(); ++t) {
-        for (int64_t h = 0; h < p.n_head; ++h) {
-            const int64_t kvh = h / group, g = h % group;
-            const auto at = [&](int64_t c) {
-                return partial + (((t * p.n_head_kv + kvh) * split + c) * group + g) * pf;
-            };
-            float m = -std::numeric_limits<float>::infinity();
-            for (int64_t c = 0; c < split; ++c)
-                if (at(c)[1] > 0) m = std::max(m, at(c)[0]);
-            double total = 0;
-            for (int64_t c = 0; c < split; ++c)
-                if (at(c)[1] > 0) total += double(at(c)[1]) * std::exp(double(at(c)[0] - m));
-            float* o = out.data + t * out.width + h * dv;
-            std::fill(o, o + dv, 0.0f);
-            for (int64_t c = 0; c < split; ++c) {
-                const float* part = at(c);
-                if (part[1] <= 0) continue;
-                const auto w = float(double(part[1]) * std::exp(double(part[0] - m)) / total);
-                for (int64_t d = 0; d < dv; ++d) o[d] += w * part[2 + d];
-            }
-        }
-    }
-}
-
-}  // namespace
 
 void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Act& v,
               const Batch& batch, KvCache& kv) {
@@ -95,11 +35,37 @@ void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Ac
 }
 
 void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
-            const KvCache& kv, Act out, AttentionScratch& scratch) {
+            const KvCache& kv, Act out, AttentionScratch& scratch, const AttendOptions& opt) {
     if (p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0)
         throw Error("cpu backend: attention: head counts do not divide");
+    if (opt.stash_token >= batch.size())
+        throw Error("cpu backend: attention: stash token is outside the batch");
+    const size_t lse_need = size_t(batch.size() * p.n_head);
+    if (scratch.lse.size() < lse_need) scratch.lse.resize(lse_need);
+    if (opt.stash_token >= 0) {
+        const int64_t n_ctx = kv.shape().n_ctx;
+        if (scratch.stash_stride < n_ctx ||
+            int64_t(scratch.stash.size()) < p.n_head * scratch.stash_stride) {
+            scratch.stash_stride = std::max(scratch.stash_stride, n_ctx);
+            scratch.stash.resize(size_t(p.n_head * scratch.stash_stride));
+        }
+    }
+    const int64_t split = choose_split(p, batch, pool.size());
+    const int64_t partial_need =
+        std::max<int64_t>(batch.size() * p.n_head_kv * split, 8 * pool.size()) *
+        (p.n_head / p.n_head_kv) * partial_floats(p);
+    if (split > 1 && int64_t(scratch.partial.size()) < partial_need)
+        scratch.partial.resize(size_t(partial_need));
+    if (opt.impl == AttentionImpl::Flash)
+        attend_flash(pool, p, q, batch, kv, out, scratch, opt.stash_token);
+    else
+        attend_standard(pool, p, q, batch, kv, out, scratch, opt.stash_token);
+}
+
+void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
+                     const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token) {
     const KvType type = kv.shape().type;
-    const KvElem elem = elem_of(type);
+    const KvElem elem = type == KvType::F16 ? KvElem::F16 : KvElem::F32;
     const bool round = type == KvType::F16;
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv;
@@ -108,26 +74,22 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
 
     const int64_t split = choose_split(p, batch, pool.size());
     const int64_t n_tasks = batch.size() * p.n_head_kv * split;
-    // Sized for the whole context and the most split tasks (choose_split keeps them under
-    // 8 x threads), so the buffers are allocated once, not as a decode's context grows.
+    // Sized for the whole context, so the buffers are allocated once, not as a decode's context
+    // grows: the scores of a whole key range are alive at once.
     const int64_t per_worker = group * (kv.shape().n_ctx + dk);
-    if (scratch.per_worker_floats < per_worker) {
-        scratch.per_worker_floats = per_worker;
-        scratch.per_worker.assign(size_t(per_worker * pool.size()), 0.0f);
+    if (scratch.per_worker_floats < per_worker ||
+        int64_t(scratch.per_worker.size()) < per_worker * pool.size()) {
+        scratch.per_worker_floats = std::max(scratch.per_worker_floats, per_worker);
+        scratch.per_worker.resize(size_t(scratch.per_worker_floats * pool.size()));
     }
     const int64_t pf = partial_floats(p);
-    const int64_t partial_need = std::max<int64_t>(n_tasks, 8 * pool.size()) * group * pf;
-    if (split > 1 && int64_t(scratch.partial.size()) < partial_need)
-        scratch.partial.resize(size_t(partial_need));
 
     pool.run(n_tasks, [&](int64_t task, int worker) {
         const int64_t c = task % split, pair = task / split;
         const int64_t t = pair / p.n_head_kv, kvh = pair % p.n_head_kv;
         const int64_t seq = batch.seq_ids[size_t(t)];
         const KeyRange keys = key_range(p, batch.positions[size_t(t)]);
-        const int64_t per_range = (keys.count + split - 1) / split;
-        const int64_t begin = keys.first + std::min(keys.count, c * per_range);
-        const int64_t n = std::min(keys.first + keys.count, begin + per_range) - begin;
+        const auto [begin, n] = split_range(keys, split, c);
 
         float* o = split > 1 ? scratch.partial.data() + task * group * pf
                              : out.data + t * out.width + kvh * group * dv;
@@ -153,6 +115,11 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
             j += run.rows;
         }
         if (p.softcap > 0) vm.softcap(scores, group * n, p.softcap);
+        if (t == stash_token)
+            for (int64_t g = 0; g < group; ++g)
+                std::copy_n(scores + g * n, n,
+                            scratch.stash.data() + (kvh * group + g) * scratch.stash_stride +
+                                (begin - keys.first));
         for (int64_t g = 0; g < group; ++g) {
             float* s = scores + g * n;
             const float m = vm.max(s, n);
@@ -161,6 +128,8 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
             if (split > 1) {
                 o[g * o_stride] = m;
                 o[g * o_stride + 1] = sum;
+            } else {
+                scratch.lse[size_t(t * p.n_head + kvh * group + g)] = m + std::log(sum);
             }
             std::fill(o_values + g * o_stride, o_values + g * o_stride + dv, 0.0f);
         }
@@ -171,7 +140,7 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
             j += run.rows;
         }
     });
-    if (split > 1) merge_partials(p, batch, split, scratch.partial.data(), out);
+    if (split > 1) merge_partials(p, batch, split, scratch.partial.data(), out, scratch.lse);
 }
 
 }  // namespace fluoro::cpu

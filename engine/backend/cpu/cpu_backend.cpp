@@ -144,7 +144,13 @@ void CpuBackend::attention(const AttentionParams& p, const Act& q, const Act& k,
     if (p.n_head_kv <= 0 || p.n_head % p.n_head_kv != 0)
         throw Error("cpu backend: attention: head counts do not divide");
     store_kv(pool_, p, k, v, batch, kv);
-    attend(pool_, p, q, batch, kv, out, attn_scratch_);
+    const bool stats = capture_ && capture_->stats;
+    key_scores_.forget(p.layer, batch);  // new keys at these positions
+    attend(pool_, p, q, batch, kv, out, attn_scratch_,
+           {attn_impl_, stats ? batch.size() - 1 : int64_t{-1}});
+    if (!capture_) return;
+    if (wants_rows(*capture_, p.layer)) capture_rows(p, q, batch, kv, attn_scratch_, *capture_);
+    if (stats) compute_sparsity(pool_, p, batch, kv.shape(), attn_scratch_, *capture_, key_scores_);
 }
 
 void CpuBackend::add(Act x, const Act& y) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/attention_readout.h"
 #include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
@@ -34,6 +35,15 @@ class CpuBackend final : public Backend {
               std::span<const int32_t> positions) override;
     void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
                    const Batch& batch, KvCache& kv, Act out) override;
+    void set_attention_impl(AttentionImpl impl) override { attn_impl_ = impl; }
+    AttentionImpl attention_impl() const override { return attn_impl_; }
+    void set_attention_capture(AttentionCapture* capture) override { capture_ = capture; }
+    std::span<const float> attention_key_scores(int64_t layer, int64_t kv_head,
+                                                int64_t seq) const override {
+        return key_scores_.get(layer, kv_head, seq);
+    }
+    // Bytes of attention working memory allocated so far (it only grows: the peak).
+    size_t attention_scratch_bytes() const { return attn_scratch_.bytes(); }
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;
@@ -47,6 +57,9 @@ class CpuBackend final : public Backend {
     MatmulScratch matmul_scratch_;
     std::vector<std::unique_ptr<float[]>> acts_;
     AttentionScratch attn_scratch_;
+    AttentionImpl attn_impl_ = kDefaultAttentionImpl;
+    AttentionCapture* capture_ = nullptr;
+    KeyScores key_scores_;
 };
 
 }  // namespace fluoro::cpu

@@ -15,6 +15,10 @@ namespace {
 constexpr size_t kAlign = 64;         // cache line: scratch start and partner-row stride
 constexpr int64_t kMinRowChunk = 16;  // output rows per task: enough to amortize task claiming,
 constexpr int64_t kMaxRowChunk = 64;  // few enough that ~8 tasks per thread balance the load
+// Row pairs pay off from this many tokens up: below it (decode, speculative verification of a
+// few tokens) two interleaved weight streams cost more than the shared activation loads save
+// (measured with `fluoro bench spec`'s v(k), SmolLM2, 2 threads: v(1) 1.9 -> 1.4).
+constexpr int64_t kPairMinTokens = 5;
 
 size_t align_up(size_t n) {
     return (n + kAlign - 1) / kAlign * kAlign;
@@ -112,9 +116,9 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
     const int64_t n_chunks = (n_out + chunk - 1) / chunk;
     const auto* w_bytes = static_cast<const std::byte*>(w.data);
     // Prefill: two weight rows per call where a kernel shares each activation block between them.
-    // (Decode keeps one row at a time: the rows then stream from memory, and interleaving two
-    // streams measured slower than one.)
-    const RowPairDotFn pair = n_tok > 1 ? row_pair_dot_fn(w.type) : nullptr;
+    // (Decode and small batches keep one row at a time: the rows then stream from memory, and
+    // interleaving two streams measured slower than one.)
+    const RowPairDotFn pair = n_tok >= kPairMinTokens ? row_pair_dot_fn(w.type) : nullptr;
     pool.run(n_chunks, [&](int64_t c, int) {
         const int64_t o_begin = c * chunk;
         const int64_t o_end = std::min(n_out, o_begin + chunk);

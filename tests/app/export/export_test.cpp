@@ -73,6 +73,126 @@ TEST(JsonExport, BadDocumentsAreRefusedNamingTheField) {
     EXPECT_THROW(conversation_from_json(j), Error);
 }
 
+ConversationRecord recorded_v3(const std::string& name) {
+    const auto path = test::temp_db(name);
+    {
+        StoreWriter w(path);
+        for (const auto& e : test::v3_run(1, 1)) w.record(e);
+    }
+    Store store(path);
+    return store.load_conversation(store.list_conversations().at(0).id);
+}
+
+// Every field added with schema v3 survives store -> JSON -> import -> store, byte for byte; a
+// prompt piece that is not whole UTF-8 travels as hex.
+TEST(JsonExport, TheV3FieldsRoundTrip) {
+    const ConversationRecord c = recorded_v3("json_v3");
+    const json doc = conversation_to_json(c);
+    const std::string first = doc.dump(1);
+    EXPECT_EQ(doc["version"], 2);
+    const json& run = doc["runs"][0];
+    EXPECT_EQ(run["prompt_ids"], json({1, 529, 9999, 13}));
+    EXPECT_EQ(run["prompt_pieces"][1], "<|user|>");
+    EXPECT_EQ(run["prompt_pieces"][2], json({{"hex", "e4"}}));
+    EXPECT_EQ(run["drafted_tokens"], 7);
+    EXPECT_EQ(run["accepted_tokens"], 5);
+    EXPECT_EQ(run["spec_steps"][0]["bonus"], 24);
+    EXPECT_EQ(run["spec_steps"][0]["draft_ns"], 150);
+    EXPECT_EQ(run["spec_steps"][0]["verify_ns"], 600);
+    EXPECT_EQ(run["attention_snapshots"][0]["key_begin"], 8);
+    ASSERT_EQ(run["attention_stats"].size(), 2u);
+    EXPECT_EQ(run["attention_stats"][0]["heads"].size(), 6u);
+
+    Store store(test::temp_db("json_v3_import"));
+    const int64_t id = store.insert_conversation(conversation_from_json(json::parse(first)));
+    const ConversationRecord back = store.load_conversation(id);
+    EXPECT_EQ(conversation_to_json(back).dump(1), first);
+    const RunRecord& r = back.runs.at(0);
+    EXPECT_EQ(r.prompt_ids, c.runs[0].prompt_ids);
+    EXPECT_EQ(r.prompt_pieces, c.runs[0].prompt_pieces);
+    EXPECT_EQ(r.prompt_pieces[2], std::string("\xE4"));
+    EXPECT_EQ(r.drafted_tokens, 7);
+    EXPECT_EQ(r.accepted_tokens, 5);
+    ASSERT_EQ(r.spec_steps.size(), 1u);
+    EXPECT_EQ(r.spec_steps[0].bonus, 24);
+    EXPECT_EQ(r.spec_steps[0].draft_ns, 150);
+    EXPECT_EQ(r.spec_steps[0].verify_ns, 600);
+    EXPECT_EQ(r.spec_steps[0].t_ns, 1980);
+    ASSERT_EQ(r.attention_snapshots.size(), 1u);
+    EXPECT_EQ(r.attention_snapshots[0]->key_begin, 8);
+    ASSERT_EQ(r.attention_stats.size(), 2u);
+    EXPECT_EQ(r.attention_stats[0].step, 2);
+    EXPECT_EQ(r.attention_stats[0].n_keys, 11);
+    EXPECT_EQ(r.attention_stats[0].top_k, 4);
+    EXPECT_FLOAT_EQ(r.attention_stats[0].threshold, 0.01f);
+    EXPECT_FLOAT_EQ(r.attention_stats[0].heads[5].entropy, 4.5f);
+}
+
+// A version 1 document (before these fields existed) still imports, with the defaults; in a
+// version 2 document they are required, and a malformed one is refused naming the field.
+TEST(JsonExport, AVersion1DocumentWithoutTheNewFieldsImports) {
+    json j = conversation_to_json(recorded_v3("json_v1_doc"));
+    j["version"] = 1;
+    json& run = j["runs"][0];
+    for (const char* f :
+         {"prompt_ids", "prompt_pieces", "drafted_tokens", "accepted_tokens", "attention_stats"})
+        run.erase(f);
+    for (const char* f : {"bonus", "draft_ns", "verify_ns"}) run["spec_steps"][0].erase(f);
+    run["attention_snapshots"][0].erase("key_begin");
+    const json v1 = j;
+    Store store(test::temp_db("json_v1_import"));
+    const ConversationRecord back =
+        store.load_conversation(store.insert_conversation(conversation_from_json(v1)));
+    const RunRecord& r = back.runs.at(0);
+    EXPECT_TRUE(r.prompt_ids.empty());
+    EXPECT_TRUE(r.prompt_pieces.empty());
+    EXPECT_EQ(r.drafted_tokens, 0);
+    EXPECT_TRUE(r.attention_stats.empty());
+    EXPECT_EQ(r.spec_steps.at(0).bonus, -1);
+    EXPECT_EQ(r.spec_steps.at(0).t_ns, 1980);
+    EXPECT_EQ(r.attention_snapshots.at(0)->key_begin, 0);
+    EXPECT_EQ(r.tokens.size(), 3u);
+
+    const auto refused = [](const json& doc, const std::string& what) {
+        try {
+            conversation_from_json(doc);
+            ADD_FAILURE() << "accepted: " << what;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    json v2 = v1;
+    v2["version"] = 2;
+    refused(v2, "runs[0] has no field 'drafted_tokens'");
+    json bad = conversation_to_json(recorded_v3("json_v3_bad"));
+    bad["runs"][0]["attention_stats"][0]["heads"].erase(0);
+    refused(bad, "runs[0].attention_stats: heads do not match n_layer x n_head");
+    bad = conversation_to_json(recorded_v3("json_v3_bad2"));
+    bad["runs"][0]["prompt_pieces"][2] = json({{"hex", "e"}});
+    refused(bad, "runs[0].prompt_pieces");
+}
+
+TEST(ChromeTrace, SpeculativeStepsHaveDraftAndVerifySlices) {
+    const json trace = run_to_chrome_trace(recorded_v3("trace_v3").runs.at(0));
+    std::map<std::string, std::pair<double, double>> spec;  // name -> (ts, dur)
+    for (const auto& e : trace["traceEvents"])
+        if (e["ph"] == "X" && e.value("cat", "") == "spec") {
+            EXPECT_EQ(e["tid"], 4);
+            spec[e["name"]] = {e["ts"], e["dur"]};
+        }
+    ASSERT_EQ(spec.size(), 2u);
+    EXPECT_DOUBLE_EQ(spec["verify"].first, 1.38);  // t_ns 1980 - verify 600, in microseconds
+    EXPECT_DOUBLE_EQ(spec["verify"].second, 0.6);
+    EXPECT_DOUBLE_EQ(spec["draft"].first, 1.23);
+    EXPECT_DOUBLE_EQ(spec["draft"].second, 0.15);
+}
+
+TEST(MarkdownExport, SpeculativeTotalsAreInTheStats) {
+    const std::string md = conversation_markdown(recorded_v3("md_v3"));
+    EXPECT_NE(md.find("speculative: 5/7 drafts accepted (71%)"), std::string::npos) << md;
+    EXPECT_EQ(conversation_markdown(recorded("md_plain")).find("speculative"), std::string::npos);
+}
+
 TEST(ChromeTrace, EventsHaveTheirFieldsAndSlicesNest) {
     const ConversationRecord c = recorded("trace");
     const json trace = run_to_chrome_trace(c.runs.at(0));

@@ -51,6 +51,64 @@ TEST(Replay, AStoredRunStreamsBackAsTheLiveEvents) {
     for (const auto& e : got) EXPECT_EQ(event_run(e), uint64_t(c.runs[0].id));
 }
 
+// The v3 fields come back: RunStarted carries the prompt's ids and pieces, RunFinished the
+// speculative totals, the spec step its bonus and timings, the snapshot its key_begin, and the
+// attention stats (recorded out of time order) arrive in time order among the other events.
+TEST(Replay, AttentionStatsAndTheV3FieldsComeBackInTimeOrder) {
+    const auto path = test::temp_db("replay_v3");
+    {
+        StoreWriter w(path);
+        for (const auto& e : test::v3_run(1, 1)) w.record(e);
+    }
+    Store store(path);
+    const ConversationRecord c = store.load_conversation(1);
+    const auto events = run_events(c, c.runs.at(0));
+    const auto& start = std::get<RunStarted>(events.front());
+    EXPECT_EQ(start.prompt_ids, (std::vector<int32_t>{1, 529, 9999, 13}));
+    ASSERT_EQ(start.prompt_pieces.size(), 4u);
+    EXPECT_EQ(start.prompt_pieces[2], std::string("\xE4"));
+    const auto& fin = std::get<RunFinished>(events.back());
+    EXPECT_EQ(fin.drafted_tokens, 7);
+    EXPECT_EQ(fin.accepted_tokens, 5);
+
+    std::vector<int64_t> stats_steps, times;
+    int64_t last_t = -1;
+    for (size_t i = 1; i + 1 < events.size(); ++i) {
+        const Event& e = events[i];
+        EXPECT_EQ(event_run(e), uint64_t(c.runs[0].id));
+        int64_t t = 0;
+        if (const auto* st = std::get_if<AttentionStats>(&e)) {
+            stats_steps.push_back(st->step);
+            EXPECT_EQ(st->heads.size(), 6u);
+            t = st->t_ns;
+        } else if (const auto* sp = std::get_if<SpecStep>(&e)) {
+            EXPECT_EQ(sp->bonus, 24);
+            EXPECT_EQ(sp->draft_ns, 150);
+            EXPECT_EQ(sp->verify_ns, 600);
+            t = sp->t_ns;
+        } else if (const auto* at = std::get_if<std::shared_ptr<const AttentionSnapshot>>(&e)) {
+            EXPECT_EQ((*at)->key_begin, 8);
+            t = (*at)->t_ns;
+        } else if (const auto* tok = std::get_if<TokenEvent>(&e)) {
+            t = tok->t_ns;
+        } else if (const auto* s = std::get_if<StepEvent>(&e)) {
+            t = s->end_ns;
+        } else {
+            continue;
+        }
+        EXPECT_GE(t, last_t) << "event " << i;
+        last_t = t;
+    }
+    EXPECT_EQ(stats_steps, (std::vector<int64_t>{1, 2}));
+
+    // Through the stream too.
+    EventStream stream;
+    EXPECT_EQ(replay(events, stream, {0.0, nullptr}), events.size());
+    size_t n_stats = 0;
+    for (const auto& e : stream.drain()) n_stats += std::holds_alternative<AttentionStats>(e);
+    EXPECT_EQ(n_stats, 2u);
+}
+
 TEST(Replay, CancelStopsIt) {
     std::vector<Event> events;
     for (int64_t i = 0; i < 5; ++i)

@@ -1,5 +1,5 @@
 // Opening session databases: a new file gets the current schema with WAL and foreign keys; a
-// file of the previous schema version is migrated with its data kept; a file that is not ours,
+// file of an older schema version (1 or 2) is migrated with its data kept; a file that is not ours,
 // is corrupt, or comes from a newer version is refused with its name in the error and is left
 // byte for byte untouched.
 #include "store/schema.h"
@@ -49,15 +49,98 @@ TEST(SessionSchema, AVersion1FileIsMigratedWithItsDataKept) {
                   0);
     }
     Store store(path);
-    EXPECT_EQ(store.db().query_int("PRAGMA user_version"), 2);
+    EXPECT_EQ(store.db().query_int("PRAGMA user_version"), kSchemaVersion);
     EXPECT_EQ(
         store.db().query_int("SELECT count(*) FROM sqlite_master WHERE name IN ('memory_counters', "
-                             "'model_hashes')"),
-        2);
+                             "'model_hashes', 'attention_stats', 'attention_stats_by_run')"),
+        4);
     const ConversationRecord c = store.load_conversation(1);
     EXPECT_EQ(c.title, "old chat");
     ASSERT_EQ(c.messages.size(), 1u);
     EXPECT_EQ(c.messages[0].content, "hello from v1");
+}
+
+// A version 2 file, built with the version 2 SQL, holding a run with a speculative step and an
+// attention snapshot in the version 2 layout: migrated to 3, every row is kept and the new
+// fields read as their defaults; the run then takes version 3 rows.
+TEST(SessionSchema, AVersion2FileIsMigratedWithItsRowsKept) {
+    const auto path = temp_db("v2");
+    std::vector<uint8_t> attention_v2;  // int32 layer, int32 head, int64 first_row/n_rows/n_cols
+    const auto put = [&](auto v) {
+        const auto* p = reinterpret_cast<const uint8_t*>(&v);
+        attention_v2.insert(attention_v2.end(), p, p + sizeof v);
+    };
+    put(int32_t(2)), put(int32_t(5)), put(int64_t(4)), put(int64_t(1)), put(int64_t(2));
+    put(0.75f), put(0.25f);
+    {
+        Database raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.exec(schema_v1_sql());
+        raw.exec(migrate_v1_to_v2_sql());
+        raw.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+        raw.exec("PRAGMA user_version = 2");
+        raw.exec(
+            "INSERT INTO conversations VALUES(1, 'v2 chat', 'sys', '2025-01-01T00:00:00.000Z');"
+            "INSERT INTO messages VALUES(1, 1, NULL, 'user', 'hello from v2', 1, 't');"
+            "INSERT INTO messages VALUES(2, 1, 1, 'assistant', 'answer', 1, 't');"
+            "INSERT INTO runs VALUES(1, 2, 'send', '/m.gguf', 'M', '', '{}', '{}', '0.1', 'full', "
+            "'t', 9, 'eog', NULL, 3, 0, 9, 1.0, 2.0, 3.0, 2, 3000);"
+            "INSERT INTO tokens VALUES(1, 0, 42, 'answer', -0.5, x'', 950);"
+            "INSERT INTO spec_events VALUES(1, 1, 1, 1500, 'ngram', 1, -1, "
+            "x'07000000000000000000000001');"
+            "INSERT INTO memory_counters VALUES(1, 1, 900, 1, 2, 3, 4);"
+            "INSERT INTO model_hashes VALUES('/m.gguf', 1, 2, 'abc');");
+        raw.prepare("INSERT INTO snapshots VALUES(1, 1, 'attention', 1, 1200, ?)")
+            .bind(1, std::span<const uint8_t>(attention_v2))
+            .run();
+        EXPECT_EQ(
+            raw.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'attention_stats'"), 0);
+    }
+    Store store(path);
+    EXPECT_EQ(store.db().query_int("PRAGMA user_version"), 3);
+    const ConversationRecord c = store.load_conversation(1);
+    EXPECT_EQ(c.title, "v2 chat");
+    ASSERT_EQ(c.messages.size(), 2u);
+    EXPECT_EQ(c.messages[1].content, "answer");
+    ASSERT_EQ(c.runs.size(), 1u);
+    const RunRecord& r = c.runs[0];
+    EXPECT_EQ(r.stop_reason, "eog");
+    EXPECT_EQ(r.duration_ns, 3000);
+    EXPECT_EQ(r.decode_steps, 2);
+    EXPECT_TRUE(r.prompt_ids.empty());
+    EXPECT_TRUE(r.prompt_pieces.empty());
+    EXPECT_EQ(r.drafted_tokens, 0);
+    EXPECT_EQ(r.accepted_tokens, 0);
+    ASSERT_EQ(r.tokens.size(), 1u);
+    EXPECT_EQ(r.tokens[0].id, 42);
+    ASSERT_EQ(r.memory.size(), 1u);
+    EXPECT_EQ(r.memory[0].scratch_bytes, 4);
+    ASSERT_EQ(r.spec_steps.size(), 1u);
+    EXPECT_EQ(r.spec_steps[0].drafter, "ngram");
+    EXPECT_EQ(r.spec_steps[0].t_ns, 1500);
+    EXPECT_EQ(r.spec_steps[0].bonus, -1);
+    EXPECT_EQ(r.spec_steps[0].draft_ns, 0);
+    EXPECT_EQ(r.spec_steps[0].verify_ns, 0);
+    ASSERT_EQ(r.spec_steps[0].drafted.size(), 1u);
+    EXPECT_EQ(r.spec_steps[0].drafted[0].id, 7);
+    EXPECT_TRUE(r.spec_steps[0].drafted[0].accepted);
+    ASSERT_EQ(r.attention_snapshots.size(), 1u);
+    const AttentionSnapshot& at = *r.attention_snapshots[0];
+    EXPECT_EQ(at.layer, 2);
+    EXPECT_EQ(at.head, 5);
+    EXPECT_EQ(at.first_row, 4);
+    EXPECT_EQ(at.key_begin, 0);  // version 2 snapshots covered keys from position 0
+    EXPECT_EQ(at.weights, (std::vector<float>{0.75f, 0.25f}));
+    EXPECT_TRUE(r.attention_stats.empty());
+    EXPECT_EQ(store.cached_hash("/m.gguf", 1, 2), "abc");
+
+    // The migrated run takes version 3 rows.
+    AttentionStats st;
+    st.n_layer = 1;
+    st.n_head = 1;
+    st.heads = {{0.5f, 1, 0, 0.25f}};
+    st.t_ns = 2000;
+    store.add_attention_stats(1, st);
+    EXPECT_EQ(store.load_run(1).attention_stats.size(), 1u);
 }
 
 void expect_refused(const std::filesystem::path& path, const std::string& why) {

@@ -106,4 +106,60 @@ inline std::vector<Event> synthetic_run(uint64_t run, uint64_t conversation, Run
     return ev;
 }
 
+// A synthetic run with every field added in schema v3: the prompt's ids and pieces (one of them
+// a lone UTF-8 lead byte), a speculative step with bonus token and timings, an attention snapshot
+// whose keys start past 0, attention stats at two steps (recorded out of time order) and the
+// speculative totals in RunFinished.
+inline std::vector<Event> v3_run(uint64_t run, uint64_t conversation) {
+    std::vector<Event> ev =
+        synthetic_run(run, conversation, RunKind::Send, 0, "spec?", {"x", "y", "z"});
+    auto& start = std::get<RunStarted>(ev.front());
+    start.prompt_ids = {1, 529, 9999, 13};
+    start.prompt_pieces = {"<s>", "<|user|>", std::string("\xE4"), "\n"};
+    RunFinished fin = std::get<RunFinished>(ev.back());
+    ev.pop_back();
+    fin.drafted_tokens = 7;
+    fin.accepted_tokens = 5;
+    SpecStep sp;
+    sp.run = run;
+    sp.step = 1;
+    sp.drafter = "prompt-lookup";
+    sp.drafted = {{21, 0.5f, 0.25f, true}, {22, 1.0f, 0.125f, false}};
+    sp.accepted = 1;
+    sp.resampled = 23;
+    sp.bonus = 24;
+    sp.draft_ns = 150;
+    sp.verify_ns = 600;
+    sp.t_ns = 1980;
+    ev.push_back(sp);
+    auto at = std::make_shared<AttentionSnapshot>();
+    at->run = run;
+    at->step = 2;
+    at->layer = 3;
+    at->head = 1;
+    at->first_row = 11;
+    at->n_rows = 1;
+    at->n_cols = 3;
+    at->key_begin = 8;
+    at->weights = {0.25f, 0.5f, 0.25f};
+    at->t_ns = 2960;
+    ev.push_back(std::shared_ptr<const AttentionSnapshot>(at));
+    for (int64_t step : {2, 1}) {  // the later step first: replay must order them by time
+        AttentionStats st;
+        st.run = run;
+        st.step = step;
+        st.n_layer = 2;
+        st.n_head = 3;
+        st.top_k = 4;
+        st.threshold = 0.01f;
+        st.n_keys = 9 + step;
+        for (int i = 0; i < 6; ++i)
+            st.heads.push_back({0.5f * float(i) + float(step), 0.75f, 0.125f * float(i), 0.0625f});
+        st.t_ns = step * 1000 + 970;
+        ev.push_back(st);
+    }
+    ev.push_back(fin);
+    return ev;
+}
+
 }  // namespace fluoro::app::test

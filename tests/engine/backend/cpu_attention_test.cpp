@@ -1,14 +1,21 @@
-// CPU attention (backend/cpu/cpu_attention.h) against a float64 reference: GQA groups, sliding
-// windows, soft-capping, batches of tokens at scattered positions in two sequences, 1-3 threads
-// (a single decode token is split into key ranges whose partial softmaxes are merged), F16 and
-// F32 caches, and caches that hand out their rows in runs of 1, 3 or all (the paged cache of a
+// CPU attention (backend/cpu/cpu_attention.h), standard and flash, against a float64 reference:
+// output, each row's log-sum-exp, the probabilities attention_readout.h recomputes for capture and
+// its sparsity readout. GQA groups, sliding windows, soft-capping, large logit scales, lengths on
+// both sides of the flash tile, batches of tokens at scattered positions in two sequences, 1-3
+// threads (a single decode token is split into key ranges whose partial softmaxes are merged), F16
+// and F32 caches, and caches that hand out their rows in runs of 1, 3 or all (the paged cache of a
 // later issue gives short runs).
 #include "backend/cpu/cpu_attention.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "backend/cpu/attention_readout.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -58,10 +65,32 @@ struct Case {
     int64_t max_run;  // 0 = whole runs
     std::vector<int32_t> positions;
     std::vector<int32_t> seqs;
+    float q_amp = 2.0f;  // queries uniform in [-q_amp, q_amp]: the logit scale
 };
 
 float stored(KvType type, float x) {
     return type == KvType::F16 ? fp16_to_fp32(fp32_to_fp16(x)) : x;
+}
+
+// Sparsity of a row of float64 probabilities, as attention_readout.h defines it.
+HeadSparsity reference_sparsity(const std::vector<double>& p, int64_t first, int32_t top_k,
+                                float threshold) {
+    HeadSparsity h;
+    double entropy = 0, below = 0, sink = 0;
+    for (size_t j = 0; j < p.size(); ++j) {
+        if (p[j] > 0) entropy -= p[j] * std::log(p[j]);
+        below += p[j] < threshold;
+        if (first + int64_t(j) < 4) sink += p[j];
+    }
+    std::vector<double> sorted = p;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    double top = 0;
+    for (size_t i = 0; i < std::min(sorted.size(), size_t(top_k)); ++i) top += sorted[i];
+    h.entropy = float(entropy);
+    h.top_k_mass = float(top);
+    h.below_threshold = float(below / double(p.size()));
+    h.sink_mass = float(sink);
+    return h;
 }
 
 class CpuAttentionTest : public ::testing::TestWithParam<Case> {};
@@ -106,7 +135,7 @@ TEST_P(CpuAttentionTest, MatchesFloat64Reference) {
             store_kv(pool, p, k, v, all, kv);
         }
     }
-    std::vector<float> q = test::random_floats(n_tok * c.n_head * d, rng, 2.0f);
+    std::vector<float> q = test::random_floats(n_tok * c.n_head * d, rng, c.q_amp);
     std::vector<float> bk = test::random_floats(n_tok * kv_width, rng);
     std::vector<float> bv = test::random_floats(n_tok * kv_width, rng);
     for (int64_t t = 0; t < n_tok; ++t) {
@@ -118,43 +147,96 @@ TEST_P(CpuAttentionTest, MatchesFloat64Reference) {
     const Batch batch{tokens, c.positions, c.seqs, {}};
     store_kv(pool, p, Act{bk.data(), n_tok, kv_width}, Act{bv.data(), n_tok, kv_width}, batch, kv);
 
-    AttentionScratch scratch;
-    std::vector<float> out(size_t(n_tok * c.n_head * d), -7.0f);
-    attend(pool, p, Act{q.data(), n_tok, c.n_head * d}, batch, kv,
-           Act{out.data(), n_tok, c.n_head * d}, scratch);
+    for (const AttentionImpl impl : {AttentionImpl::Standard, AttentionImpl::Flash}) {
+        SCOPED_TRACE(std::string(attention_impl_name(impl)));
+        AttentionScratch scratch;
+        std::vector<float> out(size_t(n_tok * c.n_head * d), -7.0f);
+        const Act qa{q.data(), n_tok, c.n_head * d};
+        attend(pool, p, qa, batch, kv, Act{out.data(), n_tok, c.n_head * d}, scratch,
+               {impl, n_tok - 1});
+        // Capture every head's rows, and the sparsity of the last token.
+        AttentionCapture capture;
+        capture.regions.push_back({5, -1, -1, 0, 0, 0});
+        capture.stats = true;
+        capture.top_k = 3;
+        capture.threshold = 2e-3f;
+        capture_rows(p, qa, batch, kv, scratch, capture);
+        KeyScores key_scores;
+        compute_sparsity(pool, p, batch, kv.shape(), scratch, capture, key_scores);
+        ASSERT_EQ(capture.rows.size(), size_t(n_tok * c.n_head));
+        ASSERT_EQ(capture.sparsity.size(), 1u);
 
-    for (int64_t t = 0; t < n_tok; ++t) {
-        const int64_t pos = c.positions[size_t(t)], s = c.seqs[size_t(t)];
-        const int64_t lo = c.window > 0 ? std::max<int64_t>(0, pos - c.window + 1) : 0;
-        for (int64_t h = 0; h < c.n_head; ++h) {
-            const int64_t kvh = h / group;
-            std::vector<double> w;
-            for (int64_t j = lo; j <= pos; ++j) {
-                double dot = 0;
-                for (int64_t i = 0; i < d; ++i)
-                    dot +=
-                        double(stored(c.type, q[size_t((t * c.n_head + h) * d + i)])) *
-                        stored(c.type, cache_k[size_t((s * n_ctx + j) * kv_width + kvh * d + i)]);
-                double x = dot * p.scale;
-                if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
-                w.push_back(x);
-            }
-            const double m = *std::max_element(w.begin(), w.end());
-            double sum = 0;
-            for (double& x : w) sum += (x = std::exp(x - m));
-            for (int64_t i = 0; i < d; ++i) {
-                double ref = 0, mag = 0;
+        for (int64_t t = 0; t < n_tok; ++t) {
+            const int64_t pos = c.positions[size_t(t)], s = c.seqs[size_t(t)];
+            const int64_t lo = c.window > 0 ? std::max<int64_t>(0, pos - c.window + 1) : 0;
+            for (int64_t h = 0; h < c.n_head; ++h) {
+                const int64_t kvh = h / group;
+                std::vector<double> w;
                 for (int64_t j = lo; j <= pos; ++j) {
-                    const double prod =
-                        w[size_t(j - lo)] / sum *
-                        stored(c.type, cache_v[size_t((s * n_ctx + j) * kv_width + kvh * d + i)]);
-                    ref += prod;
-                    mag += std::abs(prod);
+                    double dot = 0;
+                    for (int64_t i = 0; i < d; ++i)
+                        dot += double(stored(c.type, q[size_t((t * c.n_head + h) * d + i)])) *
+                               stored(c.type,
+                                      cache_k[size_t((s * n_ctx + j) * kv_width + kvh * d + i)]);
+                    double x = dot * p.scale;
+                    if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+                    w.push_back(x);
                 }
-                // F16: the probabilities are rounded to fp16 (2^-11 relative) before p·V.
-                const double tol = (c.type == KvType::F16 ? 1e-3 : 1e-5) * mag + 1e-6;
-                ASSERT_NEAR(out[size_t((t * c.n_head + h) * d + i)], ref, tol)
-                    << "token " << t << " head " << h << " dim " << i;
+                const double m = *std::max_element(w.begin(), w.end());
+                double sum = 0;
+                for (double& x : w) sum += (x = std::exp(x - m));
+                ASSERT_NEAR(scratch.lse[size_t(t * c.n_head + h)], m + std::log(sum),
+                            1e-5 * std::max(1.0, std::abs(m)))
+                    << "log-sum-exp, token " << t << " head " << h;
+                // The captured row: keys 0..pos, zero before the window.
+                const CapturedAttentionRow& row = capture.rows[size_t(t * c.n_head + h)];
+                ASSERT_EQ(row.id, 5);
+                ASSERT_EQ(row.pos, pos);
+                ASSERT_EQ(row.head, h);
+                ASSERT_EQ(row.weights.size(), size_t(pos + 1));
+                for (int64_t j = 0; j <= pos; ++j) {
+                    const double ref = j < lo ? 0.0 : w[size_t(j - lo)] / sum;
+                    ASSERT_NEAR(row.weights[size_t(j)], ref, 1e-5)
+                        << "captured token " << t << " head " << h << " key " << j;
+                }
+                if (t == n_tok - 1) {
+                    std::vector<double> probs;
+                    for (const double x : w) probs.push_back(x / sum);
+                    const HeadSparsity want = reference_sparsity(probs, lo, 3, 2e-3f);
+                    const HeadSparsity got = capture.sparsity[0].heads[size_t(h)];
+                    EXPECT_NEAR(got.entropy, want.entropy, 1e-4) << "head " << h;
+                    EXPECT_NEAR(got.top_k_mass, want.top_k_mass, 1e-5) << "head " << h;
+                    EXPECT_NEAR(got.below_threshold, want.below_threshold, 1.5 / double(w.size()));
+                    EXPECT_NEAR(got.sink_mass, want.sink_mass, 1e-5) << "head " << h;
+                    if (h % group == group - 1) {  // H2O: the group's probabilities, summed
+                        const std::span<const float> acc = key_scores.get(layer, kvh, s);
+                        ASSERT_EQ(acc.size(), size_t(n_ctx));
+                        for (int64_t j = lo; j <= pos; ++j) {
+                            double sum_group = 0;
+                            for (int64_t g = 0; g < group; ++g)
+                                sum_group += capture.rows[size_t(t * c.n_head + kvh * group + g)]
+                                                 .weights[size_t(j)];
+                            ASSERT_NEAR(acc[size_t(j)], sum_group, 1e-5) << "key " << j;
+                        }
+                    }
+                }
+                for (int64_t i = 0; i < d; ++i) {
+                    double ref = 0, mag = 0;
+                    for (int64_t j = lo; j <= pos; ++j) {
+                        const double prod =
+                            w[size_t(j - lo)] / sum *
+                            stored(c.type,
+                                   cache_v[size_t((s * n_ctx + j) * kv_width + kvh * d + i)]);
+                        ref += prod;
+                        mag += std::abs(prod);
+                    }
+                    // F16, standard: the probabilities are rounded to fp16 (2^-11 relative) before
+                    // p·V. Flash never rounds them.
+                    const bool rounded = c.type == KvType::F16 && impl == AttentionImpl::Standard;
+                    const double tol = (rounded ? 1e-3 : 1e-5) * mag + 1e-6;
+                    ASSERT_NEAR(out[size_t((t * c.n_head + h) * d + i)], ref, tol)
+                        << "token " << t << " head " << h << " dim " << i;
+                }
             }
         }
     }
@@ -194,8 +276,96 @@ std::vector<Case> cases() {
         out.push_back({"runs_of_1_" + tn, 4, 1, 64, 0, 0, type, 2, 1, decode, {0}});
         out.push_back({"runs_of_3_" + tn, 9, 3, 64, 0, 0, type, 3, 3, prefill, prefill_seqs});
         out.push_back({"mqa_decode_" + tn, 8, 1, 16, 0, 0, type, 2, 0, {5}, {0}});
+        // Lengths around the flash tile (256 keys) and range (512 keys), length 1, large logits.
+        for (const int32_t pos : {0, 126, 254, 255, 256, 510, 511, 512, 699})
+            out.push_back({"tile_edge_" + std::to_string(pos + 1) + "_" + tn,
+                           6,
+                           3,
+                           24,
+                           0,
+                           0,
+                           type,
+                           1,
+                           0,
+                           {pos},
+                           {0}});
+        out.push_back({"tile_edges_prefill_" + tn,
+                       4,
+                       2,
+                       32,
+                       0,
+                       0,
+                       type,
+                       2,
+                       0,
+                       {0, 255, 256, 257, 511, 512, 513, 699},
+                       {0, 0, 0, 0, 0, 0, 0, 0}});
+        out.push_back(
+            {"large_logits_" + tn, 9, 3, 64, 0, 0, type, 2, 0, prefill, prefill_seqs, 40.0f});
+        out.push_back({"large_logits_window_softcap_" + tn,
+                       4,
+                       1,
+                       256,
+                       300,
+                       30.0f,
+                       type,
+                       3,
+                       0,
+                       decode,
+                       {0},
+                       40.0f});
+        out.push_back({"window_1_" + tn, 4, 2, 32, 1, 0, type, 2, 0, prefill, prefill_seqs});
     }
     return out;
+}
+
+// Flash rows do not depend on the batch they are computed in (speculative verification must
+// reproduce decode bit for bit): a token decoded alone (its keys split across threads) equals the
+// same token as the last row of batches of 2..8, at contexts across the 512-key range size.
+TEST(CpuFlashAttention, RowsAreBatchInvariantBitForBit) {
+    std::mt19937 rng(11);
+    const int64_t n_ctx = 1500, d = 64, n_head = 9, n_head_kv = 3, kv_width = n_head_kv * d;
+    KvShape shape;
+    shape.n_layer = 1;
+    shape.n_head_kv = {n_head_kv};
+    shape.head_dim_k = shape.head_dim_v = d;
+    shape.type = KvType::F16;
+    shape.n_ctx = n_ctx;
+    ContiguousKvCache kv(shape);
+    ThreadPool pool(2);
+    AttentionParams p;
+    p.n_head = n_head;
+    p.n_head_kv = n_head_kv;
+    p.head_dim_k = p.head_dim_v = d;
+    p.scale = 0.125f;
+    std::vector<float> k = test::random_floats(n_ctx * kv_width, rng);
+    std::vector<float> v = test::random_floats(n_ctx * kv_width, rng);
+    std::vector<int32_t> pos(static_cast<size_t>(n_ctx)), seq(size_t(n_ctx), 0),
+        tok(size_t(n_ctx), 0);
+    for (int32_t i = 0; i < int32_t(n_ctx); ++i) pos[size_t(i)] = i;
+    store_kv(pool, p, Act{k.data(), n_ctx, kv_width}, Act{v.data(), n_ctx, kv_width},
+             Batch{tok, pos, seq, {}}, kv);
+    std::vector<float> q = test::random_floats(8 * n_head * d, rng, 2.0f);
+    for (const int64_t last : {300, 511, 512, 1023, 1499}) {
+        AttentionScratch scratch;
+        std::vector<float> alone(size_t(n_head * d));
+        const auto batch_of = [&](int64_t n) {
+            return Batch{std::span(tok).first(size_t(n)),
+                         std::span<const int32_t>(pos).subspan(size_t(last - n + 1), size_t(n)),
+                         std::span(seq).first(size_t(n)),
+                         {}};
+        };
+        attend(pool, p, Act{q.data() + 7 * n_head * d, 1, n_head * d}, batch_of(1), kv,
+               Act{alone.data(), 1, n_head * d}, scratch, {AttentionImpl::Flash, -1});
+        for (int64_t n = 2; n <= 8; ++n) {
+            std::vector<float> out(size_t(n * n_head * d));
+            attend(pool, p, Act{q.data() + (8 - n) * n_head * d, n, n_head * d}, batch_of(n), kv,
+                   Act{out.data(), n, n_head * d}, scratch, {AttentionImpl::Flash, -1});
+            EXPECT_EQ(0, std::memcmp(out.data() + (n - 1) * n_head * d, alone.data(),
+                                     alone.size() * sizeof(float)))
+                << "position " << last << ", batch of " << n;
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, CpuAttentionTest, ::testing::ValuesIn(cases()),

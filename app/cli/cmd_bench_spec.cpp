@@ -1,0 +1,150 @@
+// `fluoro bench spec MODEL`: speculative decoding's acceptance, tau and speedup per drafter and
+// prompt category, with the measured costs and the speedup the paper's model expects (see
+// engine/speculative/spec_bench.h). Greedy, so the output is checked identical to plain decoding.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/engine_flags.h"
+#include "common/format.h"
+#include "core/error.h"
+#include "session/loaded_model.h"
+#include "speculative/draft_model_drafter.h"
+#include "speculative/prompt_lookup.h"
+#include "speculative/spec_bench.h"
+
+namespace fluoro::cli {
+namespace {
+
+struct SpecBenchFlags {
+    std::string model, draft_model;
+    std::vector<std::string> drafters{"prompt_lookup"};
+    std::vector<std::string> categories;
+    std::vector<int64_t> exit_layers;  // self_speculative: one drafter per exit layer (a sweep)
+    spec::SpecBenchOptions bench;
+    spec::PromptLookupOptions lookup;
+    bool json = false;
+    EngineFlags engine;
+};
+
+nlohmann::json to_json(const spec::SpecBenchResult& r) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& x : r.rows)
+        rows.push_back({{"drafter", x.drafter},
+                        {"category", x.category},
+                        {"prompts", x.prompts},
+                        {"tokens", x.tokens},
+                        {"drafted", x.drafted},
+                        {"accepted", x.accepted},
+                        {"target_forwards", x.target_steps},
+                        {"acceptance_rate", x.acceptance},
+                        {"mean_tokens_per_forward", x.tau},
+                        {"mean_draft_length", x.mean_draft},
+                        {"acceptance_by_position", x.accept_by_position},
+                        {"plain_tps", x.plain_tps},
+                        {"spec_tps", x.spec_tps},
+                        {"speedup", x.speedup},
+                        {"draft_cost_ratio", x.draft_cost},
+                        {"expected_speedup", x.expected_speedup}});
+    return {{"verify_cost", r.verify_cost}, {"target_token_ms", r.target_token_ms}, {"rows", rows}};
+}
+
+void print_table(const spec::SpecBenchResult& r) {
+    std::printf(
+        "target decode: %.2f ms/token; verify cost v(k) = forward over k+1 tokens / over 1:",
+        r.target_token_ms);
+    for (size_t k = 0; k < r.verify_cost.size(); ++k)
+        std::printf(" v(%zu)=%.2f", k, r.verify_cost[k]);
+    std::printf("\n\n%-14s %-10s %6s %7s %6s %6s %9s %9s %8s %7s %9s\n", "drafter", "category",
+                "tokens", "accept", "tau", "gamma", "plain t/s", "spec t/s", "speedup", "c",
+                "expected");
+    for (const auto& x : r.rows)
+        std::printf("%-14s %-10s %6lld %6.1f%% %6.2f %6.2f %9.1f %9.1f %7.2fx %7.3f %8.2fx\n",
+                    x.drafter.c_str(), x.category.c_str(), static_cast<long long>(x.tokens),
+                    100.0 * x.acceptance, x.tau, x.mean_draft, x.plain_tps, x.spec_tps, x.speedup,
+                    x.draft_cost, x.expected_speedup);
+}
+
+}  // namespace
+
+void add_bench_spec_command(CLI::App& bench) {
+    auto* cmd = bench.add_subcommand(
+        "spec",
+        "Measure speculative decoding: acceptance, tau, speedup per drafter and prompt set");
+    auto o = std::make_shared<SpecBenchFlags>();
+    cmd->add_option("model", o->model, "Target GGUF model")->required();
+    cmd->add_option("--drafter", o->drafters,
+                    "Drafters to measure: prompt_lookup, draft_model (needs --draft-model), "
+                    "self_speculative (the model's first --exit-layer layers)")
+        ->delimiter(',')
+        ->capture_default_str();
+    cmd->add_option("--draft-model", o->draft_model, "GGUF of the draft model (same vocabulary)");
+    cmd->add_option("--exit-layer", o->exit_layers,
+                    "self_speculative: layers the draft runs (comma list = a sweep; default half)")
+        ->delimiter(',');
+    cmd->add_option("--category", o->categories, "Prompt sets: copy, summarize, chat (default all)")
+        ->delimiter(',');
+    cmd->add_option("-n,--n-gen", o->bench.n_gen, "Tokens generated per prompt")
+        ->capture_default_str();
+    cmd->add_option("-r,--repetitions", o->bench.repetitions, "Plain/speculative pairs per prompt")
+        ->capture_default_str();
+    cmd->add_option("--draft-max", o->bench.spec.max_draft, "Drafted tokens per step at most")
+        ->capture_default_str();
+    cmd->add_option("--ngram-max", o->lookup.max_ngram, "Prompt lookup: longest n-gram")
+        ->capture_default_str();
+    cmd->add_flag("--json", o->json, "Print JSON");
+    o->engine.add_to(*cmd);
+    cmd->callback([o] {
+        o->bench.categories = o->categories;
+        app::EngineSettings s = o->engine.settings();
+        s.logit_rows = int64_t(o->bench.spec.max_draft) + 1;
+        app::LoadedModel target = app::load_model(o->model, s);
+        std::vector<std::unique_ptr<spec::Drafter>> owned;
+        std::unique_ptr<Model> draft_model;
+        std::vector<std::unique_ptr<KvCache>> draft_kvs;
+        o->lookup.max_draft = o->bench.spec.max_draft;
+        for (const std::string& name : o->drafters) {
+            if (name == "prompt_lookup") {
+                owned.push_back(std::make_unique<spec::PromptLookupDrafter>(o->lookup));
+            } else if (name == "draft_model") {
+                if (o->draft_model.empty())
+                    throw Error("bench spec: --drafter draft_model needs --draft-model FILE");
+                ModelLoadOptions mo;
+                mo.max_batch = s.batch;
+                draft_model = Model::load(o->draft_model, *target.backend, mo);
+                spec::check_vocab_compatible(*target.model, *draft_model);
+                draft_kvs.push_back(draft_model->create_kv(target.ctx, 1, s.kv_type));
+                owned.push_back(
+                    std::make_unique<spec::DraftModelDrafter>(*draft_model, *draft_kvs.back(), 0));
+            } else if (name == "self_speculative") {
+                std::vector<int64_t> layers = o->exit_layers;
+                if (layers.empty()) layers.push_back(int64_t(target.model->hparams().n_layer / 2));
+                for (const int64_t l : layers) {
+                    draft_kvs.push_back(target.model->create_kv(target.ctx, 1, s.kv_type));
+                    owned.push_back(std::make_unique<spec::DraftModelDrafter>(
+                        *target.model, *draft_kvs.back(), 0, 0, l));
+                }
+            } else {
+                throw Error("bench spec: unknown drafter '" + name +
+                            "' (known: prompt_lookup, draft_model, self_speculative)");
+            }
+        }
+        std::vector<spec::Drafter*> drafters;
+        for (const auto& d : owned) drafters.push_back(d.get());
+        const spec::SpecBenchResult r =
+            spec::run_spec_bench(*target.model, *target.kv, drafters, o->bench);
+        if (o->json) {
+            nlohmann::json j = to_json(r);
+            j["model"] = o->model;
+            j["threads"] = target.backend->threads();
+            j["n_gen"] = o->bench.n_gen;
+            j["draft_max"] = o->bench.spec.max_draft;
+            std::cout << j.dump(2) << '\n';
+        } else {
+            print_table(r);
+        }
+    });
+}
+
+}  // namespace fluoro::cli

@@ -1,0 +1,190 @@
+#include "backend/cpu/attention_readout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "backend/cpu/attention_split.h"
+#include "backend/cpu/kernels/vec_math.h"
+#include "core/error.h"
+
+namespace fluoro::cpu {
+namespace {
+
+constexpr int64_t kSinkKeys = 4;
+constexpr int32_t kMaxTopK = 64;
+
+constexpr int64_t kTopKBlock = 64;  // keys whose max is checked before a top-k scan
+
+// Inserts x into top (k values, ascending) when larger than the smallest.
+void top_k_insert(float* top, int32_t k, float x) {
+    if (!(x > top[0])) return;
+    int32_t i = 1;
+    for (; i < k && top[i] < x; ++i) top[i - 1] = top[i];
+    top[i - 1] = x;
+}
+
+// Sparsity of one row: logits s (n keys, the first at position `first`), log-sum-exp lse, and
+// its probabilities p = exp(s - lse) summing to sum_p. Entropy H = -Σ p (s - lse) = lse Σp - Σ p s;
+// "below the threshold" is p < thr, i.e. s < lse + log(thr); the top-k keys are those of the
+// largest logits. Every pass is a SIMD kernel but one blocked scan that looks only into blocks
+// whose max reaches the cut or beats the k-th largest so far.
+HeadSparsity sparsity_of(const VecMath& vm, const float* p, const float* s, int64_t n,
+                         int64_t first, float lse, float sum_p, int32_t top_k, float threshold) {
+    HeadSparsity h;
+    float dot = 0;
+    vm.qk(KvElem::F32, p, 1, n, reinterpret_cast<const std::byte*>(s), 0, 1, 1.0f, &dot, 1);
+    h.entropy = std::max(0.0f, lse * sum_p - dot);
+    // One pass in blocks: a block whose max logit is below the cut is all "below" and cannot
+    // hold a top-k key (attention is sparse: most blocks); only the others are scanned.
+    const float cut = lse + std::log(threshold);
+    float top[kMaxTopK];  // the top_k largest logits so far, ascending
+    const int32_t k = int32_t(std::min<int64_t>(top_k, n));
+    std::fill(top, top + k, -std::numeric_limits<float>::infinity());
+    int64_t below = 0;
+    for (int64_t j0 = 0; j0 < n; j0 += kTopKBlock) {
+        const int64_t nb = std::min(kTopKBlock, n - j0);
+        const float mx = vm.max(s + j0, nb);
+        if (mx < cut) {
+            below += nb;
+            if (k == 0 || !(mx > top[0])) continue;
+        } else {
+            for (int64_t j = j0; j < j0 + nb; ++j) below += s[j] < cut ? 1 : 0;
+        }
+        if (k > 0 && mx > top[0])
+            for (int64_t j = j0; j < j0 + nb; ++j) top_k_insert(top, k, s[j]);
+    }
+    h.below_threshold = n > 0 ? float(double(below) / double(n)) : 0.0f;
+    double mass = 0;
+    for (int32_t i = 0; i < k; ++i) mass += std::exp(double(top[i]) - double(lse));
+    h.top_k_mass = float(mass);
+    double sink = 0;
+    for (int64_t pos = first; pos < std::min(kSinkKeys, first + n); ++pos) sink += p[pos - first];
+    h.sink_mass = float(sink);
+    return h;
+}
+
+}  // namespace
+
+std::span<const float> KeyScores::get(int64_t layer, int64_t kv_head, int64_t seq) const {
+    if (layer < 0 || layer >= int64_t(layers_.size())) return {};
+    const Layer& L = layers_[size_t(layer)];
+    if (L.scores.empty() || kv_head < 0 || kv_head >= L.n_head_kv || seq < 0 || seq >= L.n_seq)
+        return {};
+    return {L.scores.data() + (kv_head * L.n_seq + seq) * L.n_ctx, size_t(L.n_ctx)};
+}
+
+float* KeyScores::row(const KvShape& shape, int64_t layer, int64_t kv_head, int64_t seq) {
+    if (int64_t(layers_.size()) <= layer) layers_.resize(size_t(layer + 1));
+    Layer& L = layers_[size_t(layer)];
+    if (L.scores.empty()) {
+        L.n_head_kv = shape.n_head_kv[size_t(layer)];
+        L.n_seq = shape.n_seq;
+        L.n_ctx = shape.n_ctx;
+        L.scores.assign(size_t(L.n_head_kv * L.n_seq * L.n_ctx), 0.0f);
+    }
+    return L.scores.data() + (kv_head * L.n_seq + seq) * L.n_ctx;
+}
+
+void KeyScores::forget(int64_t layer, const Batch& batch) {
+    if (layer >= int64_t(layers_.size())) return;
+    Layer& L = layers_[size_t(layer)];
+    if (L.scores.empty()) return;
+    for (int64_t t = 0; t < batch.size(); ++t)
+        for (int64_t h = 0; h < L.n_head_kv; ++h)
+            L.scores[size_t((h * L.n_seq + batch.seq_ids[size_t(t)]) * L.n_ctx +
+                            batch.positions[size_t(t)])] = 0.0f;
+}
+
+bool wants_rows(const AttentionCapture& c, int64_t layer) {
+    for (const AttentionCaptureRegion& r : c.regions)
+        if (r.layer < 0 || r.layer == layer) return true;
+    return false;
+}
+
+void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, const KvCache& kv,
+                  const AttentionScratch& scratch, AttentionCapture& capture) {
+    const KvType type = kv.shape().type;
+    const KvElem elem = type == KvType::F16 ? KvElem::F16 : KvElem::F32;
+    const VecMath& vm = vec_math();
+    const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k;
+    const size_t k_off = size_t(dk) * kv_type_size(type);
+    std::vector<float> qh(static_cast<size_t>(dk));
+    for (const AttentionCaptureRegion& r : capture.regions) {
+        if (r.layer >= 0 && r.layer != p.layer) continue;
+        if (r.head >= p.n_head) continue;  // a head this layer lacks
+        const int64_t h_begin = r.head < 0 ? 0 : r.head, h_end = r.head < 0 ? p.n_head : r.head + 1;
+        const int64_t t_begin = r.rows > 0 ? std::max<int64_t>(0, batch.size() - r.rows) : 0;
+        for (int64_t t = t_begin; t < batch.size(); ++t) {
+            const int64_t pos = batch.positions[size_t(t)], seq = batch.seq_ids[size_t(t)];
+            const KeyRange keys = key_range(p, pos);
+            const int64_t kb = std::max<int64_t>(0, r.key_begin);
+            const int64_t ke = r.key_end > 0 ? r.key_end : pos + 1;
+            const int64_t lo = std::max(kb, keys.first), hi = std::min(ke, pos + 1);
+            for (int64_t h = h_begin; h < h_end; ++h) {
+                CapturedAttentionRow row;
+                row.id = r.id;
+                row.layer = int32_t(p.layer);
+                row.head = int32_t(h);
+                row.seq = seq;
+                row.pos = pos;
+                row.key_begin = kb;
+                row.weights.assign(size_t(std::max<int64_t>(0, ke - kb)), 0.0f);
+                if (lo < hi) {
+                    const float* qrow = q.data + t * q.width + h * dk;
+                    if (type == KvType::F16)
+                        vm.round_f16(qrow, qh.data(), dk);
+                    else
+                        std::copy(qrow, qrow + dk, qh.data());
+                    float* w = row.weights.data() + (lo - kb);
+                    const int64_t kvh = h / group;
+                    for (int64_t j = lo; j < hi;) {
+                        const KvCache::Run run = kv.k_run(p.layer, seq, j, hi - j);
+                        vm.qk(elem, qh.data(), 1, dk, run.data + size_t(kvh) * k_off, run.stride,
+                              run.rows, p.scale, w + (j - lo), hi - lo);
+                        j += run.rows;
+                    }
+                    if (p.softcap > 0) vm.softcap(w, hi - lo, p.softcap);
+                    vm.exp_sub_sum(w, hi - lo, scratch.lse[size_t(t * p.n_head + h)]);
+                }
+                capture.rows.push_back(std::move(row));
+            }
+        }
+    }
+}
+
+void compute_sparsity(ThreadPool& pool, const AttentionParams& p, const Batch& batch,
+                      const KvShape& shape, AttentionScratch& scratch, AttentionCapture& capture,
+                      KeyScores& key_scores) {
+    if (capture.top_k < 0 || capture.top_k > kMaxTopK)
+        throw Error("attention capture: top_k must be 0.." + std::to_string(kMaxTopK) + ", not " +
+                    std::to_string(capture.top_k));
+    const VecMath& vm = vec_math();
+    const int64_t t = batch.size() - 1, group = p.n_head / p.n_head_kv;
+    const int64_t pos = batch.positions[size_t(t)], seq = batch.seq_ids[size_t(t)];
+    const KeyRange keys = key_range(p, pos);
+    const int64_t n = keys.count;
+    if (int64_t(scratch.readout.size()) < shape.n_ctx * p.n_head)
+        scratch.readout.resize(size_t(shape.n_ctx * p.n_head));
+    LayerSparsity ls;
+    ls.layer = int32_t(p.layer);
+    ls.seq = seq;
+    ls.pos = pos;
+    ls.n_keys = n;
+    ls.heads.resize(size_t(p.n_head));
+    pool.run(p.n_head, [&](int64_t h, int) {
+        float* probs = scratch.readout.data() + h * shape.n_ctx;
+        const float* s = scratch.stash.data() + h * scratch.stash_stride;
+        const float lse = scratch.lse[size_t(t * p.n_head + h)];
+        std::copy_n(s, n, probs);
+        const float sum_p = vm.exp_sub_sum(probs, n, lse);
+        ls.heads[size_t(h)] =
+            sparsity_of(vm, probs, s, n, keys.first, lse, sum_p, capture.top_k, capture.threshold);
+    });
+    for (int64_t h = 0; h < p.n_head; ++h)  // H2O: each KV head's query heads, summed
+        vm.add(key_scores.row(shape, p.layer, h / group, seq) + keys.first,
+               scratch.readout.data() + h * shape.n_ctx, n);
+    capture.sparsity.push_back(std::move(ls));
+}
+
+}  // namespace fluoro::cpu

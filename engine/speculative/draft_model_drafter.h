@@ -1,0 +1,47 @@
+// Drafting with a second, smaller model of the same vocabulary (e.g. SmolLM2-135M for a larger
+// SmolLM2): it decodes up to max_n tokens on its own KV cache, sampling with the target's settings
+// so its q has the target's transforms. Rolled-back tokens cost nothing extra: the next proposal
+// prefills the context, which reuses the longest prefix the draft cache still holds.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/sequence.h"
+#include "sampling/sampler.h"
+#include "speculative/drafter.h"
+
+namespace fluoro {
+class Model;
+}
+
+namespace fluoro::spec {
+
+// Throws fluoro::Error naming both files when the vocabularies differ: sizes further apart than
+// `size_margin` tokens, or any shared id whose token text differs.
+void check_vocab_compatible(const Model& target, const Model& draft, int32_t size_margin = 128);
+
+// Also the self-speculative drafter (Draft & Verify, LayerSkip's early exit without training):
+// the target model itself running only its first exit_layer layers, then its final norm and LM
+// head, on a cache of its own.
+class DraftModelDrafter final : public Drafter {
+  public:
+    // `kv` must be the draft model's cache with sequence `seq_id`, never used by anything else;
+    // both outlive the drafter. `seed` seeds the drafter's own random stream (independent of the
+    // target's). exit_layer > 0: run only that many layers (self-speculative).
+    DraftModelDrafter(Model& draft, KvCache& kv, int64_t seq_id, uint64_t seed = 0,
+                      int64_t exit_layer = 0);
+    // "draft_model", or "self_speculative@L" for exit layer L.
+    std::string_view name() const override { return name_; }
+    void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams& params,
+                 Draft& out) override;
+
+  private:
+    Model& model_;
+    Sequence seq_;
+    std::unique_ptr<Sampler> sampler_;
+    uint64_t seed_;
+    std::string name_;
+};
+
+}  // namespace fluoro::spec

@@ -1,0 +1,184 @@
+#include "speculative/spec_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "chat/chat_options.h"
+#include "core/error.h"
+#include "model/model.h"
+#include "runtime/chat_session.h"
+#include "speculative/spec_bench_prompts.h"
+
+namespace fluoro::spec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+SamplingParams greedy() {
+    SamplingParams sp;
+    sp.temperature = 0.0f;
+    sp.n_probs = 0;
+    return sp;
+}
+
+// v(k) for k = 0..max_k: one forward over k + 1 tokens after `prompt`, relative to k = 0.
+std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<const int32_t> prompt,
+                                        int32_t max_k) {
+    Sequence seq(model, kv, 0);
+    seq.prefill(prompt);
+    const int64_t base = int64_t(seq.tokens().size());
+    std::vector<int32_t> tokens(size_t(max_k) + 1);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = prompt[i % prompt.size()];
+    std::vector<double> ms(size_t(max_k) + 1);
+    for (int32_t k = 0; k <= max_k; ++k) {
+        std::vector<double> samples;
+        for (int rep = 0; rep < 7; ++rep) {
+            seq.truncate(base);
+            const auto t = Clock::now();
+            seq.extend(std::span<const int32_t>(tokens).first(size_t(k) + 1));
+            samples.push_back(ms_since(t));
+        }
+        ms[size_t(k)] = median(samples);
+    }
+    std::vector<double> v;
+    for (const double m : ms) v.push_back(m / ms[0]);
+    return v;
+}
+
+struct Totals {
+    int64_t prompts = 0, tokens = 0, drafted = 0, accepted = 0, steps = 0;
+    double plain_ms = 0, spec_ms = 0, draft_ms = 0;
+    std::vector<int64_t> drafted_at, accepted_at;
+};
+
+}  // namespace
+
+SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* const> drafters,
+                               const SpecBenchOptions& opt) {
+    if (opt.n_gen < 1 || opt.repetitions < 1)
+        throw Error("bench spec: n_gen and repetitions must be at least 1");
+    const ChatRenderOptions render = chat_options_from_template(target.chat_template_text());
+    std::vector<std::pair<std::string, std::vector<int32_t>>> prompts;
+    for (const BenchPrompt& p : spec_bench_prompts()) {
+        if (!opt.categories.empty() && std::find(opt.categories.begin(), opt.categories.end(),
+                                                 p.category) == opt.categories.end())
+            continue;
+        const std::vector<ChatMessage> messages{{"user", p.text}};
+        prompts.emplace_back(p.category, tokenize_chat(target, messages, render, true));
+    }
+    if (prompts.empty()) throw Error("bench spec: no prompts in the chosen categories");
+
+    SpecBenchResult result;
+    result.verify_cost =
+        measure_verify_cost(target, kv, prompts.front().second, opt.spec.max_draft);
+
+    std::map<std::pair<std::string, std::string>, Totals> totals;  // (drafter, category)
+    double plain_ms_all = 0;
+    int64_t plain_tokens_all = 0;
+    Sequence seq(target, kv, 0);
+    GenerateOptions go;
+    go.max_tokens = opt.n_gen;
+    const auto n_vocab = int32_t(target.n_vocab());
+    for (const auto& [category, prompt] : prompts) {
+        for (Drafter* d : drafters) {
+            Totals& t = totals[{std::string(d->name()), category}];
+            ++t.prompts;
+            for (int32_t rep = 0; rep < opt.repetitions; ++rep) {
+                // Plain, then speculative, on a cache emptied each time (no reuse between them).
+                seq.reset();
+                Sampler s1(greedy(), n_vocab);
+                auto t0 = Clock::now();
+                const GenerateResult plain = generate(seq, target.tokenizer(), prompt, s1, go);
+                const double plain_ms = ms_since(t0) - plain.prefill.ms;
+                seq.reset();
+                Sampler s2(greedy(), n_vocab);
+                std::vector<SpecStepInfo> steps;
+                t0 = Clock::now();
+                SpecCallbacks cb;
+                cb.on_step = [&](const SpecStepInfo& i) { steps.push_back(i); };
+                const GenerateResult sp =
+                    generate_speculative(seq, target.tokenizer(), prompt, s2, *d, go, opt.spec, cb);
+                const double spec_ms = ms_since(t0) - sp.prefill.ms;
+                if (sp.tokens != plain.tokens)
+                    throw Error("bench spec: drafter " + std::string(d->name()) +
+                                " changed the greedy output (a bug: please report it)");
+                t.tokens += int64_t(plain.tokens.size());
+                t.plain_ms += plain_ms;
+                t.spec_ms += spec_ms;
+                t.drafted += sp.drafted_tokens;
+                t.accepted += sp.accepted_tokens;
+                t.steps += sp.target_steps;
+                plain_ms_all += plain_ms;
+                plain_tokens_all += int64_t(plain.tokens.size());
+                for (const SpecStepInfo& i : steps) {
+                    t.draft_ms += i.draft_ms;
+                    if (t.drafted_at.size() < i.drafted.size()) {
+                        t.drafted_at.resize(i.drafted.size());
+                        t.accepted_at.resize(i.drafted.size());
+                    }
+                    for (size_t pos = 0; pos < i.drafted.size(); ++pos) {
+                        ++t.drafted_at[pos];
+                        if (int32_t(pos) < i.accepted) ++t.accepted_at[pos];
+                    }
+                }
+            }
+        }
+    }
+    result.target_token_ms = plain_tokens_all > 0 ? plain_ms_all / double(plain_tokens_all) : 0;
+
+    for (Drafter* d : drafters) {
+        for (const auto& [category, prompt] : prompts) {
+            (void)prompt;
+            const auto it = totals.find({std::string(d->name()), category});
+            if (it == totals.end()) continue;
+            const Totals& t = it->second;
+            if (std::any_of(result.rows.begin(), result.rows.end(), [&](const SpecBenchRow& r) {
+                    return r.drafter == d->name() && r.category == category;
+                }))
+                continue;
+            SpecBenchRow r;
+            r.drafter = std::string(d->name());
+            r.category = category;
+            r.prompts = t.prompts;
+            r.tokens = t.tokens;
+            r.drafted = t.drafted;
+            r.accepted = t.accepted;
+            r.target_steps = t.steps;
+            r.acceptance = t.drafted > 0 ? double(t.accepted) / double(t.drafted) : 0;
+            r.tau = t.steps > 0 ? double(t.tokens) / double(t.steps) : 0;
+            r.mean_draft = t.steps > 0 ? double(t.drafted) / double(t.steps) : 0;
+            for (size_t pos = 0; pos < t.drafted_at.size(); ++pos)
+                r.accept_by_position.push_back(t.drafted_at[pos] > 0 ? double(t.accepted_at[pos]) /
+                                                                           double(t.drafted_at[pos])
+                                                                     : 0);
+            r.plain_tps = t.plain_ms > 0 ? 1000.0 * double(t.tokens) / t.plain_ms : 0;
+            r.spec_tps = t.spec_ms > 0 ? 1000.0 * double(t.tokens) / t.spec_ms : 0;
+            r.speedup = r.plain_tps > 0 ? r.spec_tps / r.plain_tps : 0;
+            const double per_token = t.tokens > 0 ? t.plain_ms / double(t.tokens) : 0;
+            r.draft_cost =
+                t.drafted > 0 && per_token > 0 ? (t.draft_ms / double(t.drafted)) / per_token : 0;
+            // Linear interpolation of v at the mean draft length.
+            const double g = std::clamp(r.mean_draft, 0.0, double(result.verify_cost.size() - 1));
+            const size_t lo = size_t(g), hi = std::min(lo + 1, result.verify_cost.size() - 1);
+            const double v = result.verify_cost[lo] +
+                             (g - double(lo)) * (result.verify_cost[hi] - result.verify_cost[lo]);
+            r.expected_speedup = r.tau / (r.mean_draft * r.draft_cost + v);
+            result.rows.push_back(r);
+        }
+    }
+    return result;
+}
+
+}  // namespace fluoro::spec

@@ -1,0 +1,33 @@
+// Speculative decoding as the user sets it (per conversation, through ChangeSettings or the CLI):
+// which drafter and its knobs. The Engine builds the drafter from these (engine.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+namespace fluoro {
+
+enum class SpecMode { Off, PromptLookup, DraftModel, SelfSpeculative };
+
+// "off", "prompt_lookup", "draft_model", "self_speculative"
+std::string_view spec_mode_name(SpecMode m);
+std::optional<SpecMode> parse_spec_mode(std::string_view name);  // also "none", "ngram"
+
+// Most tokens one step may draft (the logits buffer holds this many + 1 rows).
+inline constexpr int32_t kMaxDraftTokens = 16;
+
+struct SpeculativeSettings {
+    SpecMode mode = SpecMode::Off;
+    std::filesystem::path draft_model;  // DraftModel: a GGUF with the target's vocabulary
+    int32_t exit_layer = 0;             // SelfSpeculative: layers the draft runs (0 = half)
+    int32_t max_draft = 8;              // 1 .. kMaxDraftTokens
+    bool adaptive = true;               // draft length follows recent acceptance
+    int32_t ngram_max = 3;              // PromptLookup: longest n-gram matched
+
+    // Throws fluoro::Error naming the bad field.
+    void validate() const;
+};
+
+}  // namespace fluoro

@@ -1,0 +1,360 @@
+// Speculative generation end to end: at temperature 0 the output equals plain decoding token for
+// token (for every drafter, small seeded models and the real default models); above 0 the first
+// two tokens follow the target's distribution (χ² over 10k samples on a small model restricted
+// to 6 candidates by top-k); after many rollbacks the cache gives the logits a fresh prefill
+// gives.
+#include "speculative/spec_generate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "gguf/test_model.h"
+#include "model/model.h"
+#include "runtime/chat_session.h"
+#include "speculative/draft_model_drafter.h"
+#include "speculative/prompt_lookup.h"
+#include "test_models.h"
+#include "test_temp.h"
+
+namespace fluoro::spec {
+namespace {
+
+using gguf::TestModelSpec;
+
+std::filesystem::path small_model(uint64_t seed, const std::string& name) {
+    TestModelSpec spec;
+    spec.seed = seed;
+    spec.n_layer = 2;
+    const auto path = test::unique_temp_path(name + ".gguf");
+    gguf::write_test_model(path, spec);
+    return path;
+}
+
+SamplingParams greedy_params() {
+    SamplingParams sp;
+    sp.temperature = 0.0f;
+    return sp;
+}
+
+// Prompts with repeats (so prompt lookup has something to find) and without.
+std::vector<std::vector<int32_t>> test_prompts(int32_t n_vocab, int count) {
+    std::mt19937 g(7);
+    std::vector<std::vector<int32_t>> out;
+    for (int i = 0; i < count; ++i) {
+        std::vector<int32_t> p;
+        const int len = 6 + int(g() % 20);
+        for (int j = 0; j < len; ++j) p.push_back(int32_t(10 + g() % uint32_t(n_vocab - 10)));
+        if (i % 2 == 0) {  // copy a span of itself to the end
+            const size_t from = g() % (p.size() / 2);
+            p.insert(p.end(), p.begin() + ptrdiff_t(from), p.begin() + ptrdiff_t(from + 4));
+        }
+        out.push_back(p);
+    }
+    return out;
+}
+
+struct Target {
+    cpu::CpuBackend be{2};
+    std::unique_ptr<Model> model;
+    std::unique_ptr<KvCache> kv;
+    explicit Target(const std::filesystem::path& path, int64_t ctx = 256) {
+        model = Model::load(path, be);
+        kv = model->create_kv(ctx, 1, KvType::F16);
+    }
+};
+
+std::vector<int32_t> plain_tokens(Target& t, std::span<const int32_t> prompt, int64_t n,
+                                  const SamplingParams& sp) {
+    Sequence seq(*t.model, *t.kv, 0);
+    Sampler sampler(sp, int32_t(t.model->n_vocab()));
+    GenerateOptions o;
+    o.max_tokens = n;
+    return generate(seq, t.model->tokenizer(), prompt, sampler, o).tokens;
+}
+
+GenerateResult spec_result(Target& t, Drafter& d, std::span<const int32_t> prompt, int64_t n,
+                           const SamplingParams& sp, SpecOptions so = {}) {
+    Sequence seq(*t.model, *t.kv, 0);
+    Sampler sampler(sp, int32_t(t.model->n_vocab()));
+    GenerateOptions o;
+    o.max_tokens = n;
+    return generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o, so);
+}
+
+TEST(SpecGenerate, GreedyPromptLookupEqualsPlainDecoding) {
+    Target t(small_model(42, "spec_target"));
+    PromptLookupDrafter d;
+    int64_t drafted = 0;
+    for (const auto& prompt : test_prompts(int32_t(t.model->n_vocab()), 12)) {
+        const auto want = plain_tokens(t, prompt, 40, greedy_params());
+        const GenerateResult got = spec_result(t, d, prompt, 40, greedy_params());
+        EXPECT_EQ(got.tokens, want);
+        drafted += got.drafted_tokens;
+    }
+    EXPECT_GT(drafted, 0) << "prompt lookup never drafted: the test would be vacuous";
+}
+
+TEST(SpecGenerate, GreedyDraftModelEqualsPlainDecoding) {
+    Target t(small_model(42, "spec_target2"));
+    Target draft(small_model(43, "spec_draft"));  // same vocabulary, other weights
+    check_vocab_compatible(*t.model, *draft.model);
+    DraftModelDrafter d(*draft.model, *draft.kv, 0);
+    int64_t accepted = 0, drafted = 0;
+    for (const auto& prompt : test_prompts(int32_t(t.model->n_vocab()), 8)) {
+        const auto want = plain_tokens(t, prompt, 30, greedy_params());
+        SpecOptions so;
+        so.max_draft = 4;
+        const GenerateResult got = spec_result(t, d, prompt, 30, greedy_params(), so);
+        EXPECT_EQ(got.tokens, want);
+        accepted += got.accepted_tokens;
+        drafted += got.drafted_tokens;
+    }
+    EXPECT_GT(drafted, 0);
+    EXPECT_LT(accepted, drafted) << "a different draft model should be rejected sometimes";
+}
+
+TEST(SpecGenerate, TheTargetAsItsOwnDraftIsAlwaysAccepted) {
+    const auto path = small_model(42, "spec_self");
+    Target t(path), draft(path);
+    DraftModelDrafter d(*draft.model, *draft.kv, 0);
+    const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7, 250, 11};
+    const GenerateResult got = spec_result(t, d, prompt, 40, greedy_params());
+    EXPECT_EQ(got.tokens, plain_tokens(t, prompt, 40, greedy_params()));
+    EXPECT_EQ(got.accepted_tokens, got.drafted_tokens);
+    EXPECT_LT(got.target_steps, 40 / 3) << "tau should be well above 1";
+}
+
+TEST(SpecGenerate, GreedySelfSpeculativeEqualsPlainDecoding) {
+    TestModelSpec spec;
+    spec.n_layer = 4;
+    const auto path = test::unique_temp_path("spec_selfspec.gguf");
+    gguf::write_test_model(path, spec);
+    Target t(path);
+    auto draft_kv = t.model->create_kv(256, 1, KvType::F16);
+    DraftModelDrafter d(*t.model, *draft_kv, 0, 0, 2);
+    EXPECT_EQ(d.name(), "self_speculative@2");
+    int64_t drafted = 0;
+    for (const auto& prompt : test_prompts(int32_t(t.model->n_vocab()), 6)) {
+        const auto want = plain_tokens(t, prompt, 24, greedy_params());
+        const GenerateResult got = spec_result(t, d, prompt, 24, greedy_params());
+        EXPECT_EQ(got.tokens, want);
+        drafted += got.drafted_tokens;
+    }
+    EXPECT_GT(drafted, 0);
+    EXPECT_THROW(DraftModelDrafter(*t.model, *draft_kv, 0, 0, 4), Error);  // not an early exit
+}
+
+TEST(SpecGenerate, CallbacksReportEveryStepInOrder) {
+    Target t(small_model(42, "spec_callbacks"));
+    Target draft(small_model(43, "spec_callbacks_draft"));
+    DraftModelDrafter d(*draft.model, *draft.kv, 0);
+    const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7, 250, 11};
+    Sequence seq(*t.model, *t.kv, 0);
+    Sampler sampler(greedy_params(), int32_t(t.model->n_vocab()));
+    GenerateOptions o;
+    o.max_tokens = 20;
+    std::string order;
+    int64_t drafted = 0, accepted = 0, streamed = 0;
+    SpecCallbacks cb;
+    cb.on_prefilled = [&] { order += 'P'; };
+    cb.on_drafted = [&](int32_t n) {
+        order += 'D';
+        drafted += n;
+    };
+    cb.on_step = [&](const SpecStepInfo& i) {
+        order += 'V';
+        accepted += i.accepted;
+        EXPECT_EQ(i.q.size(), i.drafted.size());
+        EXPECT_EQ(i.p.size(), i.drafted.size());
+        EXPECT_LE(i.accepted, int32_t(i.drafted.size()));
+        EXPECT_EQ(i.kind == NextKind::Bonus, i.accepted == int32_t(i.drafted.size()));
+        for (int32_t j = 0; j < i.accepted; ++j) EXPECT_EQ(i.p[size_t(j)], 1.0f);  // greedy
+    };
+    cb.on_token = [&](const GeneratedToken& g) { streamed += g.id >= 0 ? 1 : 0; };
+    const GenerateResult r = generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o,
+                                                  SpecOptions{}, cb);
+    ASSERT_GE(order.size(), 3u);
+    EXPECT_EQ(order[0], 'P');
+    for (size_t i = 1; i < order.size(); ++i) EXPECT_EQ(order[i], i % 2 ? 'D' : 'V') << order;
+    EXPECT_EQ(int64_t(order.size() - 1) / 2, r.target_steps);
+    EXPECT_EQ(drafted, r.drafted_tokens);
+    EXPECT_EQ(accepted, r.accepted_tokens);
+    EXPECT_EQ(streamed, int64_t(r.tokens.size()));
+}
+
+TEST(SpecGenerate, CacheAfterRollbacksGivesFreshPrefillLogits) {
+    Target t(small_model(42, "spec_rollback"));
+    Target draft(small_model(44, "spec_rollback_draft"));
+    DraftModelDrafter d(*draft.model, *draft.kv, 0);
+    const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7, 250, 11};
+    Sequence seq(*t.model, *t.kv, 0);
+    Sampler sampler(greedy_params(), int32_t(t.model->n_vocab()));
+    GenerateOptions o;
+    o.max_tokens = 30;
+    const GenerateResult r =
+        generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o, SpecOptions{});
+    ASSERT_GT(r.drafted_tokens, r.accepted_tokens) << "no rollback happened";
+    const std::vector<int32_t> held = seq.tokens();
+    ASSERT_EQ(held.size(), prompt.size() + r.tokens.size() - 1);  // the last token is not fed
+    const std::vector<float> after = [&] {
+        auto l = seq.decode(r.tokens.back());
+        return std::vector<float>(l.begin(), l.end());
+    }();
+    Target fresh(small_model(42, "spec_rollback_fresh"));
+    Sequence f(*fresh.model, *fresh.kv, 0);
+    std::vector<int32_t> all = held;
+    all.push_back(r.tokens.back());
+    const auto want = f.prefill(all);
+    float diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) diff = std::max(diff, std::abs(want[i] - after[i]));
+    EXPECT_LE(diff, 1e-4f);
+}
+
+// χ² over the first two tokens with a sampling target and a different sampling draft model.
+TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
+    Target t(small_model(42, "spec_chi_t"), 64);
+    Target draft(small_model(45, "spec_chi_d"), 64);
+    DraftModelDrafter d(*draft.model, *draft.kv, 0, 1234);
+    SamplingParams sp;
+    sp.temperature = 1.5f;  // flat enough that every one of the 6 kept tokens is drawn often
+    sp.top_k = 6;
+    sp.top_p = 1.0f;
+    sp.min_p = 0.0f;
+    const std::vector<int32_t> prompt{5, 17, 42, 99};
+
+    // The target's exact distributions: first token, then second given each first.
+    Sequence ref(*t.model, *t.kv, 0);
+    Sampler probe(sp, int32_t(t.model->n_vocab()));
+    TokenDist p1;
+    probe.distribution(ref.prefill(prompt), ref.tokens(), p1);
+    ASSERT_EQ(p1.ids.size(), 6u);
+    std::map<std::pair<int32_t, int32_t>, double> joint;
+    for (size_t i = 0; i < p1.ids.size(); ++i) {
+        std::vector<int32_t> with = prompt;
+        with.push_back(p1.ids[i]);
+        TokenDist p2;
+        probe.distribution(ref.prefill(with), ref.tokens(), p2);
+        for (size_t j = 0; j < p2.ids.size(); ++j)
+            joint[{p1.ids[i], p2.ids[j]}] = p1.probs[i] * p2.probs[j];
+    }
+
+    constexpr int kSamples = 10000;
+    std::map<int32_t, int64_t> first;
+    std::map<std::pair<int32_t, int32_t>, int64_t> pairs;
+    Sequence seq(*t.model, *t.kv, 0);
+    Sampler sampler(sp, int32_t(t.model->n_vocab()));
+    GenerateOptions o;
+    o.max_tokens = 3;  // the first step drafts 2 tokens, so both tested tokens are speculated
+    SpecOptions so;
+    so.max_draft = 2;
+    so.adaptive = false;
+    int64_t accepted = 0, drafted = 0;
+    for (int s = 0; s < kSamples; ++s) {
+        sampler.reset(uint64_t(s) * 7919 + 1);
+        const GenerateResult r =
+            generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o, so);
+        ASSERT_GE(r.tokens.size(), 2u);
+        ++first[r.tokens[0]];
+        ++pairs[{r.tokens[0], r.tokens[1]}];
+        accepted += r.accepted_tokens;
+        drafted += r.drafted_tokens;
+    }
+    double chi_first = 0, chi_joint = 0;
+    for (size_t i = 0; i < p1.ids.size(); ++i) {
+        const double e = p1.probs[i] * kSamples, o1 = double(first[p1.ids[i]]);
+        chi_first += (o1 - e) * (o1 - e) / e;
+    }
+    int64_t seen = 0;
+    for (const auto& [cell, prob] : joint) {
+        const double e = prob * kSamples, o2 = double(pairs[cell]);
+        chi_joint += (o2 - e) * (o2 - e) / e;
+        seen += pairs[cell];
+    }
+    EXPECT_EQ(seen, kSamples) << "a pair outside the target's support was emitted";
+    // 99.9% quantiles: 5 degrees of freedom 20.52; 35 degrees of freedom 66.62.
+    EXPECT_LT(chi_first, 20.52);
+    EXPECT_LT(chi_joint, 66.62);
+    EXPECT_GT(accepted, 0);
+    EXPECT_LT(accepted, drafted);
+}
+
+TEST(SpecGenerate, VocabularyMismatchIsRefusedByName) {
+    Target a(small_model(42, "spec_vocab_a"));
+    TestModelSpec spec;
+    spec.n_vocab = 512 + 400;
+    const auto path = test::unique_temp_path("spec_vocab_b.gguf");
+    gguf::write_test_model(path, spec);
+    Target b(path);
+    try {
+        check_vocab_compatible(*a.model, *b.model);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("spec_vocab_b"), std::string::npos) << e.what();
+    }
+}
+
+// --- the real default models ------------------------------------------------------------------
+
+std::vector<int32_t> chat_prompt(const Model& m, const std::string& user) {
+    const std::vector<ChatMessage> messages{{"user", user}};
+    return tokenize_chat(m, messages, ChatRenderOptions{}, true);
+}
+
+void expect_greedy_equal_on_real_model(const std::filesystem::path& path, int64_t n_tokens) {
+    cpu::CpuBackend be(2);
+    auto model = Model::load(path, be);
+    auto kv = model->create_kv(1024, 1, KvType::F16);
+    const std::vector<std::string> prompts{
+        "Repeat this sentence exactly: The quick brown fox jumps over the lazy dog near the "
+        "riverbank every morning.",
+        "Rewrite this code with better names:\nint f(int a, int b) { int c = a + b; return c * "
+        "c; }",
+        "What is the capital of France?",
+        "List the days of the week.",
+    };
+    int64_t accepted = 0;
+    for (const std::string& text : prompts) {
+        const auto prompt = chat_prompt(*model, text);
+        Sequence seq(*model, *kv, 0);
+        Sampler s1(greedy_params(), int32_t(model->n_vocab()));
+        GenerateOptions o;
+        o.max_tokens = n_tokens;
+        const auto want = generate(seq, model->tokenizer(), prompt, s1, o).tokens;
+        seq.reset();
+        Sampler s2(greedy_params(), int32_t(model->n_vocab()));
+        PromptLookupDrafter d;
+        const GenerateResult got =
+            generate_speculative(seq, model->tokenizer(), prompt, s2, d, o, SpecOptions{});
+        EXPECT_EQ(got.tokens, want) << text;
+        accepted += got.accepted_tokens;
+        // Self-speculative with half the layers.
+        seq.reset();
+        Sampler s3(greedy_params(), int32_t(model->n_vocab()));
+        auto draft_kv = model->create_kv(1024, 1, KvType::F16);
+        DraftModelDrafter self(*model, *draft_kv, 0, 0, int64_t(model->hparams().n_layer / 2));
+        SpecOptions so;
+        so.max_draft = 4;
+        const GenerateResult got_self =
+            generate_speculative(seq, model->tokenizer(), prompt, s3, self, o, so);
+        EXPECT_EQ(got_self.tokens, want) << "self-speculative: " << text;
+    }
+    EXPECT_GT(accepted, 0) << "prompt lookup accepted nothing on copy-heavy prompts";
+}
+
+TEST(SpecGenerateRealModel, SmolLM2GreedyPromptLookupEqualsPlain) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    expect_greedy_equal_on_real_model(path, 48);
+}
+
+TEST(SpecGenerateRealModel, Gemma3GreedyPromptLookupEqualsPlain) {
+    FLUORO_REQUIRE_MODEL(path, test::kGemma3File);
+    expect_greedy_equal_on_real_model(path, 32);
+}
+
+}  // namespace
+}  // namespace fluoro::spec
