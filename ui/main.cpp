@@ -1,15 +1,83 @@
-// fluoroscope: the Qt workbench entry point. Until the main window lands it only says so.
+// fluoroscope: the Qt workbench entry point — parses the command line and runs the window
+// (ui/workbench/launch.h).
 #include <QApplication>
-#include <QMessageBox>
+#include <QCommandLineParser>
+#include <cstdio>
+#include <string_view>
 
 #include "common/version.h"
+#include "workbench/app_icon.h"
+#include "workbench/launch.h"
+
+namespace {
+
+bool has_display() {
+    return qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
+           qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+}
+
+// --help, --version and --screenshot need no screen: without one they run offscreen.
+bool needs_no_screen(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "-h" || a == "--help" || a == "-v" || a == "--version" || a == "--screenshot" ||
+            a.starts_with("--screenshot="))
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+    if (!has_display()) {
+        if (!needs_no_screen(argc, argv)) {
+            std::fprintf(stderr,
+                         "fluoroscope: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+                         "  Run it under a virtual display:  xvfb-run -a fluoroscope\n"
+                         "  Or render a screenshot:          fluoroscope --screenshot shot.png\n"
+                         "  Or chat in the terminal:         fluoro chat MODEL.gguf\n");
+            return 1;
+        }
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
+    QApplication::setHighDpiScaleFactorRoundingPolicy(
+        Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
+    QApplication::setOrganizationName("fluoroscope");
     QApplication::setApplicationName("Fluoroscope");
-    QApplication::setApplicationVersion(QString::fromUtf8(fluoro::app::version().data(),
-                                                          int(fluoro::app::version().size())));
-    QMessageBox::information(nullptr, "Fluoroscope",
-                             "The workbench window is not built yet. Use the `fluoro` command.");
-    return 0;
+    QApplication::setWindowIcon(fluoro::ui::app_icon());
+    QApplication::setApplicationVersion(
+        QString::fromUtf8(fluoro::app::version().data(), qsizetype(fluoro::app::version().size())));
+
+    QCommandLineParser p;
+    p.setApplicationDescription("Run LLMs locally and watch inference live.");
+    p.addHelpOption();
+    p.addVersionOption();
+    p.addPositionalArgument(
+        "model", "GGUF model to load (default: SmolLM2-135M-Instruct, else the last one)",
+        "[MODEL.gguf]");
+    const QCommandLineOption db(
+        "db", "Session database (default: $XDG_DATA_HOME/fluoroscope/sessions.db)", "PATH");
+    const QCommandLineOption shot(
+        "screenshot", "Render the window after a short real generation to FILE, then exit", "FILE");
+    const QCommandLineOption prompt("prompt", "The prompt --screenshot sends", "TEXT");
+    const QCommandLineOption panel("panel", "With --screenshot: render only this panel's dock",
+                                   "ID");
+    const QCommandLineOption demo("demo", "Replay the bundled recorded run");
+    const QCommandLineOption theme("theme", "light or dark (default: as last chosen)", "THEME");
+    const QCommandLineOption max_tokens("max-tokens", "Tokens --screenshot generates at most", "N");
+    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens});
+    p.process(app);
+
+    fluoro::ui::LaunchOptions o;
+    if (!p.positionalArguments().isEmpty()) o.model = p.positionalArguments().first();
+    o.db = p.value(db);
+    o.screenshot = p.value(shot);
+    if (p.isSet(prompt)) o.prompt = p.value(prompt);
+    o.panel = p.value(panel);
+    o.demo = p.isSet(demo);
+    o.theme = p.value(theme);
+    if (p.isSet(max_tokens)) o.max_tokens = std::max(1, p.value(max_tokens).toInt());
+    return fluoro::ui::run_workbench(o);
 }

@@ -89,8 +89,8 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         }
         const int64_t budget = opt.max_tokens - int64_t(r.tokens.size());  // >= 1 here
         // The step emits up to n_max + 1 tokens and feeds pending + n_max of them.
-        const int32_t n_max = int32_t(std::min<int64_t>(
-            {int64_t(k), seq.remaining() - 1, budget - 1, seq.max_extend() - 1}));
+        const int32_t n_max = int32_t(
+            std::min<int64_t>({int64_t(k), seq.remaining() - 1, budget - 1, seq.max_extend() - 1}));
         SpecStepInfo info;
         const auto t_draft = Clock::now();
         context.assign(seq.tokens().begin(), seq.tokens().end());

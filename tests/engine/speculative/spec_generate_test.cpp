@@ -176,8 +176,8 @@ TEST(SpecGenerate, CallbacksReportEveryStepInOrder) {
         for (int32_t j = 0; j < i.accepted; ++j) EXPECT_EQ(i.p[size_t(j)], 1.0f);  // greedy
     };
     cb.on_token = [&](const GeneratedToken& g) { streamed += g.id >= 0 ? 1 : 0; };
-    const GenerateResult r = generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o,
-                                                  SpecOptions{}, cb);
+    const GenerateResult r =
+        generate_speculative(seq, t.model->tokenizer(), prompt, sampler, d, o, SpecOptions{}, cb);
     ASSERT_GE(order.size(), 3u);
     EXPECT_EQ(order[0], 'P');
     for (size_t i = 1; i < order.size(); ++i) EXPECT_EQ(order[i], i % 2 ? 'D' : 'V') << order;

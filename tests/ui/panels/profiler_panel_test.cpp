@@ -1,0 +1,108 @@
+#include <QAbstractItemModelTester>
+#include <QTest>
+
+#include "panels/line_chart.h"
+#include "panels/profiler_panel.h"
+#include "synthetic_events.h"
+
+using namespace fluoro;
+using namespace fluoro::ui;
+
+class ProfilerPanelTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void says_no_steps_yet();
+    void why_is_it_slow_split();
+    void op_times_only_at_level_full();
+    void charts_over_the_run();
+    void step_tooltip_lists_categories();
+    void reset_forgets_everything();
+};
+
+void ProfilerPanelTest::says_no_steps_yet() {
+    ProfilerPanel panel;
+    QVERIFY(panel.notice().startsWith(QStringLiteral("No steps yet")));
+}
+
+void ProfilerPanelTest::why_is_it_slow_split() {
+    ProfilerPanel panel;
+    QAbstractItemModelTester tester(panel.split_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    panel.consume(test::synthetic_run(1, 6));
+    const TimeSplit s = panel.state().split();
+    // Prefill: one 8 ms step, 5% of it sampling; decode: six 12 ms steps.
+    QVERIFY(!s.ms[TimeSplit::Load].has_value());
+    QCOMPARE(*s.ms[TimeSplit::Prefill], 8.0 * 0.95);
+    QCOMPARE(*s.ms[TimeSplit::Decode], 6 * 12.0 * 0.95);
+    QCOMPARE(*s.ms[TimeSplit::Sampling], (8.0 + 6 * 12.0) * 0.05);
+    QCOMPARE(*s.ms[TimeSplit::Draft], 0.0);
+    QCOMPARE(*s.ms[TimeSplit::Verify], 0.0);
+    QCOMPARE(s.total_ms, 102.0);  // RunFinished at 102 ms
+    QCOMPARE(*s.ms[TimeSplit::Between], 102.0 - 80.0);
+    QCOMPARE(s.tokens[TimeSplit::Prefill], int64_t(4));
+    QCOMPARE(s.steps[TimeSplit::Decode], int64_t(6));
+    ProfileSplitModel* m = panel.split_model();
+    QCOMPARE(m->rowCount(), int(TimeSplit::PartCount));
+    QCOMPARE(m->index(TimeSplit::Load, ProfileSplitModel::Time).data().toString(),
+             QStringLiteral("not reported"));
+    QCOMPARE(m->index(TimeSplit::Decode, ProfileSplitModel::Part).data().toString(),
+             QStringLiteral("decode"));
+    QCOMPARE(m->index(TimeSplit::Decode, ProfileSplitModel::Time).data(Qt::UserRole).toDouble(),
+             68.4);
+    QVERIFY(m->index(TimeSplit::Prefill, ProfileSplitModel::Tokens)
+                .data()
+                .toString()
+                .contains(QStringLiteral("tok/s")));
+}
+
+void ProfilerPanelTest::op_times_only_at_level_full() {
+    ProfilerPanel panel;
+    panel.consume({test::run_started(1, test::chat_prompt()),
+                   test::step(1, 0, StepPhase::Prefill, 14, 0, 5'000'000, false)});
+    QVERIFY(!panel.state().has_op_times());
+    QCOMPARE(*panel.state().split().ms[TimeSplit::Sampling], 0.0);
+    QCOMPARE(*panel.state().split().ms[TimeSplit::Prefill], 5.0);
+    panel.consume({test::step(1, 1, StepPhase::Decode, 1, 5'000'000, 6'000'000, true)});
+    QVERIFY(panel.state().has_op_times());
+}
+
+void ProfilerPanelTest::charts_over_the_run() {
+    ProfilerPanel panel;
+    panel.consume(test::synthetic_run(1, 6));
+    QCOMPARE(panel.speed_chart()->point_count(0), 6);   // one per decode step
+    QCOMPARE(panel.memory_chart()->point_count(0), 7);  // one per MemoryCounters
+    panel.consume({test::run_started(2, test::chat_prompt())});
+    QCOMPARE(panel.speed_chart()->point_count(0), 0);
+}
+
+void ProfilerPanelTest::step_tooltip_lists_categories() {
+    ProfilerPanel panel;
+    panel.resize(800, 600);
+    panel.show();
+    panel.consume(test::synthetic_run(1, 6));
+    StepStackChart* chart = panel.step_chart();
+    QString tip;
+    for (int x = 0; x < chart->width() && tip.isEmpty(); x += 2)
+        tip = chart->tooltip_at(QPoint(x, chart->height() - 40));
+    QVERIFY2(tip.startsWith(QStringLiteral("step 0 · prefill · 4 tokens")), qPrintable(tip));
+    QVERIFY(tip.contains(QStringLiteral("matmul: 4.00 ms")));
+    QVERIFY(tip.contains(QStringLiteral("sampling")));
+}
+
+void ProfilerPanelTest::reset_forgets_everything() {
+    ProfilerPanel panel;
+    QAbstractItemModelTester tester(panel.split_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    panel.consume(test::synthetic_run(1));
+    panel.reset();
+    QVERIFY(panel.state().steps().empty());
+    QVERIFY(panel.notice().startsWith(QStringLiteral("No steps yet")));
+    QCOMPARE(panel.split_model()
+                 ->index(TimeSplit::Decode, ProfileSplitModel::Time)
+                 .data(Qt::UserRole)
+                 .toDouble(),
+             0.0);
+}
+
+QTEST_MAIN(ProfilerPanelTest)
+#include "profiler_panel_test.moc"

@@ -1,0 +1,102 @@
+#include <QAbstractItemModelTester>
+#include <QTest>
+
+#include "panels/prompt_cache_panel.h"
+#include "synthetic_events.h"
+
+using namespace fluoro;
+using namespace fluoro::ui;
+
+class PromptCachePanelTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void says_no_requests_yet();
+    void without_reports_says_not_active();
+    void reused_span_and_first_diverging_token();
+    void whole_prompt_reused_and_nothing_reused();
+    void hit_rate_over_requests();
+    void prefix_tree_is_honestly_not_active();
+    void reset_forgets_everything();
+};
+
+void PromptCachePanelTest::says_no_requests_yet() {
+    PromptCachePanel panel;
+    QVERIFY(panel.notice().startsWith(QStringLiteral("No requests yet")));
+}
+
+void PromptCachePanelTest::without_reports_says_not_active() {
+    PromptCachePanel panel;
+    QAbstractItemModelTester tester(panel.request_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    panel.consume({test::run_started(1, test::chat_prompt())});
+    QVERIFY(panel.notice().isEmpty());
+    QVERIFY(!panel.state().any_report());
+    QCOMPARE(panel.request_model()->index(0, PromptCacheModel::HitRate).data().toString(),
+             QStringLiteral("no report"));
+    QVERIFY2(panel.summary().contains(QStringLiteral("prompt cache not active")),
+             qPrintable(panel.summary()));
+    QVERIFY(panel.tree_notice().startsWith(QStringLiteral("Prompt cache not active")));
+}
+
+void PromptCachePanelTest::reused_span_and_first_diverging_token() {
+    PromptCachePanel panel;
+    QAbstractItemModelTester tester(panel.request_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 10)});
+    const PromptRequest& r = panel.state().requests().at(0);
+    QCOMPARE(r.hit_rate(), 10.0 / 14.0);
+    QCOMPARE(r.first_diverging(), std::optional<int64_t>(10));
+    PromptCacheModel* m = panel.request_model();
+    QCOMPARE(m->index(0, PromptCacheModel::Reused).data().toLongLong(), 10);
+    QCOMPARE(m->index(0, PromptCacheModel::Recomputed).data().toLongLong(), 4);
+    QCOMPARE(m->index(0, PromptCacheModel::Diverging).data().toString(), QStringLiteral("#10 “↵”"));
+    QCOMPARE(m->index(0, PromptCacheModel::HitRate).data(Qt::UserRole).toDouble(), 10.0 / 14.0);
+    QVERIFY2(panel.summary().contains(QStringLiteral("#10")), qPrintable(panel.summary()));
+    QCOMPARE(panel.shown_request(), 0);
+}
+
+void PromptCachePanelTest::whole_prompt_reused_and_nothing_reused() {
+    PromptCachePanel panel;
+    panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 14)});
+    QCOMPARE(panel.state().requests()[0].first_diverging(), std::optional<int64_t>());
+    QVERIFY(panel.summary().contains(QStringLiteral("whole prompt was reused")));
+    panel.consume({test::run_started(2, test::chat_prompt()), test::prefix(2, 14, 0)});
+    QCOMPARE(panel.shown_request(), 1);  // follows the latest
+    QVERIFY2(panel.summary().contains(QStringLiteral("nothing matched")),
+             qPrintable(panel.summary()));
+}
+
+void PromptCachePanelTest::hit_rate_over_requests() {
+    PromptCachePanel panel;
+    panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 0),
+                   test::run_started(2, test::chat_prompt()), test::prefix(2, 14, 13),
+                   test::run_started(3, test::chat_prompt())});  // 3: no report yet
+    QCOMPARE(panel.state().requests().size(), size_t(3));
+    QCOMPARE(panel.state().overall_hit_rate(), 13.0 / 28.0);
+    QCOMPARE(panel.request_model()->rowCount(), 3);
+    // A report for an earlier run lands on that run's request.
+    panel.consume({test::prefix(3, 14, 7)});
+    QCOMPARE(panel.state().requests()[2].cache->cached_tokens, int64_t(7));
+    panel.show_request(0);
+    QCOMPARE(panel.shown_request(), 0);
+}
+
+void PromptCachePanelTest::prefix_tree_is_honestly_not_active() {
+    PromptCachePanel panel;
+    panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 10)});
+    QVERIFY(panel.tree_notice().contains(QStringLiteral("not active")));
+}
+
+void PromptCachePanelTest::reset_forgets_everything() {
+    PromptCachePanel panel;
+    QAbstractItemModelTester tester(panel.request_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 10)});
+    panel.reset();
+    QCOMPARE(panel.request_model()->rowCount(), 0);
+    QVERIFY(panel.notice().startsWith(QStringLiteral("No requests yet")));
+    QCOMPARE(panel.shown_request(), -1);
+}
+
+QTEST_MAIN(PromptCachePanelTest)
+#include "prompt_cache_panel_test.moc"

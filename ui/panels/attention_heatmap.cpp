@@ -1,0 +1,235 @@
+#include "panels/attention_heatmap.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "panels/panel_util.h"
+
+namespace fluoro::ui {
+
+namespace {
+constexpr int kMarkStrip = 7;    // px of KV policy marks under the keys
+constexpr int kLegendW = 100;    // px of the color legend at the right
+constexpr double kMaxRowH = 26;  // px; a single decode row stays a strip, not a wall
+}  // namespace
+
+double LogRange::position(double weight) const {
+    if (!(weight > 0)) return -1.0;
+    const double l = std::log10(std::max(weight, lo));
+    const double span = std::log10(hi) - std::log10(lo);
+    return span > 0 ? (l - std::log10(lo)) / span : 1.0;
+}
+
+LogRange log_range(const AttentionSnapshot& s) {
+    LogRange r;
+    float hi = 0;
+    for (float w : s.weights) hi = std::max(hi, w);
+    r.hi = hi > 0 ? double(hi) : 1.0;
+    r.lo = std::max(r.hi * 1e-4, 1e-7);
+    return r;
+}
+
+QImage attention_image(const AttentionSnapshot& s, const LogRange& range) {
+    QImage img(int(std::max<int64_t>(s.n_cols, 1)), int(std::max<int64_t>(s.n_rows, 1)),
+               QImage::Format_ARGB32);
+    img.fill(Qt::transparent);
+    for (int64_t r = 0; r < s.n_rows; ++r) {
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(int(r)));
+        for (int64_t c = 0; c < s.n_cols; ++c) {
+            const double t = range.position(s.weights[size_t(r * s.n_cols + c)]);
+            if (t >= 0) line[c] = heat_color(t).rgba();
+        }
+    }
+    return img;
+}
+
+AttentionHeatmap::AttentionHeatmap(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void AttentionHeatmap::set_data(std::shared_ptr<const AttentionSnapshot> snapshot,
+                                const AttentionState* state) {
+    state_ = state;
+    if (snapshot != snapshot_) {
+        snapshot_ = std::move(snapshot);
+        if (snapshot_) {
+            range_ = log_range(*snapshot_);
+            image_ = attention_image(*snapshot_, range_);
+        } else {
+            image_ = QImage();
+        }
+    }
+    compute_layout();
+    update();
+}
+
+void AttentionHeatmap::set_highlight(int64_t pos) {
+    highlight_ = pos;
+    update();
+}
+
+void AttentionHeatmap::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    compute_layout();
+}
+
+void AttentionHeatmap::compute_layout() {
+    const QFontMetrics fm(font());
+    label_w_ = fm.horizontalAdvance(QStringLiteral("#0000 MMMMMMMMMM"));
+    key_label_h_ = std::min(fm.horizontalAdvance(QStringLiteral("MMMMMMMMMM")), height() / 4);
+    const double top = fm.height() * 2 + 8;  // title line, then the legend's caption
+    QRectF area(label_w_ + 6, top, width() - label_w_ - 12 - kLegendW,
+                height() - top - key_label_h_ - kMarkStrip - 8);
+    if (snapshot_ && snapshot_->n_rows > 0)
+        area.setHeight(std::min(area.height(), kMaxRowH * double(snapshot_->n_rows)));
+    cells_ = area.width() > 0 && area.height() > 0 ? area : QRectF();
+}
+
+QString AttentionHeatmap::tooltip_at(QPoint pos) const {
+    if (!snapshot_ || cells_.isEmpty() || !cells_.contains(pos)) return {};
+    const AttentionSnapshot& s = *snapshot_;
+    const int64_t col = std::clamp<int64_t>(
+        int64_t((pos.x() - cells_.left()) / cells_.width() * double(s.n_cols)), 0, s.n_cols - 1);
+    const int64_t row = std::clamp<int64_t>(
+        int64_t((pos.y() - cells_.top()) / cells_.height() * double(s.n_rows)), 0, s.n_rows - 1);
+    const float w = s.weights[size_t(row * s.n_cols + col)];
+    const int64_t q = s.first_row + row;
+    QString text = QStringLiteral("query #%1 “%2”\nkey #%3 “%4”\nweight %5")
+                       .arg(q)
+                       .arg(state_ ? state_->key_label(q, 40) : QString())
+                       .arg(s.key_begin + col)
+                       .arg(state_ ? state_->key_label(s.key_begin + col, 40) : QString())
+                       .arg(double(w), 0, 'g', 4);
+    if (state_)
+        if (auto mark = state_->key_mark(s.key_begin + col))
+            text += QStringLiteral("\nKV policy: %1").arg(kv_state_label(*mark));
+    return text;
+}
+
+void AttentionHeatmap::mouseMoveEvent(QMouseEvent* event) {
+    const QString text = tooltip_at(event->position().toPoint());
+    if (text.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void AttentionHeatmap::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const QPalette pal = palette();
+    p.fillRect(rect(), pal.color(QPalette::Base));
+    if (!snapshot_ || cells_.isEmpty()) return;
+    const AttentionSnapshot& s = *snapshot_;
+    const QFontMetrics fm(font());
+    p.setPen(pal.color(QPalette::Text));
+    p.drawText(QPointF(6, fm.ascent() + 3),
+               QStringLiteral("layer %1 · head %2 · step %3 · queries %4–%5 × keys %6–%7")
+                   .arg(s.layer)
+                   .arg(s.head)
+                   .arg(s.step)
+                   .arg(s.first_row)
+                   .arg(s.first_row + s.n_rows - 1)
+                   .arg(s.key_begin)
+                   .arg(s.key_begin + s.n_cols - 1));
+
+    // Cells: masked keys (weight 0) show the base color, so the causal edge is visible.
+    p.fillRect(cells_, pal.color(QPalette::AlternateBase));
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(cells_, image_);
+    p.setPen(pal.color(QPalette::Mid));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(cells_);
+    if (highlight_ >= 0) {  // the token picked elsewhere: its row as a query, its column as a key
+        const double hw = cells_.width() / double(s.n_cols),
+                     hh = cells_.height() / double(s.n_rows);
+        p.setPen(QPen(pal.color(QPalette::Highlight), 2));
+        if (highlight_ >= s.first_row && highlight_ < s.first_row + s.n_rows)
+            p.drawRect(QRectF(cells_.left(), cells_.top() + double(highlight_ - s.first_row) * hh,
+                              cells_.width(), hh));
+        if (highlight_ >= s.key_begin && highlight_ < s.key_begin + s.n_cols)
+            p.drawRect(QRectF(cells_.left() + double(highlight_ - s.key_begin) * hw, cells_.top(),
+                              hw, cells_.height()));
+    }
+
+    const double cw = cells_.width() / double(s.n_cols);
+    const double ch = cells_.height() / double(s.n_rows);
+    // KV policy marks: a strip under the keys, evicted columns washed over.
+    const double strip_y = cells_.bottom() + 2;
+    for (int64_t c = 0; c < s.n_cols && state_; ++c) {
+        const auto mark = state_->key_mark(s.key_begin + c);
+        if (!mark) continue;
+        const QRectF col(cells_.left() + double(c) * cw, strip_y, std::max(cw, 1.0), kMarkStrip);
+        p.fillRect(col, kv_state_color(*mark, pal));
+        if (*mark == KvBlockState::Evicted) {
+            // A translucent wash rather than a hatch pattern: SVG viewers drop pattern brushes.
+            QColor wash = kv_state_color(*mark, pal);
+            wash.setAlpha(70);
+            p.fillRect(QRectF(col.left(), cells_.top(), col.width(), cells_.height()), wash);
+        }
+    }
+
+    // Query labels (left), every row that has room.
+    p.setPen(pal.color(QPalette::Text));
+    const int row_step = std::max(1, int(std::ceil((fm.height() + 1) / std::max(ch, 0.01))));
+    for (int64_t r = 0; r < s.n_rows; r += row_step) {
+        const int64_t q = s.first_row + r;
+        const QRectF box(2, cells_.top() + double(r) * ch, label_w_,
+                         std::max(ch, double(fm.height())));
+        const QString label =
+            QStringLiteral("#%1 %2").arg(q).arg(state_ ? state_->key_label(q, 10) : QString());
+        p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
+                   fm.elidedText(label, Qt::ElideRight, label_w_));
+    }
+    // Key labels (bottom), rotated, every column that has room.
+    const int col_step = std::max(1, int(std::ceil((fm.height() + 1) / std::max(cw, 0.01))));
+    for (int64_t c = 0; c < s.n_cols; c += col_step) {
+        p.save();
+        p.translate(cells_.left() + (double(c) + 0.5) * cw + fm.ascent() / 2.0,
+                    strip_y + kMarkStrip + 3);
+        p.rotate(90);
+        const QString label = state_ ? state_->key_label(s.key_begin + c, 10)
+                                     : QStringLiteral("#%1").arg(s.key_begin + c);
+        p.drawText(QPointF(0, 0), fm.elidedText(label, Qt::ElideRight, key_label_h_));
+        p.restore();
+    }
+
+    // Legend: the log color scale with a tick per decade.
+    const QRectF bar(width() - kLegendW + 4, cells_.top(), 12, std::max(cells_.height(), 90.0));
+    QLinearGradient grad(bar.bottomLeft(), bar.topLeft());
+    for (int i = 0; i <= 8; ++i) grad.setColorAt(i / 8.0, heat_color(i / 8.0));
+    p.fillRect(bar, grad);
+    p.setPen(pal.color(QPalette::Mid));
+    p.drawRect(bar);
+    p.setPen(pal.color(QPalette::Text));
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.85));
+    p.setFont(small);
+    const QFontMetrics sfm(small);
+    const int d_lo = int(std::ceil(std::log10(range_.lo) - 1e-9));
+    const int d_hi = int(std::floor(std::log10(range_.hi) + 1e-9));
+    for (int d = d_lo; d <= d_hi; ++d) {
+        const double y = bar.bottom() - range_.position(std::pow(10.0, d)) * bar.height();
+        p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
+        p.drawText(QPointF(bar.right() + 5, y + sfm.ascent() / 2.0 - 1),
+                   QStringLiteral("1e%1").arg(d));
+    }
+    p.drawText(QPointF(bar.left(), bar.top() - 4), QStringLiteral("weight (log)"));
+    // Marks legend, only when the KV policy marked something.
+    bool any_mark = false;
+    for (int64_t c = 0; c < s.n_cols && state_ && !any_mark; ++c)
+        any_mark = state_->key_mark(s.key_begin + c).has_value();
+    if (any_mark) {
+        double y = bar.bottom() + sfm.height() * 1.6;
+        for (KvBlockState st : {KvBlockState::Sink, KvBlockState::Heavy, KvBlockState::Evicted}) {
+            p.fillRect(QRectF(bar.left(), y, 10, 8), kv_state_color(st, pal));
+            p.drawText(QPointF(bar.left() + 13, y + 8), kv_state_label(st));
+            y += sfm.height();
+        }
+    }
+}
+
+}  // namespace fluoro::ui

@@ -1,0 +1,56 @@
+// The query × key heatmap of one attention snapshot: log color scale with its legend, token labels
+// on both axes, the KV policy's marks under the keys, and a hover tooltip with both tokens and the
+// weight. The image is built once per snapshot, not per paint.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+#include <memory>
+
+#include "panels/attention_model.h"
+
+namespace fluoro::ui {
+
+// The log-scale range of a snapshot's weights: [lo, hi] with hi the largest weight and lo four
+// decades below it (at least 1e-7).
+struct LogRange {
+    double lo = 1e-4, hi = 1.0;
+    double position(double weight) const;  // 0..1 on the log scale; < 0 for a zero weight
+};
+LogRange log_range(const AttentionSnapshot& s);
+// One pixel per weight (n_cols × n_rows); zero weights (masked keys) transparent.
+QImage attention_image(const AttentionSnapshot& s, const LogRange& range);
+
+class AttentionHeatmap : public QWidget {
+    Q_OBJECT
+  public:
+    explicit AttentionHeatmap(QWidget* parent = nullptr);
+
+    // `state` labels the tokens and marks keys; it must outlive this widget's use of it.
+    void set_data(std::shared_ptr<const AttentionSnapshot> snapshot, const AttentionState* state);
+    const AttentionSnapshot* snapshot() const { return snapshot_.get(); }
+    // Outlines the query row and key column of token position `pos` (-1: none).
+    void set_highlight(int64_t pos);
+    int64_t highlight() const { return highlight_; }
+    // The hover text at widget position `pos` (empty outside the cells).
+    QString tooltip_at(QPoint pos) const;
+    QSize sizeHint() const override { return {560, 260}; }
+    QSize minimumSizeHint() const override { return {240, 140}; }
+
+  protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+
+  private:
+    void compute_layout();
+    QRectF cells_;  // where the weights are drawn
+    int label_w_ = 0, key_label_h_ = 0;
+    std::shared_ptr<const AttentionSnapshot> snapshot_;
+    const AttentionState* state_ = nullptr;
+    QImage image_;
+    LogRange range_;
+    int64_t highlight_ = -1;
+};
+
+}  // namespace fluoro::ui

@@ -1,0 +1,72 @@
+// What the KV cache panel shows, folded from the event stream: the latest block pool snapshot,
+// block counts by state, and the memory counters over the run. KvBlockTableModel lists each
+// sequence's blocks (owner → blocks).
+#pragma once
+
+#include <QAbstractTableModel>
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "telemetry/events.h"
+
+namespace fluoro::ui {
+
+inline constexpr size_t kKvStates = 6;  // KvBlockState values
+
+struct MemorySample {
+    double t_s = 0;  // since the run started
+    MemoryCounters counters;
+};
+
+class KvState {
+  public:
+    bool consume(const Event& event);
+    void reset() { *this = KvState(); }
+
+    std::shared_ptr<const KvSnapshot> snapshot() const { return snapshot_; }
+    int snapshots_seen() const { return snapshots_seen_; }
+    // KV snapshots the stream dropped under back-pressure (DropReport), since it began.
+    int64_t dropped() const { return dropped_; }
+    std::array<int, kKvStates> state_counts() const;
+    const std::vector<MemorySample>& memory() const { return memory_; }
+    const MemoryCounters* last_memory() const {
+        return memory_.empty() ? nullptr : &memory_.back().counters;
+    }
+
+  private:
+    std::shared_ptr<const KvSnapshot> snapshot_;
+    int snapshots_seen_ = 0;
+    int64_t dropped_ = 0;
+    std::vector<MemorySample> memory_;
+};
+
+class KvBlockTableModel : public QAbstractTableModel {
+    Q_OBJECT
+  public:
+    enum Column { Sequence, Blocks, Tokens, Bytes, States, BlockIds, ColumnCount };
+    using QAbstractTableModel::QAbstractTableModel;
+
+    void set_snapshot(const KvSnapshot* snapshot);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+  private:
+    struct Row {
+        int32_t owner = -1;
+        std::vector<int32_t> blocks;  // pool indices, in pool order
+        int64_t tokens = 0;
+        std::array<int, kKvStates> states{};
+    };
+    std::vector<Row> rows_;
+    int64_t bytes_per_token_ = 0;
+};
+
+// "0–5, 9, 12–13": pool indices as ranges.
+QString block_ranges(const std::vector<int32_t>& blocks);
+
+}  // namespace fluoro::ui

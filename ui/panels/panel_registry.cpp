@@ -1,0 +1,16 @@
+#include "panels/attention_panel.h"
+#include "panels/event_panel.h"
+#include "panels/kv_panel.h"
+#include "panels/profiler_panel.h"
+#include "panels/prompt_cache_panel.h"
+#include "panels/spec_panel.h"
+#include "panels/token_panel.h"
+
+namespace fluoro::ui {
+
+std::vector<EventPanel*> make_panels(QWidget* parent) {
+    return {new AttentionPanel(parent),   new KvPanel(parent),       new SpecPanel(parent),
+            new PromptCachePanel(parent), new ProfilerPanel(parent), new TokenPanel(parent)};
+}
+
+}  // namespace fluoro::ui

@@ -1,0 +1,71 @@
+// The profiler dock: per-step stacked time by op category, tok/s and memory over the run, and the
+// "why is it slow" split (load, prefill, decode, sampling, draft, verify, between steps).
+#pragma once
+
+#include "panels/event_panel.h"
+#include "panels/profiler_model.h"
+
+class QLabel;
+class QStackedWidget;
+class QTableView;
+
+namespace fluoro::ui {
+
+class LineChart;
+
+// One bar per step, stacked by TimeCategory (or the step's wall time when no op times came).
+class StepStackChart : public QWidget {
+    Q_OBJECT
+  public:
+    explicit StepStackChart(QWidget* parent = nullptr);
+    void set_state(const ProfilerState* state);
+    QString tooltip_at(QPoint pos) const;
+    QSize sizeHint() const override { return {480, 200}; }
+
+  protected:
+    void paintEvent(QPaintEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+
+  private:
+    QRectF plot_rect() const;
+    int step_at(QPoint pos) const;
+    const ProfilerState* state_ = nullptr;
+    double max_ms_ = 0;
+    size_t measured_ = 0;  // steps max_ms_ covers
+};
+
+class ProfilerPanel : public EventPanel {
+    Q_OBJECT
+  public:
+    explicit ProfilerPanel(QWidget* parent = nullptr);
+
+    QString panel_id() const override { return QStringLiteral("profiler"); }
+    QString title() const override { return QStringLiteral("Profiler"); }
+    void consume(const std::vector<Event>& batch) override;
+    void reset() override;
+
+    const ProfilerState& state() const { return state_; }
+    ProfileSplitModel* split_model() const { return model_; }
+    StepStackChart* step_chart() const { return steps_; }
+    LineChart* speed_chart() const { return speed_; }
+    LineChart* memory_chart() const { return memory_; }
+    QString notice() const;
+
+  private:
+    void refresh();
+    void restart_charts();
+
+    ProfilerState state_;
+    QStackedWidget* stack_ = nullptr;
+    QLabel* notice_ = nullptr;
+    StepStackChart* steps_ = nullptr;
+    LineChart* speed_ = nullptr;
+    LineChart* memory_ = nullptr;
+    QTableView* table_ = nullptr;
+    ProfileSplitModel* model_ = nullptr;
+    int decode_series_ = 0;
+    int weights_series_ = 0, kv_series_ = 0, kv_used_series_ = 0, scratch_series_ = 0;
+    size_t charted_steps_ = 0, charted_memory_ = 0;  // what the charts have been given
+};
+
+}  // namespace fluoro::ui

@@ -1,0 +1,178 @@
+#include "panels/token_model.h"
+
+#include <cmath>
+
+namespace fluoro::ui {
+
+bool TokenState::consume(const Event& event) {
+    if (const auto* r = std::get_if<RunStarted>(&event)) {
+        run_ = r->run;
+        tokens_.clear();
+        ++generation_;
+        vocab_.add_prompt(*r);
+        return true;
+    }
+    if (const auto* t = std::get_if<TokenEvent>(&event)) {
+        if (run_ == 0) run_ = t->run;
+        tokens_.push_back(*t);
+        vocab_.add(t->id, t->piece);
+        return true;
+    }
+    return false;
+}
+
+int TokenState::row_of(int64_t index) const {
+    // Tokens arrive in order, so usually tokens_[index] is it.
+    if (index >= 0 && size_t(index) < tokens_.size() && tokens_[size_t(index)].index == index)
+        return int(index);
+    for (size_t i = 0; i < tokens_.size(); ++i)
+        if (tokens_[i].index == index) return int(i);
+    return -1;
+}
+
+void TokenListModel::set_state(const TokenState* state) {
+    const int n = state ? int(state->tokens().size()) : 0;
+    if (state && state == state_ && state->generation() == generation_ && n >= rows_) {
+        if (n > rows_) {
+            beginInsertRows({}, rows_, n - 1);
+            rows_ = n;
+            endInsertRows();
+        }
+        return;
+    }
+    beginResetModel();
+    state_ = state;
+    rows_ = n;
+    generation_ = state ? state->generation() : 0;
+    endResetModel();
+}
+
+int TokenListModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : rows_;
+}
+
+int TokenListModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant TokenListModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_) return {};
+    const TokenEvent& t = state_->tokens()[size_t(index.row())];
+    const bool has_prob = t.id >= 0;
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case Index:
+                return qlonglong(t.index);
+            case Token:
+                return piece_label(t.piece, 32);
+            case Probability:
+                return has_prob ? QString::number(std::exp(double(t.logprob)), 'f', 4)
+                                : QStringLiteral("—");
+            case LogProb:
+                return has_prob ? QString::number(double(t.logprob), 'f', 3) : QStringLiteral("—");
+            case Time:
+                return format_ms(double(t.t_ns) * 1e-6);
+        }
+    } else if (role == Qt::UserRole) {
+        switch (index.column()) {
+            case Index:
+                return qlonglong(t.index);
+            case Probability:
+                return has_prob ? QVariant(std::exp(double(t.logprob))) : QVariant();
+            case LogProb:
+                return has_prob ? QVariant(double(t.logprob)) : QVariant();
+            default:
+                return {};
+        }
+    } else if (role == Qt::ToolTipRole && !has_prob) {
+        return QStringLiteral(
+            "Text flushed at the end of the run (no token "
+            "released it): no probabilities");
+    }
+    return {};
+}
+
+QVariant TokenListModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case Index:
+            return QStringLiteral("#");
+        case Token:
+            return QStringLiteral("Token");
+        case Probability:
+            return QStringLiteral("p");
+        case LogProb:
+            return QStringLiteral("log p");
+        case Time:
+            return QStringLiteral("Time");
+    }
+    return {};
+}
+
+void TokenAlternativesModel::set_token(const TokenEvent* token, const TokenVocab* vocab) {
+    beginResetModel();
+    top_.clear();
+    labels_.clear();
+    chosen_ = token ? token->id : -1;
+    if (token) {
+        top_ = token->top;
+        for (const TokenProb& tp : top_)
+            labels_.push_back(vocab ? vocab->label(tp.id, 32) : QStringLiteral("#%1").arg(tp.id));
+    }
+    endResetModel();
+}
+
+int TokenAlternativesModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(top_.size());
+}
+
+int TokenAlternativesModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant TokenAlternativesModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+    const TokenProb& tp = top_[size_t(index.row())];
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+            case Rank:
+                return index.row() + 1;
+            case Token:
+                return labels_[size_t(index.row())];
+            case Probability:
+                return QString::number(std::exp(double(tp.logprob)), 'f', 4);
+            case Chosen:
+                return tp.id == chosen_ ? QStringLiteral("chosen") : QString();
+        }
+    } else if (role == Qt::UserRole) {
+        switch (index.column()) {
+            case Token:
+                return tp.id;
+            case Probability:
+                return std::exp(double(tp.logprob));
+            case Chosen:
+                return tp.id == chosen_;
+            default:
+                return index.row() + 1;
+        }
+    }
+    return {};
+}
+
+QVariant TokenAlternativesModel::headerData(int section, Qt::Orientation orientation,
+                                            int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case Rank:
+            return QStringLiteral("Rank");
+        case Token:
+            return QStringLiteral("Token");
+        case Probability:
+            return QStringLiteral("p");
+        case Chosen:
+            return QString();
+    }
+    return {};
+}
+
+}  // namespace fluoro::ui

@@ -1,0 +1,31 @@
+// How the fluoroscope executable starts: its command-line options, where the default model and
+// the bundled demo run are found, and the --screenshot / --demo modes.
+#pragma once
+
+#include <QString>
+#include <optional>
+
+#include "workbench/store_worker.h"
+
+namespace fluoro::ui {
+
+struct LaunchOptions {
+    QString model;       // empty: the default model, else the last used one, else none
+    QString db;          // empty: app::default_db_path()
+    QString screenshot;  // render the window (or --panel's dock) to this file and exit
+    QString prompt = QStringLiteral("Write a Python function that returns the square of a number.");
+    QString panel;
+    QString theme;  // "light", "dark", empty: as remembered
+    bool demo = false;
+    int max_tokens = 96;  // for --screenshot's generation
+    int timeout_s = 300;  // --screenshot gives up after this long
+};
+
+// models/SmolLM2-135M-Instruct.Q4_1.gguf next to the install or the source tree, if present.
+QString default_model_path();
+// The bundled recorded run (resources/demo), parsed; throws fluoro::Error when unreadable.
+ConversationPtr load_demo_run();
+// Runs the workbench; returns the process exit code.
+int run_workbench(const LaunchOptions& opt);
+
+}  // namespace fluoro::ui

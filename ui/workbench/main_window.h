@@ -1,0 +1,167 @@
+// The workbench window: conversation list (left), chat with input and stats (centre), the
+// telemetry panels, model card and settings as docks, a run timeline and context gauge at the
+// bottom. Split by feature: main_window.cpp (layout), main_window_chat.cpp (sending, live events),
+// main_window_store.cpp (stored conversations), main_window_model.cpp (models, settings),
+// main_window_menus.cpp (menus, shortcuts, export, theme).
+#pragma once
+
+#include <QMainWindow>
+#include <QPointer>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "store/records.h"
+#include "telemetry/events.h"
+#include "workbench/store_worker.h"
+
+class QDockWidget;
+class QLabel;
+class QLineEdit;
+class QListView;
+class QPlainTextEdit;
+class QPushButton;
+class QComboBox;
+class QMenu;
+
+namespace fluoro::ui {
+
+class ChatView;
+class CompareDialog;
+class ContextGauge;
+class ConversationListModel;
+class EngineBridge;
+class EventPanel;
+class ModelCard;
+class PanelFeeder;
+class RunTimeline;
+class SettingsPanel;
+
+struct WorkbenchOptions {
+    std::filesystem::path db;  // session store; empty: nothing recorded, no conversation list
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+  public:
+    explicit MainWindow(const WorkbenchOptions& opt, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Loads a model through the engine (reported by model_changed / an error banner).
+    void open_model(const QString& path);
+    void send_message(const QString& text);
+    // Shows a conversation that is not in the store (the bundled demo run).
+    void show_record(ConversationPtr conversation, const QString& label);
+    // remember: keep the choice for the next start (View → Dark theme does).
+    void set_dark(bool dark, bool remember = true);
+    // The window geometry and dock layout saved when the window last closed (QSettings).
+    void restore_layout();
+    // Exports without asking for a file ("trace", "csv", "json", "markdown"); reported by
+    // exported(). The Export menu asks for the path, then calls these.
+    void export_to(const QString& format, const QString& path);
+    bool export_panel_image_to(EventPanel* panel, QDockWidget* dock, const QString& path);
+    void report_export(const QString& path, bool ok, const QString& why);
+
+    EngineBridge& bridge() { return *bridge_; }
+    ChatView* chat() { return chat_; }
+    RunTimeline* timeline() { return timeline_; }
+    ConversationListModel* conversations() { return list_model_; }
+    StoreWorker* store_worker() { return store_.get(); }
+    const std::vector<EventPanel*>& panels() const { return panels_; }
+    QDockWidget* panel_dock(const QString& id) const;
+    QString error_text() const;
+    // Events handed to the panels so far (each batch counted once per panel).
+    int64_t panel_events_fed() const;
+    PanelFeeder* panel_feeder() { return feeder_; }
+    // Chat → Compare runs: opens (or raises) the compare window, preset to the shown run and the
+    // one before it in its conversation.
+    CompareDialog* open_compare();
+
+  signals:
+    void run_finished(const fluoro::RunFinished& f);
+    void conversation_shown();  // a stored conversation (or the demo) is on screen
+    void exported(const QString& path, bool ok);
+
+  protected:
+    void closeEvent(QCloseEvent* e) override;
+
+  private:
+    // main_window.cpp
+    void build_layout();
+    void build_docks();
+    void show_error(const QString& message);
+    void update_actions();
+
+    // main_window_chat.cpp
+    void on_events(const std::vector<Event>& batch);
+    void on_send();
+    void on_regenerate();
+    void on_edit(int message_index, const QString& text);
+    void on_new_chat();
+    void show_live();
+    void feed_panels(const std::vector<Event>& batch);
+    void reset_panels();
+    void select_token(quint64 run, qint64 index);
+
+    // main_window_store.cpp
+    void refresh_conversations();
+    void on_conversation_activated(const QModelIndex& index);
+    void on_rename();
+    void on_delete();
+    void on_loaded(quint64 job, const ConversationPtr& c);
+    void show_stored_run(int run_index);
+
+    // main_window_model.cpp
+    void on_open_model();
+    void on_model_changed();
+    void remember_model(const QString& path);
+    void rebuild_recent_menu();
+
+    // main_window_menus.cpp
+    void build_menus();
+    void export_run(const QString& format);
+    void export_panel_image(EventPanel* panel, QDockWidget* dock);
+    void with_conversation(std::function<void(const ConversationPtr&)> f);
+    std::optional<app::RunRecord> current_run() const;
+
+    std::unique_ptr<EngineBridge> bridge_;
+    std::unique_ptr<StoreWorker> store_;  // after bridge_: destroyed first
+    ConversationListModel* list_model_;
+    PanelFeeder* feeder_;
+    QListView* list_view_ = nullptr;
+    QDockWidget* conversations_dock_ = nullptr;
+    QLineEdit* search_ = nullptr;
+    ChatView* chat_ = nullptr;
+    QPlainTextEdit* input_ = nullptr;
+    QPushButton *send_ = nullptr, *stop_ = nullptr, *regenerate_ = nullptr, *new_chat_ = nullptr;
+    QLabel* banner_ = nullptr;
+    QLabel* model_label_ = nullptr;
+    ContextGauge* gauge_ = nullptr;
+    RunTimeline* timeline_ = nullptr;
+    QComboBox* run_picker_ = nullptr;
+    ModelCard* card_ = nullptr;
+    SettingsPanel* settings_ = nullptr;
+    QMenu* recent_menu_ = nullptr;
+    QAction* dark_action_ = nullptr;
+    std::vector<EventPanel*> panels_;
+    std::vector<QDockWidget*> panel_docks_;
+
+    QString pending_model_;
+    std::optional<int> editing_;    // engine message index being edited
+    bool viewing_live_ = true;      // the chat mirrors the engine's conversation
+    std::vector<Event> live_chat_;  // chat-relevant events since the last ConversationStarted
+    std::vector<Event> live_run_;   // every event of the newest live run
+    ConversationPtr shown_;         // the stored conversation on screen (when not live)
+    std::vector<std::vector<Event>> shown_runs_;
+    quint64 load_job_ = 0, list_job_ = 0;
+    std::map<quint64, std::function<void(const ConversationPtr&)>> pending_exports_;  // by job
+    bool saw_model_ = false;
+    QPointer<CompareDialog> compare_;
+};
+
+}  // namespace fluoro::ui
+
+Q_DECLARE_METATYPE(fluoro::RunFinished)

@@ -1,0 +1,150 @@
+// MainWindow: sending, stopping, regenerating and editing; the live event fan-out to the chat,
+// the panels, the gauge and the timeline.
+#include <QComboBox>
+#include <QDockWidget>
+#include <QListView>
+#include <QPlainTextEdit>
+#include <QTimer>
+
+#include "panels/event_panel.h"
+#include "workbench/chat_view.h"
+#include "workbench/context_gauge.h"
+#include "workbench/engine_bridge.h"
+#include "workbench/main_window.h"
+#include "workbench/panel_feeder.h"
+#include "workbench/run_timeline.h"
+#include "workbench/settings_panel.h"
+
+namespace fluoro::ui {
+
+namespace {
+
+bool chat_relevant(const Event& e) {
+    return std::holds_alternative<RunStarted>(e) || std::holds_alternative<TokenEvent>(e) ||
+           std::holds_alternative<RunFinished>(e) ||
+           std::holds_alternative<ConversationStarted>(e) || std::holds_alternative<StepEvent>(e) ||
+           std::holds_alternative<PrefixCacheEvent>(e) || std::holds_alternative<SpecStep>(e);
+}
+
+}  // namespace
+
+void MainWindow::on_events(const std::vector<Event>& batch) {
+    std::vector<Event> for_panels;
+    std::optional<RunFinished> finished;
+    for (const Event& e : batch) {
+        if (std::holds_alternative<ConversationStarted>(e)) live_chat_.clear();
+        if (std::holds_alternative<RunStarted>(e)) {
+            if (!viewing_live_) show_live();
+            feed_panels(for_panels);  // the previous run's tail, then a clean slate
+            for_panels.clear();
+            reset_panels();
+            live_run_.clear();
+            timeline_->clear();
+        }
+        if (chat_relevant(e)) live_chat_.push_back(e);
+        if (event_run(e) != 0) live_run_.push_back(e);
+        for_panels.push_back(e);
+        if (const auto* f = std::get_if<RunFinished>(&e)) finished = *f;
+    }
+    if (viewing_live_) chat_->consume(batch);
+    feed_panels(for_panels);
+    if (const RunStats* s = chat_->last_stats(); s && viewing_live_)
+        gauge_->set_fill(s->context_used(), s->ctx());
+    if (finished) {
+        timeline_->set_events(live_run_, tr("live run"));
+        editing_.reset();
+        update_actions();
+        // The writer commits within its linger; list the conversation once it is there.
+        QTimer::singleShot(300, this, [this] { refresh_conversations(); });
+        emit run_finished(*finished);
+    }
+}
+
+void MainWindow::feed_panels(const std::vector<Event>& batch) {
+    feeder_->feed(batch);
+}
+
+void MainWindow::reset_panels() {
+    feeder_->reset();
+}
+
+void MainWindow::select_token(quint64 run, qint64 index) {
+    chat_->select_token(run, index);
+    feeder_->select_token(run, index);
+}
+
+void MainWindow::send_message(const QString& text) {
+    input_->setPlainText(text);
+    on_send();
+}
+
+void MainWindow::on_send() {
+    const QString text = input_->toPlainText().trimmed();
+    if (text.isEmpty() || !bridge_->model() || bridge_->generating()) return;
+    if (!viewing_live_) show_live();
+    if (editing_)
+        bridge_->submit(EditAndResend{*editing_, text.toStdString()});
+    else
+        bridge_->submit(SendMessage{text.toStdString()});
+    editing_.reset();
+    input_->clear();
+    show_error({});
+    update_actions();
+}
+
+void MainWindow::on_regenerate() {
+    if (!viewing_live_ || bridge_->generating()) return;
+    bridge_->submit(Regenerate{});
+}
+
+void MainWindow::on_edit(int message_index, const QString& text) {
+    if (!viewing_live_ || bridge_->generating()) return;
+    editing_ = message_index;
+    input_->setPlainText(text);
+    input_->setFocus();
+    update_actions();
+}
+
+void MainWindow::on_new_chat() {
+    if (bridge_->generating()) bridge_->stop();
+    editing_.reset();
+    if (!viewing_live_) show_live();
+    bridge_->submit(NewConversation{settings_->change_settings().system_prompt.value_or("")});
+    live_chat_.clear();
+    live_run_.clear();
+    chat_->clear_messages();
+    reset_panels();
+    timeline_->clear();
+    gauge_->set_fill(0, bridge_->model() ? bridge_->model()->ctx : 0);
+    list_view_->clearSelection();
+    input_->setFocus();
+    update_actions();
+}
+
+void MainWindow::show_live() {
+    viewing_live_ = true;
+    setWindowTitle(tr("Fluoroscope"));
+    shown_.reset();
+    shown_runs_.clear();
+    run_picker_->clear();
+    run_picker_->hide();
+    chat_->clear_messages();
+    chat_->consume(live_chat_);
+    chat_->set_editable(true);
+    reset_panels();
+    feed_panels(live_run_);
+    const bool finished =
+        !live_run_.empty() && std::holds_alternative<RunFinished>(live_run_.back());
+    if (finished)
+        timeline_->set_events(live_run_, tr("live run"));
+    else
+        timeline_->clear();
+    if (const RunStats* s = chat_->last_stats())
+        gauge_->set_fill(s->context_used(), s->ctx());
+    else
+        gauge_->set_fill(0, bridge_->model() ? bridge_->model()->ctx : 0);
+    list_view_->clearSelection();
+    update_actions();
+}
+
+}  // namespace fluoro::ui

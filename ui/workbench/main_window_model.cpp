@@ -1,0 +1,87 @@
+// MainWindow: opening models (file dialog, recent list in QSettings), the model card and the
+// status line of the loaded model.
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QSettings>
+
+#include "workbench/chat_view.h"
+#include "workbench/context_gauge.h"
+#include "workbench/engine_bridge.h"
+#include "workbench/main_window.h"
+#include "workbench/model_card.h"
+#include "workbench/settings_panel.h"
+
+namespace fluoro::ui {
+
+namespace {
+constexpr int kMaxRecent = 8;
+}
+
+void MainWindow::on_open_model() {
+    QSettings st;
+    const QString start = QFileInfo(st.value("last_model").toString()).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), start,
+                                                      tr("GGUF models (*.gguf);;All files (*)"));
+    if (!path.isEmpty()) open_model(path);
+}
+
+void MainWindow::open_model(const QString& path) {
+    if (bridge_->generating()) bridge_->stop();
+    pending_model_ = QFileInfo(path).absoluteFilePath();
+    show_error({});
+    model_label_->setText(tr("loading %1…").arg(QFileInfo(path).fileName()));
+    card_->show_model(pending_model_.toStdString());
+    bridge_->load_model(pending_model_.toStdString(), settings_->model_settings());
+    update_actions();
+}
+
+void MainWindow::on_model_changed() {
+    const auto& m = bridge_->model();
+    if (m) {
+        saw_model_ = true;
+        model_label_->setText(tr("%1 · %2 · %3 · ctx %4 · %5 threads · KV %6")
+                                  .arg(QString::fromStdString(m->name),
+                                       QString::fromStdString(m->arch),
+                                       QString::fromStdString(m->backend))
+                                  .arg(m->ctx)
+                                  .arg(m->threads)
+                                  .arg(QString::fromStdString(m->kv_type)));
+        const QString path = QFileInfo(QString::fromStdString(m->path)).absoluteFilePath();
+        if (path == pending_model_)
+            remember_model(path);
+        else
+            card_->show_model(m->path);  // the new one failed to load; this one stays
+        chat_->set_placeholder(tr("%1 is ready. Type a message below and press Ctrl+Return.")
+                                   .arg(QString::fromStdString(m->name)));
+        if (chat_->messages().empty()) gauge_->set_fill(0, m->ctx);
+    } else {
+        model_label_->setText(tr("no model"));
+        chat_->set_placeholder(tr("Open a model (Ctrl+O) to start chatting."));
+    }
+    update_actions();
+}
+
+void MainWindow::remember_model(const QString& path) {
+    QSettings st;
+    QStringList recent = st.value("recent_models").toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) recent.removeLast();
+    st.setValue("recent_models", recent);
+    st.setValue("last_model", path);
+    rebuild_recent_menu();
+}
+
+void MainWindow::rebuild_recent_menu() {
+    recent_menu_->clear();
+    const QStringList recent = QSettings().value("recent_models").toStringList();
+    for (const QString& path : recent)
+        recent_menu_
+            ->addAction(QFileInfo(path).fileName(), this, [this, path] { open_model(path); })
+            ->setToolTip(path);
+    recent_menu_->setEnabled(!recent.isEmpty());
+}
+
+}  // namespace fluoro::ui

@@ -1,0 +1,211 @@
+#include "workbench/settings_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "backend/attention_capture.h"
+
+namespace fluoro::ui {
+
+namespace {
+
+QDoubleSpinBox* dspin(QWidget* p, double lo, double hi, double step, double v) {
+    auto* s = new QDoubleSpinBox(p);
+    s->setRange(lo, hi);
+    s->setSingleStep(step);
+    s->setDecimals(2);
+    s->setValue(v);
+    return s;
+}
+
+QSpinBox* ispin(QWidget* p, int lo, int hi, int v) {
+    auto* s = new QSpinBox(p);
+    s->setRange(lo, hi);
+    s->setValue(v);
+    return s;
+}
+
+// A control for a feature that is not there yet: visible, disabled, saying when it comes.
+template <class W>
+W* later(W* w, int issue) {
+    w->setEnabled(false);
+    w->setToolTip(QObject::tr("arrives with issue %1").arg(issue));
+    return w;
+}
+
+}  // namespace
+
+SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName("settings_panel");
+    QSettings st;
+    const SamplingParams d;
+    auto* lay = new QVBoxLayout(this);
+
+    auto* sampling = new QGroupBox(tr("Generation"), this);
+    auto* f = new QFormLayout(sampling);
+    temperature_ =
+        dspin(sampling, 0, 5, 0.05, st.value("sampling/temperature", d.temperature).toDouble());
+    top_k_ = ispin(sampling, 0, 1000, st.value("sampling/top_k", d.top_k).toInt());
+    top_p_ = dspin(sampling, 0, 1, 0.01, st.value("sampling/top_p", d.top_p).toDouble());
+    min_p_ = dspin(sampling, 0, 1, 0.01, st.value("sampling/min_p", d.min_p).toDouble());
+    repeat_penalty_ = dspin(sampling, 0.5, 3, 0.05,
+                            st.value("sampling/repeat_penalty", d.repeat_penalty).toDouble());
+    seed_ = ispin(sampling, 0, 1 << 30, st.value("sampling/seed", 0).toInt());
+    max_tokens_ = ispin(sampling, 1, 32768, st.value("sampling/max_tokens", 512).toInt());
+    system_prompt_ = new QPlainTextEdit(st.value("sampling/system_prompt").toString(), sampling);
+    system_prompt_->setPlaceholderText(tr("System prompt (optional)"));
+    system_prompt_->setMaximumHeight(70);
+    attention_ = new QComboBox(sampling);
+    attention_->addItems({tr("standard"), tr("flash")});
+    attention_->setCurrentIndex(
+        st.value("model/attention", kDefaultAttentionImpl == AttentionImpl::Flash ? 1 : 0).toInt());
+    attention_->setToolTip(
+        tr("Attention kernel (CPU): standard, or flash (tiled, online softmax)"));
+    f->addRow(tr("Temperature"), temperature_);
+    f->addRow(tr("Top-k"), top_k_);
+    f->addRow(tr("Top-p"), top_p_);
+    f->addRow(tr("Min-p"), min_p_);
+    f->addRow(tr("Repeat penalty"), repeat_penalty_);
+    f->addRow(tr("Seed"), seed_);
+    f->addRow(tr("Max tokens"), max_tokens_);
+    f->addRow(tr("System prompt"), system_prompt_);
+    f->addRow(tr("Attention"), attention_);
+    spec_mode_ = new QComboBox(sampling);
+    spec_mode_->setObjectName("spec_mode");
+    spec_mode_->addItems(
+        {tr("off"), tr("prompt lookup"), tr("draft model"), tr("self-speculative")});
+    spec_mode_->setCurrentIndex(st.value("spec/mode", 0).toInt());
+    spec_mode_->setToolTip(
+        tr("Speculative decoding: a drafter proposes tokens, the model checks "
+           "them in one pass (same output at temperature 0)"));
+    draft_model_ = new QLineEdit(st.value("spec/draft_model").toString(), sampling);
+    draft_model_->setPlaceholderText(tr("draft GGUF (same vocabulary)"));
+    max_draft_ = ispin(sampling, 1, kMaxDraftTokens, st.value("spec/max_draft", 8).toInt());
+    exit_layer_ = ispin(sampling, 0, 256, st.value("spec/exit_layer", 0).toInt());
+    exit_layer_->setSpecialValueText(tr("half the layers"));
+    const auto sync_spec = [this] {
+        const int mode = spec_mode_->currentIndex();
+        draft_model_->setEnabled(mode == 2);
+        max_draft_->setEnabled(mode != 0);
+        exit_layer_->setEnabled(mode == 3);
+    };
+    connect(spec_mode_, &QComboBox::currentIndexChanged, this, sync_spec);
+    sync_spec();
+    f->addRow(tr("Speculative"), spec_mode_);
+    f->addRow(tr("Draft model"), draft_model_);
+    f->addRow(tr("Draft tokens"), max_draft_);
+    f->addRow(tr("Exit layer"), exit_layer_);
+    auto* apply = new QPushButton(tr("Apply"), sampling);
+    apply->setObjectName("apply_settings");
+    f->addRow(apply);
+    lay->addWidget(sampling);
+
+    auto* model = new QGroupBox(tr("Model (reloads it)"), this);
+    auto* m = new QFormLayout(model);
+    threads_ = ispin(model, 0, 256, st.value("model/threads", 0).toInt());
+    threads_->setSpecialValueText(tr("physical cores"));
+    ctx_ = ispin(model, 128, 1 << 20, st.value("model/ctx", 4096).toInt());
+    ctx_->setSingleStep(512);
+    kv_type_ = new QComboBox(model);
+    kv_type_->addItems({"f16", "f32"});
+    kv_type_->setCurrentText(st.value("model/kv_type", "f16").toString());
+    auto* backend = later(new QComboBox(model), 11);
+    backend->addItems({"CPU", "CUDA"});
+    m->addRow(tr("Backend"), backend);
+    m->addRow(tr("Threads"), threads_);
+    m->addRow(tr("Context"), ctx_);
+    m->addRow(tr("KV type"), kv_type_);
+    auto* reload = new QPushButton(tr("Reload model"), model);
+    reload->setObjectName("reload_model");
+    m->addRow(reload);
+    lay->addWidget(model);
+
+    auto* soon = new QGroupBox(tr("Not active yet"), this);
+    auto* s = new QFormLayout(soon);
+    auto* policy = later(new QComboBox(soon), 8);
+    policy->addItems(
+        {tr("full"), tr("sliding window"), tr("sinks (StreamingLLM)"), tr("heavy hitters (H2O)")});
+    auto* budget = later(ispin(soon, 0, 1 << 20, 0), 8);
+    budget->setSpecialValueText(tr("unlimited"));
+    auto* prefix = later(new QCheckBox(tr("reuse KV across conversations"), soon), 9);
+    s->addRow(tr("KV policy"), policy);
+    s->addRow(tr("KV budget"), budget);
+    s->addRow(tr("Prefix cache"), prefix);
+    lay->addWidget(soon);
+    lay->addStretch(1);
+
+    connect(apply, &QPushButton::clicked, this, [this] {
+        save();
+        emit apply_requested(change_settings());
+    });
+    connect(reload, &QPushButton::clicked, this, [this] {
+        save();
+        emit reload_requested(model_settings());
+    });
+}
+
+ChangeSettings SettingsPanel::change_settings() const {
+    SamplingParams p;
+    p.temperature = float(temperature_->value());
+    p.top_k = top_k_->value();
+    p.top_p = float(top_p_->value());
+    p.min_p = float(min_p_->value());
+    p.repeat_penalty = float(repeat_penalty_->value());
+    p.seed = uint64_t(seed_->value());
+    p.n_probs = 5;
+    ChangeSettings c;
+    c.sampling = p;
+    c.max_tokens = max_tokens_->value();
+    c.system_prompt = system_prompt_->toPlainText().toStdString();
+    c.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
+    SpeculativeSettings sp;
+    const SpecMode modes[] = {SpecMode::Off, SpecMode::PromptLookup, SpecMode::DraftModel,
+                              SpecMode::SelfSpeculative};
+    sp.mode = modes[std::clamp(spec_mode_->currentIndex(), 0, 3)];
+    sp.draft_model = draft_model_->text().toStdString();
+    sp.max_draft = max_draft_->value();
+    sp.exit_layer = exit_layer_->value();
+    c.speculative = sp;
+    return c;
+}
+
+ModelSettings SettingsPanel::model_settings() const {
+    ModelSettings s;
+    s.threads = threads_->value();
+    s.ctx = ctx_->value();
+    s.kv_type = kv_type_->currentText() == "f32" ? KvType::F32 : KvType::F16;
+    s.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
+    return s;
+}
+
+void SettingsPanel::save() const {
+    QSettings st;
+    st.setValue("sampling/temperature", temperature_->value());
+    st.setValue("sampling/top_k", top_k_->value());
+    st.setValue("sampling/top_p", top_p_->value());
+    st.setValue("sampling/min_p", min_p_->value());
+    st.setValue("sampling/repeat_penalty", repeat_penalty_->value());
+    st.setValue("sampling/seed", seed_->value());
+    st.setValue("sampling/max_tokens", max_tokens_->value());
+    st.setValue("sampling/system_prompt", system_prompt_->toPlainText());
+    st.setValue("model/threads", threads_->value());
+    st.setValue("model/ctx", ctx_->value());
+    st.setValue("model/kv_type", kv_type_->currentText());
+    st.setValue("model/attention", attention_->currentIndex());
+    st.setValue("spec/mode", spec_mode_->currentIndex());
+    st.setValue("spec/draft_model", draft_model_->text());
+    st.setValue("spec/max_draft", max_draft_->value());
+    st.setValue("spec/exit_layer", exit_layer_->value());
+}
+
+}  // namespace fluoro::ui

@@ -1,0 +1,46 @@
+// The settings panel. Sampling, max tokens, the system prompt and speculative decoding apply
+// through ChangeSettings (from the next run), the attention kernel too (at once); threads, context
+// and KV type through LoadModel (the model is reloaded). Features whose engine work lands in later
+// issues are shown, disabled, with a tooltip naming the issue — the panel never pretends they work.
+// Values are remembered in QSettings.
+#pragma once
+
+#include <QWidget>
+
+#include "runtime/engine_commands.h"
+
+class QDoubleSpinBox;
+class QSpinBox;
+class QComboBox;
+class QPlainTextEdit;
+class QLineEdit;
+
+namespace fluoro::ui {
+
+class SettingsPanel : public QWidget {
+    Q_OBJECT
+  public:
+    explicit SettingsPanel(QWidget* parent = nullptr);
+
+    ChangeSettings change_settings() const;
+    ModelSettings model_settings() const;
+
+  signals:
+    void apply_requested(const fluoro::ChangeSettings& c);
+    void reload_requested(const fluoro::ModelSettings& s);
+
+  private:
+    void save() const;
+
+    QDoubleSpinBox *temperature_, *top_p_, *min_p_, *repeat_penalty_;
+    QSpinBox *top_k_, *seed_, *max_tokens_, *threads_, *ctx_;
+    QComboBox *kv_type_, *attention_, *spec_mode_;
+    QLineEdit* draft_model_;
+    QSpinBox *max_draft_, *exit_layer_;
+    QPlainTextEdit* system_prompt_;
+};
+
+}  // namespace fluoro::ui
+
+Q_DECLARE_METATYPE(fluoro::ChangeSettings)
+Q_DECLARE_METATYPE(fluoro::ModelSettings)

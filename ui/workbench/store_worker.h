@@ -1,0 +1,79 @@
+// The session store off the GUI thread: a QObject living on its own QThread with its own Store
+// connection. Requests are posted to it (queued); results and failures come back as queued
+// signals carrying plain values, each tagged with the request's job id so a view can drop stale
+// answers (e.g. an older search).
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThread>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "store/records.h"
+
+namespace fluoro::app {
+class Store;
+}
+
+namespace fluoro::ui {
+
+using ConversationList = std::vector<app::ConversationSummary>;
+using ConversationPtr = std::shared_ptr<const app::ConversationRecord>;
+
+// Lives on its thread; use StoreWorker (below) from the GUI.
+class StoreJobs : public QObject {
+    Q_OBJECT
+  public:
+    explicit StoreJobs(std::filesystem::path db);
+    ~StoreJobs() override;
+
+    void list(quint64 job, const QString& search);
+    void rename(quint64 job, qint64 id, const QString& title);
+    void remove(quint64 job, qint64 id);
+    void load(quint64 job, qint64 id);
+    // The conversation a recorded run belongs to (after the writer committed it).
+    void load_of_run(quint64 job, qint64 run);
+
+  signals:
+    void listed(quint64 job, const fluoro::ui::ConversationList& list);
+    void loaded(quint64 job, const fluoro::ui::ConversationPtr& conversation);
+    void changed(quint64 job);  // a rename or delete went through
+    void failed(quint64 job, const QString& message);
+
+  private:
+    app::Store& store();
+
+    std::filesystem::path db_;
+    std::unique_ptr<app::Store> store_;  // opened on first use, on the worker thread
+};
+
+class StoreWorker : public QObject {
+    Q_OBJECT
+  public:
+    explicit StoreWorker(const std::filesystem::path& db, QObject* parent = nullptr);
+    ~StoreWorker() override;  // finishes the request in progress, then stops the thread
+
+    // Each returns the job id its answer will carry.
+    quint64 list(const QString& search);
+    quint64 rename(qint64 id, const QString& title);
+    quint64 remove(qint64 id);
+    quint64 load(qint64 id);
+    quint64 load_of_run(qint64 run);
+
+    StoreJobs* jobs() { return jobs_; }
+
+  private:
+    template <class F>
+    quint64 post(F f);
+
+    QThread thread_;
+    StoreJobs* jobs_;
+    quint64 next_job_ = 0;
+};
+
+}  // namespace fluoro::ui
+
+Q_DECLARE_METATYPE(fluoro::ui::ConversationList)
+Q_DECLARE_METATYPE(fluoro::ui::ConversationPtr)
