@@ -138,16 +138,16 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
     }
     result.target_token_ms = plain_tokens_all > 0 ? plain_ms_all / double(plain_tokens_all) : 0;
 
+    // Categories in the order the prompt sets list them, each once.
+    std::vector<std::string> categories;
+    for (const auto& entry : prompts)
+        if (std::find(categories.begin(), categories.end(), entry.first) == categories.end())
+            categories.push_back(entry.first);
     for (Drafter* d : drafters) {
-        for (const auto& [category, prompt] : prompts) {
-            (void)prompt;
+        for (const std::string& category : categories) {
             const auto it = totals.find({std::string(d->name()), category});
             if (it == totals.end()) continue;
             const Totals& t = it->second;
-            if (std::any_of(result.rows.begin(), result.rows.end(), [&](const SpecBenchRow& r) {
-                    return r.drafter == d->name() && r.category == category;
-                }))
-                continue;
             SpecBenchRow r;
             r.drafter = std::string(d->name());
             r.category = category;

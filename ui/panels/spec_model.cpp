@@ -84,25 +84,7 @@ double SpecState::mean_accepted() const {
 }
 
 void SpecStepModel::set_state(const SpecState* state) {
-    const int n = state ? int(state->rows().size()) : 0;
-    if (state && state == state_ && state->generation() == generation_ && n >= rows_) {
-        // Steps only append: tell views about the new rows instead of resetting.
-        if (n > rows_) {
-            beginInsertRows({}, rows_, n - 1);
-            rows_ = n;
-            endInsertRows();
-        }
-        return;
-    }
-    beginResetModel();
-    state_ = state;
-    rows_ = n;
-    generation_ = state ? state->generation() : 0;
-    endResetModel();
-}
-
-int SpecStepModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : rows_;
+    show_rows(state, state ? state->generation() : 0, state ? int(state->rows().size()) : 0);
 }
 
 int SpecStepModel::columnCount(const QModelIndex& parent) const {
@@ -110,8 +92,8 @@ int SpecStepModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant SpecStepModel::data(const QModelIndex& index, int role) const {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_) return {};
-    const SpecRow& r = state_->rows()[size_t(index.row())];
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state()) return {};
+    const SpecRow& r = state()->rows()[size_t(index.row())];
     const SpecStep& s = r.step;
     if (role == Qt::DisplayRole) {
         switch (index.column()) {
@@ -125,9 +107,9 @@ QVariant SpecStepModel::data(const QModelIndex& index, int role) const {
                 return s.accepted;
             case Target:
                 if (s.resampled >= 0)
-                    return QStringLiteral("resampled %1").arg(state_->vocab().label(s.resampled));
+                    return QStringLiteral("resampled %1").arg(state()->vocab().label(s.resampled));
                 if (s.bonus >= 0)
-                    return QStringLiteral("bonus %1").arg(state_->vocab().label(s.bonus));
+                    return QStringLiteral("bonus %1").arg(state()->vocab().label(s.bonus));
                 return QStringLiteral("—");
             case Rate:
                 return s.drafted.empty()

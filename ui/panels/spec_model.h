@@ -4,8 +4,10 @@
 #pragma once
 
 #include <QAbstractTableModel>
+
 #include <string>
 #include <vector>
+#include "panels/append_only_table_model.h"
 
 #include "panels/panel_util.h"
 #include "telemetry/events.h"
@@ -67,23 +69,20 @@ class SpecState {
     uint64_t generation_ = 0;
 };
 
-class SpecStepModel : public QAbstractTableModel {
+class SpecStepModel : public AppendOnlyTableModel {
     Q_OBJECT
   public:
     enum Column { Step, Drafter, Drafted, Accepted, Target, Rate, ColumnCount };
-    using QAbstractTableModel::QAbstractTableModel;
+    using AppendOnlyTableModel::AppendOnlyTableModel;
 
     void set_state(const SpecState* state);
 
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
   private:
-    const SpecState* state_ = nullptr;
-    int rows_ = 0;
-    uint64_t generation_ = 0;
+    const SpecState* state() const { return static_cast<const SpecState*>(source()); }
 };
 
 }  // namespace fluoro::ui

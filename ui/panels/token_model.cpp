@@ -31,24 +31,7 @@ int TokenState::row_of(int64_t index) const {
 }
 
 void TokenListModel::set_state(const TokenState* state) {
-    const int n = state ? int(state->tokens().size()) : 0;
-    if (state && state == state_ && state->generation() == generation_ && n >= rows_) {
-        if (n > rows_) {
-            beginInsertRows({}, rows_, n - 1);
-            rows_ = n;
-            endInsertRows();
-        }
-        return;
-    }
-    beginResetModel();
-    state_ = state;
-    rows_ = n;
-    generation_ = state ? state->generation() : 0;
-    endResetModel();
-}
-
-int TokenListModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : rows_;
+    show_rows(state, state ? state->generation() : 0, state ? int(state->tokens().size()) : 0);
 }
 
 int TokenListModel::columnCount(const QModelIndex& parent) const {
@@ -56,8 +39,8 @@ int TokenListModel::columnCount(const QModelIndex& parent) const {
 }
 
 QVariant TokenListModel::data(const QModelIndex& index, int role) const {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state_) return {};
-    const TokenEvent& t = state_->tokens()[size_t(index.row())];
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || !state()) return {};
+    const TokenEvent& t = state()->tokens()[size_t(index.row())];
     const bool has_prob = t.id >= 0;
     if (role == Qt::DisplayRole) {
         switch (index.column()) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <QAbstractTableModel>
+
 #include <vector>
+#include "panels/append_only_table_model.h"
 
 #include "panels/panel_util.h"
 #include "telemetry/events.h"
@@ -34,23 +36,20 @@ class TokenState {
     uint64_t generation_ = 0;
 };
 
-class TokenListModel : public QAbstractTableModel {
+class TokenListModel : public AppendOnlyTableModel {
     Q_OBJECT
   public:
     enum Column { Index, Token, Probability, LogProb, Time, ColumnCount };
-    using QAbstractTableModel::QAbstractTableModel;
+    using AppendOnlyTableModel::AppendOnlyTableModel;
 
     void set_state(const TokenState* state);
 
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
 
   private:
-    const TokenState* state_ = nullptr;
-    int rows_ = 0;
-    uint64_t generation_ = 0;
+    const TokenState* state() const { return static_cast<const TokenState*>(source()); }
 };
 
 class TokenAlternativesModel : public QAbstractTableModel {

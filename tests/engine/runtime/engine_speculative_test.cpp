@@ -9,6 +9,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "engine/runtime/engine_test_events.h"
 #include "gguf/test_model.h"
 #include "runtime/engine.h"
 #include "test_models.h"
@@ -29,26 +30,8 @@ std::filesystem::path model_file(uint64_t seed, const std::string& name) {
     return path;
 }
 
-std::vector<Event> next_run(Engine& e) {
-    std::vector<Event> out;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
-    while (std::chrono::steady_clock::now() < deadline) {
-        auto ev = e.events().pop(100ms);
-        if (!ev) continue;
-        out.push_back(std::move(*ev));
-        if (std::holds_alternative<RunFinished>(out.back())) return out;
-    }
-    ADD_FAILURE() << "no RunFinished within the hang guard";
-    return out;
-}
-
-template <class T>
-std::vector<T> all_of(const std::vector<Event>& events) {
-    std::vector<T> out;
-    for (const auto& e : events)
-        if (const auto* v = std::get_if<T>(&e)) out.push_back(*v);
-    return out;
-}
+using test::all_of;
+using test::next_run;
 
 std::vector<int32_t> token_ids(const std::vector<Event>& events) {
     std::vector<int32_t> ids;

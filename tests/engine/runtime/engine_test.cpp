@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "engine/runtime/engine_test_events.h"
 #include "gguf/test_model.h"
 #include "runtime/command_queue.h"
 #include "test_temp.h"
@@ -42,27 +43,8 @@ ChangeSettings greedy(int64_t max_tokens) {
     return ChangeSettings{p, max_tokens, std::nullopt};
 }
 
-// Events until (and including) the RunFinished of the next run; fails the test on a hang.
-std::vector<Event> next_run(Engine& e) {
-    std::vector<Event> out;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
-    while (std::chrono::steady_clock::now() < deadline) {
-        auto ev = e.events().pop(100ms);
-        if (!ev) continue;
-        out.push_back(std::move(*ev));
-        if (std::holds_alternative<RunFinished>(out.back())) return out;
-    }
-    ADD_FAILURE() << "no RunFinished within the hang guard";
-    return out;
-}
-
-template <class T>
-std::vector<T> all_of(const std::vector<Event>& events) {
-    std::vector<T> out;
-    for (const auto& e : events)
-        if (const auto* v = std::get_if<T>(&e)) out.push_back(*v);
-    return out;
-}
+using test::all_of;
+using test::next_run;
 
 TEST(Engine, ARunReportsStartStepsTokensAndFinishInOrder) {
     Engine engine({TelemetryLevel::Full});

@@ -1,0 +1,78 @@
+// `fluoro bench spec MODEL --json` end to end on SmolLM2 (the built binary next to this test's
+// folder), small: the copy prompts, 16 tokens, prompt lookup and the draft-model drafter with the
+// model as its own draft. Checks the report's shape and its arithmetic (tau = tokens / forwards,
+// acceptance = accepted / drafted, the self-draft accepts everything), not speed. Also: an unknown
+// drafter is refused by name.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_models.h"
+
+namespace fluoro {
+namespace {
+
+std::filesystem::path fluoro_binary() {
+    const auto self = std::filesystem::read_symlink("/proc/self/exe");
+    return self.parent_path().parent_path() / "app" / "fluoro";
+}
+
+std::string run(const std::string& cmd, int* status) {
+    FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+    if (!pipe) return {};
+    std::string out;
+    char buf[4096];
+    while (const size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    *status = pclose(pipe);
+    return out;
+}
+
+TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    int status = 0;
+    const std::string out = run(fluoro_binary().string() + " bench spec '" + path.string() +
+                                    "' -n 16 -r 1 -t 2 --category copy --draft-max 4 "
+                                    "--drafter prompt_lookup,draft_model --draft-model '" +
+                                    path.string() + "' --json",
+                                &status);
+    ASSERT_EQ(status, 0) << out;
+    const auto j = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out;
+    ASSERT_EQ(j["verify_cost"].size(), 5u);  // k = 0..4
+    EXPECT_DOUBLE_EQ(j["verify_cost"][0].get<double>(), 1.0);
+    ASSERT_EQ(j["rows"].size(), 2u);
+    for (const auto& r : j["rows"]) {
+        EXPECT_EQ(r["category"], "copy");
+        const double tokens = r["tokens"], forwards = r["target_forwards"];
+        const double drafted = r["drafted"], accepted = r["accepted"];
+        ASSERT_GT(tokens, 0);
+        ASSERT_GT(forwards, 0);
+        EXPECT_NEAR(r["mean_tokens_per_forward"].get<double>(), tokens / forwards, 1e-9);
+        if (drafted > 0) {
+            EXPECT_NEAR(r["acceptance_rate"].get<double>(), accepted / drafted, 1e-9);
+        }
+        EXPECT_GT(r["plain_tps"].get<double>(), 0);
+        EXPECT_GT(r["spec_tps"].get<double>(), 0);
+    }
+    const auto& self_draft = j["rows"][1];
+    EXPECT_EQ(self_draft["drafter"], "draft_model");
+    EXPECT_GT(self_draft["drafted"].get<double>(), 0);
+    EXPECT_EQ(self_draft["accepted"], self_draft["drafted"]) << "the model drafting for itself";
+}
+
+TEST(CmdBenchSpec, AnUnknownDrafterIsRefusedByName) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    int status = 0;
+    const std::string out = run(
+        fluoro_binary().string() + " bench spec '" + path.string() + "' --drafter medusa", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(out.find("medusa"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace fluoro
