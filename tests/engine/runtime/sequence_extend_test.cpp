@@ -58,8 +58,9 @@ TEST(SequenceExtend, RowsEqualDecodeBitForBitOnSmolLM2) {
     auto model = Model::load(path, be);
     const std::vector<int32_t> prompt =
         model->tokenizer().encode("The quick brown fox jumps over", true, false);
-    const std::vector<int32_t> tokens =
-        model->tokenizer().encode(" the lazy dog and runs far away", false, false);
+    const std::vector<int32_t> tokens = model->tokenizer().encode(
+        " the lazy dog and then runs far away from the farm", false, false);
+    ASSERT_GE(tokens.size(), 8u);
     expect_extend_rows_equal_decode(*model, prompt, std::span(tokens).first(8));
 }
 
@@ -72,8 +73,9 @@ TEST(SequenceExtend, RowsEqualDecodeBitForBitAtLongContext) {
     for (int i = 0; i < 60; ++i) text += "Sentence number " + std::to_string(i) + " is here. ";
     const std::vector<int32_t> prompt = model->tokenizer().encode(text, true, false);
     ASSERT_GT(prompt.size(), 400u);
-    const std::vector<int32_t> tokens =
-        model->tokenizer().encode(" the lazy dog and runs far away", false, false);
+    const std::vector<int32_t> tokens = model->tokenizer().encode(
+        " the lazy dog and then runs far away from the farm", false, false);
+    ASSERT_GE(tokens.size(), 8u);
     expect_extend_rows_equal_decode(*model, prompt, std::span(tokens).first(8));
 }
 
@@ -85,6 +87,7 @@ TEST(SequenceExtend, RowsEqualDecodeBitForBitOnGemma3) {
         model->tokenizer().encode("The quick brown fox jumps over", true, false);
     const std::vector<int32_t> tokens =
         model->tokenizer().encode(" the lazy dog and runs far away from home", false, false);
+    ASSERT_GE(tokens.size(), 8u);
     expect_extend_rows_equal_decode(*model, prompt, std::span(tokens).first(8));
 }
 
