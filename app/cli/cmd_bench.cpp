@@ -12,6 +12,7 @@
 #include "common/format.h"
 #include "common/version.h"
 #include "core/error.h"
+#include "kv/paged_kv.h"
 #include "runtime/bench.h"
 
 namespace fluoro::cli {
@@ -27,6 +28,7 @@ void add_bench_command(CLI::App& app) {
         std::string telemetry;
         std::string capture;
         int64_t capture_tokens = 4096;
+        std::string kv_layout = "paged";
     };
     auto o = std::make_shared<Opts>();
     cmd->add_option("model", o->model, "GGUF model file");
@@ -47,6 +49,12 @@ void add_bench_command(CLI::App& app) {
                     "compare: decode through the Engine with attention capture off and on "
                     "alternated, after a --capture-tokens prompt (needs a larger -c)");
     cmd->add_option("--capture-tokens", o->capture_tokens, "Prompt tokens for --capture")
+        ->capture_default_str();
+    cmd->add_option("--kv-layout", o->kv_layout,
+                    "KV cache layout: paged (blocks of 16 tokens), contiguous (one region per "
+                    "sequence), or paged-shuffled (blocks handed out in random order: the "
+                    "attention reads one block per run)")
+        ->check(CLI::IsMember({"paged", "contiguous", "paged-shuffled"}))
         ->capture_default_str();
     o->engine.add_to(*cmd);
     add_bench_spec_command(*cmd);
@@ -77,6 +85,15 @@ void add_bench_command(CLI::App& app) {
         app::EngineSettings s = o->engine.settings();
         s.ctx = std::max<int64_t>(1, bench_context(o->bench));
         app::LoadedModel m = app::load_model(o->model, s);
+        KvShape kv_shape = m.kv->shape();
+        if (kv_shape.paged != (o->kv_layout != "contiguous")) {
+            kv_shape.paged = !kv_shape.paged;
+            m.kv.reset();  // free the first cache before the second is allocated
+            m.kv = m.model->create_kv(kv_shape);
+        }
+        if (o->kv_layout == "paged-shuffled")
+            if (auto* paged = dynamic_cast<PagedKvCache*>(m.kv.get()))
+                paged->shuffle_free_blocks(o->bench.seed);
         const auto results = run_bench(*m.model, *m.kv, o->bench);
         const std::string model_name =
             m.model->file().get_string("general.name").value_or(o->model);
@@ -88,6 +105,7 @@ void add_bench_command(CLI::App& app) {
                                 {"backend", "cpu"},
                                 {"kernel_isa", cpu::kernel_isa_name()},
                                 {"kv_type", kv_type_name(m.kv->shape().type)},
+                                {"kv_layout", o->kv_layout},
                                 {"batch", m.model->max_batch()},
                                 {"attention", attention_impl_name(m.backend->attention_impl())},
                                 {"attention_scratch_bytes", m.backend->attention_scratch_bytes()},

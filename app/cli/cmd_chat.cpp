@@ -21,6 +21,7 @@ struct ChatOpts {
     EngineFlags engine;
     SamplingFlags sampling;
     SpecFlags spec;
+    KvPolicyFlags kv;
     DriverOptions save;  // --save, --db, --telemetry
     std::string level = "full";
 };
@@ -32,6 +33,7 @@ void saved_chat_loop(const ChatOpts& o) {
     d.engine = o.engine;
     d.sampling = o.sampling;
     d.spec = o.spec;
+    d.kv = o.kv;
     d.max_tokens = o.max_tokens;
     d.system = o.system;
     apply_level(d, o.level);
@@ -41,6 +43,7 @@ void saved_chat_loop(const ChatOpts& o) {
               << " threads)";
     if (o.save.save) std::cerr << ", saving to " << driver.db_path().string();
     if (o.spec.enabled()) std::cerr << ", speculative: " << o.spec.mode;
+    if (o.kv.enabled()) std::cerr << ", KV policy: " << o.kv.policy;
     std::cerr << ". /regen, /reset, /bye.\n";
     std::atomic<bool>& cancel = install_interrupt_flag();
     for (;;) {
@@ -64,7 +67,8 @@ void saved_chat_loop(const ChatOpts& o) {
             continue;
         }
         if (line.starts_with('/') && line != "/regen") {
-            std::cout << "with --save or --spec only /regen, /reset and /bye are available\n";
+            std::cout << "with --save, --spec or --kv-policy only /regen, /reset and /bye are "
+                         "available\n";
             continue;
         }
         const RunFinished fin =
@@ -138,9 +142,10 @@ void add_chat_command(CLI::App& app) {
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
+    o->kv.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
-        if (o->save.save || o->spec.enabled())  // the Engine's path, as the GUI runs it
+        if (o->save.save || o->spec.enabled() || o->kv.enabled())  // the Engine's path
             saved_chat_loop(*o);
         else
             chat_loop(*o);

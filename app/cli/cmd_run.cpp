@@ -21,6 +21,7 @@ void add_run_command(CLI::App& app) {
         EngineFlags engine;
         SamplingFlags sampling;
         SpecFlags spec;
+        KvPolicyFlags kv;
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "full";
     };
@@ -35,17 +36,22 @@ void add_run_command(CLI::App& app) {
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
+    o->kv.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
-        // --save and --spec run on the Engine (the GUI's path); a plain run calls generate().
-        if (o->save.save || o->spec.enabled()) {
+        // --save, --spec and --kv-policy run on the Engine (the GUI's path); a plain run calls
+        // generate().
+        if (o->save.save || o->spec.enabled() || o->kv.enabled()) {
             if (o->raw)
-                throw Error("--save and --spec run chats: they cannot be combined with --raw");
+                throw Error(
+                    "--save, --spec and --kv-policy run chats: they cannot be combined "
+                    "with --raw");
             DriverOptions d = o->save;
             d.model = o->model;
             d.engine = o->engine;
             d.sampling = o->sampling;
             d.spec = o->spec;
+            d.kv = o->kv;
             d.max_tokens = o->max_tokens;
             d.system = o->system;
             apply_level(d, o->level);

@@ -14,5 +14,6 @@ void add_ppl_command(CLI::App& app);
 void add_sessions_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_attn_command(CLI::App& app);
+void add_eval_command(CLI::App& app);  // `fluoro eval kv` (cmd_eval_kv.cpp)
 
 }  // namespace fluoro::cli

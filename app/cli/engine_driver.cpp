@@ -60,12 +60,16 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.attention = s.attention;
     ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
     cs.speculative = opt_.spec.parsed();
+    cs.kv_policy = opt_.kv.parsed();
     engine_.submit(cs);
     engine_.submit_blocking(LoadModel{opt_.model, ms});
     for (auto& e : engine_.events().drain()) {
         if (const auto* m = std::get_if<ModelLoaded>(&e)) model_ = *m;
         forward(e);
     }
+    // The engine falls back to the full policy when the asked one does not fit the context
+    // (the GUI's saved settings must not block a load); on the command line that is an error.
+    if (const std::string bad = cs.kv_policy->problem(model_.ctx); !bad.empty()) throw Error(bad);
 }
 
 EngineDriver::~EngineDriver() = default;

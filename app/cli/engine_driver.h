@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli/engine_flags.h"
+#include "cli/kv_policy_flags.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "store/store_writer.h"
@@ -23,6 +24,7 @@ struct DriverOptions {
     EngineFlags engine;
     SamplingFlags sampling;
     SpecFlags spec;
+    KvPolicyFlags kv;
     int64_t max_tokens = 512;
     std::string system;
     bool save = false;

@@ -1,6 +1,9 @@
 #include "cli/engine_flags.h"
 
+#include <optional>
+
 #include "core/error.h"
+#include "kv/kv_cache.h"
 
 namespace fluoro::cli {
 
@@ -8,7 +11,7 @@ void EngineFlags::add_to(CLI::App& cmd) {
     cmd.add_option("-t,--threads", engine.threads, "CPU threads (default: physical cores)");
     cmd.add_option("-c,--ctx", engine.ctx, "Context size in tokens")->capture_default_str();
     cmd.add_option("-b,--batch", engine.batch, "Tokens per prefill step")->capture_default_str();
-    cmd.add_option("--kv-type", kv_type, "KV cache element type: f16 or f32")
+    cmd.add_option("--kv-type", kv_type, "KV cache element type: f32, f16, q8_0 or q4_0")
         ->capture_default_str();
     cmd.add_option("--attention", attention, "Attention implementation: flash or standard")
         ->capture_default_str();
@@ -16,12 +19,9 @@ void EngineFlags::add_to(CLI::App& cmd) {
 
 app::EngineSettings EngineFlags::settings() const {
     app::EngineSettings s = engine;
-    if (kv_type == "f16")
-        s.kv_type = KvType::F16;
-    else if (kv_type == "f32")
-        s.kv_type = KvType::F32;
-    else
-        throw Error("--kv-type must be f16 or f32, not '" + kv_type + "'");
+    const std::optional<KvType> kv = parse_kv_type(kv_type);
+    if (!kv) throw Error("--kv-type must be f32, f16, q8_0 or q4_0, not '" + kv_type + "'");
+    s.kv_type = *kv;
     const std::optional<AttentionImpl> impl = parse_attention_impl(attention);
     if (!impl) throw Error("--attention must be flash or standard, not '" + attention + "'");
     s.attention = *impl;

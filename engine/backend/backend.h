@@ -85,6 +85,15 @@ class Backend {
     // start again from 0.
     virtual std::span<const float> attention_key_scores(int64_t layer, int64_t kv_head,
                                                         int64_t seq) const = 0;
+
+    // --- KV compaction (eviction policies, kv/kv_policy.h) ---
+    // KvCache::compact(seq, keep) and the same move of the accumulated key scores.
+    virtual void kv_compact(KvCache& kv, int64_t seq, std::span<const int64_t> keep) = 0;
+    // Re-rotates cached keys: the K row of slot begin + i of (layer, seq) is rotated by RoPE
+    // position deltas[i] (rotations compose, so a key rotated for position a becomes one rotated
+    // for a + deltas[i]). Quantized rows are dequantized, rotated and quantized again.
+    virtual void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
+                               std::span<const int32_t> deltas, const RopeParams& p) = 0;
     virtual void add(Act x, const Act& y) = 0;             // x += y
     virtual void scale(Act x, float s) = 0;                // x *= s
     virtual void swiglu(Act gate, const Act& up) = 0;      // gate = silu(gate) * up

@@ -10,30 +10,13 @@
 
 namespace fluoro {
 
-std::string_view kv_type_name(KvType t) {
-    return t == KvType::F16 ? "f16" : "f32";
-}
-size_t kv_type_size(KvType t) {
-    return t == KvType::F16 ? 2 : 4;
-}
-
-size_t KvShape::bytes_per_token() const {
-    size_t total = 0;
-    for (int64_t il = 0; il < n_layer; ++il)
-        total += size_t(k_row_elems(il) + v_row_elems(il)) * kv_type_size(type);
-    return total;
-}
-
 ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) {
     const KvShape& s = shape_;
-    if (s.n_seq < 1 || s.n_ctx < 1 || s.n_layer < 1 || int64_t(s.n_head_kv.size()) != s.n_layer)
-        throw Error("KV cache: invalid shape (n_seq " + std::to_string(s.n_seq) + ", n_ctx " +
-                    std::to_string(s.n_ctx) + ", n_layer " + std::to_string(s.n_layer) + ")");
-    const size_t elem = kv_type_size(s.type);
+    s.validate();
     size_t offset = 0;
     for (int64_t il = 0; il < s.n_layer; ++il) {
-        k_row_bytes_.push_back(size_t(s.k_row_elems(il)) * elem);
-        v_row_bytes_.push_back(size_t(s.v_row_elems(il)) * elem);
+        k_row_bytes_.push_back(s.k_row_bytes(il));
+        v_row_bytes_.push_back(s.v_row_bytes(il));
         k_seq_stride_.push_back(k_row_bytes_.back() * size_t(s.n_ctx));
         v_seq_stride_.push_back(v_row_bytes_.back() * size_t(s.n_ctx));
         k_offset_.push_back(offset);

@@ -1,18 +1,33 @@
 // The KV cache seen through an interface: every reader (attention on any backend, the UI's
 // occupancy view) goes through row accessors, so a contiguous cache (kv/contiguous_kv.h) and the
-// paged cache of a later issue are interchangeable. Rows live in backend-owned memory.
+// paged cache (kv/paged_kv.h) are interchangeable. Rows live in backend-owned memory.
+//
+// A sequence's cache holds `length` slots. Slot i holds the token whose keys were rotated for
+// RoPE position i: when an eviction policy (kv/kv_policy.h) drops tokens, compact() moves the
+// kept rows down and Model::shift_kv re-rotates their keys, so slot index, RoPE position and the
+// causal/window mask stay one number (as llama.cpp's context shift and StreamingLLM do).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
 namespace fluoro {
 
-enum class KvType { F32, F16 };
-std::string_view kv_type_name(KvType t);
-size_t kv_type_size(KvType t);
+// Storage type of cached K and V rows. Q8_0 and Q4_0 use ggml's block layouts over 32 values
+// (Q8_0: fp16 scale + 32 int8 = 34 bytes; Q4_0: fp16 scale + 16 bytes of nibbles = 18 bytes),
+// quantized per head row and dequantized inside attention.
+enum class KvType { F32, F16, Q8_0, Q4_0 };
+std::string_view kv_type_name(KvType t);  // "f32", "f16", "q8_0", "q4_0"
+std::optional<KvType> parse_kv_type(std::string_view name);
+bool kv_type_quantized(KvType t);
+inline constexpr int64_t kKvQuantBlock = 32;
+// Bytes of `elems` consecutive values stored as t; for a quantized type elems must be a multiple
+// of kKvQuantBlock (Error otherwise).
+size_t kv_row_bytes(KvType t, int64_t elems);
 
 struct KvShape {
     int64_t n_layer = 0;
@@ -21,11 +36,41 @@ struct KvShape {
     int64_t head_dim_v = 0;
     KvType type = KvType::F16;
     int64_t n_seq = 1;  // sequences (conversation slots)
-    int64_t n_ctx = 0;  // tokens per sequence
+    int64_t n_ctx = 0;  // most tokens one sequence holds
+    // Paged caches: tokens per block, and the pool's size in tokens over all sequences
+    // (0: n_seq * n_ctx, every sequence can fill its context at once).
+    bool paged = true;  // false: one contiguous block of n_ctx rows per sequence
+    int64_t block_tokens = 16;
+    int64_t pool_tokens = 0;
 
     int64_t k_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_k; }
     int64_t v_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_v; }
+    // One token's K (V) row of a layer: n_head_kv head rows of kv_row_bytes(type, head_dim).
+    size_t k_head_bytes() const { return kv_row_bytes(type, head_dim_k); }
+    size_t v_head_bytes() const { return kv_row_bytes(type, head_dim_v); }
+    size_t k_row_bytes(int64_t layer) const {
+        return size_t(n_head_kv[size_t(layer)]) * k_head_bytes();
+    }
+    size_t v_row_bytes(int64_t layer) const {
+        return size_t(n_head_kv[size_t(layer)]) * v_head_bytes();
+    }
     size_t bytes_per_token() const;  // K + V over all layers
+    // Throws Error naming the field when the shape cannot be built (sizes, head_dim not a
+    // multiple of the quantization block, ...).
+    void validate() const;
+};
+
+// What the UI's KV panel shows: the cache's blocks, who holds them and how full they are.
+struct KvOccupancy {
+    struct Block {
+        int32_t owner = -1;  // sequence holding it (the first, when shared); -1 when free
+        int32_t tokens = 0;  // slots in use
+        int32_t refs = 0;    // sequences referencing it (> 1: shared, copy-on-write)
+    };
+    int64_t block_tokens = 0;
+    size_t bytes_per_token = 0;
+    size_t bytes_allocated = 0;
+    std::vector<Block> blocks;
 };
 
 class KvCache {
@@ -33,14 +78,20 @@ class KvCache {
     virtual ~KvCache() = default;
     const KvShape& shape() const { return shape_; }
 
-    // Tokens stored for a sequence: positions [0, length) hold valid K/V.
+    // Tokens stored for a sequence: slots [0, length) hold valid K/V.
     virtual int64_t length(int64_t seq) const = 0;
-    // After a forward step wrote positions up to n-1 (grow), or to drop a suffix (rollback,
-    // a new prompt sharing only a prefix). Throws Error past the capacity.
+    // After a forward step wrote slots up to n-1 (grow), or to drop a suffix (rollback, a new
+    // prompt sharing only a prefix). Throws Error past the capacity (or a paged pool's budget).
     virtual void set_length(int64_t seq, int64_t n) = 0;
     virtual int64_t capacity(int64_t seq) const = 0;
+    // Makes slots [begin, end) of seq writable before a forward step stores K/V there: a paged
+    // cache allocates their blocks and copies a shared block first (copy-on-write). Throws Error
+    // past the capacity or when the pool has no free block (the message says the budget).
+    virtual void prepare(int64_t seq, int64_t begin, int64_t end) {
+        (void)seq, (void)begin, (void)end;
+    }
 
-    // One token's row: n_head_kv * head_dim elements of shape().type, heads contiguous.
+    // One token's row: n_head_kv head rows of shape().k_head_bytes() bytes, heads contiguous.
     virtual void* k_row(int64_t layer, int64_t seq, int64_t pos) = 0;
     virtual void* v_row(int64_t layer, int64_t seq, int64_t pos) = 0;
     const void* k_row(int64_t layer, int64_t seq, int64_t pos) const {
@@ -66,10 +117,18 @@ class KvCache {
         return {static_cast<const std::byte*>(v_row(layer, seq, pos)), 0, n > 0 ? 1 : 0};
     }
 
+    // Keeps only the slots keep[0] < keep[1] < ... (each < length): moves row keep[i] to slot i
+    // in every layer, K and V, and sets the length to keep.size(). Keys keep the rotation of their
+    // old slot; Model::shift_kv re-rotates them. Throws Error on an unsorted or out-of-range keep.
+    virtual void compact(int64_t seq, std::span<const int64_t> keep);
+
+    virtual KvOccupancy occupancy() const;  // default: n_ctx / block_tokens blocks per sequence
     virtual size_t bytes_allocated() const = 0;
 
   protected:
     explicit KvCache(KvShape shape) : shape_(std::move(shape)) {}
+    // Throws the Error compact() promises unless keep is ascending and below seq's length.
+    void check_keep(int64_t seq, std::span<const int64_t> keep) const;
     KvShape shape_;
 };
 

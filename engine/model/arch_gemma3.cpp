@@ -47,6 +47,12 @@ KvShape Gemma3Architecture::kv_shape() const {
     return decoder_kv_shape(hp_);
 }
 
+RopeParams Gemma3Architecture::layer_rope(int64_t il) const {
+    const bool global = is_global_layer(il);
+    return {int64_t(hp_.n_rot), global ? hp_.rope_freq_base : kLocalRopeBase,
+            global ? hp_.rope_freq_scale : 1.0, RopeMode::Neox};
+}
+
 Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);
     const float eps = float(hp_.rms_eps);
@@ -61,9 +67,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
                       nkv = int64_t(hp_.n_head_kv[size_t(il)]);
         Act q{buf_.q.data, n, nh * hd}, k{buf_.k.data, n, nkv * hd}, v{buf_.v.data, n, nkv * hd};
         attn.width = nh * hd;
-        const bool global = is_global_layer(il);
-        const RopeParams rope{int64_t(hp_.n_rot), global ? hp_.rope_freq_base : kLocalRopeBase,
-                              global ? hp_.rope_freq_scale : 1.0, RopeMode::Neox};
+        const RopeParams rope = layer_rope(il);
 
         be.rms_norm(x, L.attn_norm, eps, t);
         be.matmul(L.wq, t, q, OpCategory::Matmul);  // q: (n, n_head * hd)
@@ -79,7 +83,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
                                  hd,
                                  int64_t(hp_.head_dim_v),
                                  1.0f / std::sqrt(float(hd)),
-                                 global ? 0 : int64_t(hp_.sliding_window),
+                                 is_global_layer(il) ? 0 : int64_t(hp_.sliding_window),
                                  float(hp_.attn_logit_softcap.value_or(0.0))};
         be.attention(ap, q, k, v, b, kv, attn);
         be.matmul(L.wo, attn, t, OpCategory::Matmul);

@@ -17,6 +17,7 @@ class Gemma3Architecture final : public Architecture {
     void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) override;
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
     KvShape kv_shape() const override;
+    RopeParams layer_rope(int64_t il) const override;
 
     // Layer il uses the sliding window unless it is one of every sixth (5, 11, 17, ...).
     static bool is_global_layer(int64_t il) { return il % 6 == 5; }

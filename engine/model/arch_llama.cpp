@@ -51,10 +51,14 @@ KvShape LlamaArchitecture::kv_shape() const {
     return decoder_kv_shape(hp_);
 }
 
+RopeParams LlamaArchitecture::layer_rope(int64_t) const {
+    return {int64_t(hp_.n_rot), hp_.rope_freq_base, hp_.rope_freq_scale, rope_mode_};
+}
+
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);
     const float eps = float(hp_.rms_eps);
-    const RopeParams rope{int64_t(hp_.n_rot), hp_.rope_freq_base, hp_.rope_freq_scale, rope_mode_};
+    const RopeParams rope = layer_rope(0);
     Act x = first_rows(buf_.x, n), t = first_rows(buf_.t, n), attn = first_rows(buf_.attn, n);
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 

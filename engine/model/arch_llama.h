@@ -17,6 +17,7 @@ class LlamaArchitecture : public Architecture {
     void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) override;
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
     KvShape kv_shape() const override;
+    RopeParams layer_rope(int64_t il) const override;
 
   private:
     struct Layer {

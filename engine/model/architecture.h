@@ -28,6 +28,8 @@ class Architecture {
     virtual Act forward(Backend& backend, const Batch& batch, KvCache& kv) = 0;
     // Shape of the KV cache this architecture needs (per-layer KV heads, head sizes).
     virtual KvShape kv_shape() const = 0;
+    // The RoPE applied to layer il's keys (Model::shift_kv re-rotates cached keys with it).
+    virtual RopeParams layer_rope(int64_t il) const = 0;
 };
 
 // The architectures this engine runs, by general.architecture.

@@ -42,6 +42,29 @@ std::unique_ptr<KvCache> Model::create_kv(int64_t n_ctx, int64_t n_seq, KvType t
     return backend_.create_kv(s);
 }
 
+std::unique_ptr<KvCache> Model::create_kv(KvShape shape) const {
+    const KvShape m = arch_->kv_shape();
+    shape.n_layer = m.n_layer;
+    shape.n_head_kv = m.n_head_kv;
+    shape.head_dim_k = m.head_dim_k;
+    shape.head_dim_v = m.head_dim_v;
+    return backend_.create_kv(shape);
+}
+
+void Model::compact_kv(KvCache& kv, int64_t seq, std::span<const int64_t> keep) {
+    backend_.kv_compact(kv, seq, keep);
+    // Slot i held the key of slot keep[i]: rotate it by i - keep[i]. Slots that did not move
+    // (the prefix where keep[i] == i) need nothing.
+    size_t first = 0;
+    while (first < keep.size() && keep[first] == int64_t(first)) ++first;
+    if (first == keep.size()) return;
+    std::vector<int32_t> deltas;
+    deltas.reserve(keep.size() - first);
+    for (size_t i = first; i < keep.size(); ++i) deltas.push_back(int32_t(int64_t(i) - keep[i]));
+    for (int64_t il = 0; il < kv.shape().n_layer; ++il)
+        backend_.kv_rope_shift(kv, il, seq, int64_t(first), deltas, arch_->layer_rope(il));
+}
+
 std::span<const float> Model::forward(const Batch& b, KvCache& kv) {
     const size_t n = b.tokens.size();
     if (n == 0) throw Error("forward: empty batch");
@@ -66,6 +89,15 @@ std::span<const float> Model::forward(const Batch& b, KvCache& kv) {
             throw Error("forward: position " + std::to_string(b.positions[i]) + " of sequence " +
                         std::to_string(b.seq_ids[i]) + " is outside the context of " +
                         std::to_string(kv.shape().n_ctx) + " tokens");
+    }
+    // Make every written slot writable (a paged cache allocates or un-shares blocks): runs of
+    // consecutive positions of one sequence at a time.
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && b.seq_ids[j] == b.seq_ids[i] && b.positions[j] == b.positions[j - 1] + 1)
+            ++j;
+        kv.prepare(b.seq_ids[i], b.positions[i], b.positions[j - 1] + 1);
+        i = j;
     }
     const Act logits = arch_->forward(backend_, b, kv);
     const size_t count = size_t(logits.size());

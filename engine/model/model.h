@@ -41,6 +41,14 @@ class Model {
 
     // A KV cache for n_seq sequences of n_ctx tokens each, shaped for this model.
     std::unique_ptr<KvCache> create_kv(int64_t n_ctx, int64_t n_seq, KvType type) const;
+    // The same from a shape whose model fields (layers, heads, head sizes) this fills in.
+    std::unique_ptr<KvCache> create_kv(KvShape shape) const;
+
+    // Keeps only the slots `keep` (ascending) of sequence seq: moves the kept rows down
+    // (Backend::kv_compact) and re-rotates each kept key from its old slot's RoPE position to its
+    // new one, in every layer with that layer's RoPE, so the cache reads as if the kept tokens
+    // had been computed at positions 0..keep.size()-1 (StreamingLLM, llama.cpp's context shift).
+    void compact_kv(KvCache& kv, int64_t seq, std::span<const int64_t> keep);
 
     // One forward step; returns (batch.logit_rows.size(), n_vocab) logits in host memory, valid
     // until the next call. Errors (bad token id, position past the cache) leave the model usable.

@@ -22,8 +22,6 @@ namespace fluoro {
 
 namespace {
 
-constexpr int32_t kKvBlockTokens = 16;
-
 // A generation failure that rt_generate has already reported with its run id.
 class ReportedError : public Error {
   public:
@@ -112,6 +110,7 @@ struct Engine::State {
     // Speculative decoding: the settings, and what they need, built at the first run after a
     // change (drafter last: it refers to the models and caches).
     SpeculativeSettings spec;
+    KvPolicyConfig kv_policy;
     std::unique_ptr<Model> draft_model;
     std::unique_ptr<KvCache> draft_kv;
     std::unique_ptr<spec::Drafter> drafter;
@@ -263,6 +262,15 @@ void Engine::rt_load(const LoadModel& c) {
         s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
         s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
         s.seq = std::make_unique<Sequence>(*s.model, *s.kv, 0);
+        if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
+            // A policy chosen for another model or context must not block the load.
+            emit(ErrorEvent{
+                0, "load_model",
+                bad + "; the KV policy is back to full for " + c.path.filename().string(),
+                engine_ns()});
+            s.kv_policy = KvPolicyConfig{};
+        }
+        s.seq->set_kv_policy(s.kv_policy);
         s.sampler = std::make_unique<Sampler>(s.sampling, int32_t(s.model->n_vocab()));
         s.render = chat_options_from_template(s.model->chat_template_text());
     } catch (...) {
@@ -319,12 +327,37 @@ void Engine::rt_settings(const ChangeSettings& c) {
         s.spec = *c.speculative;
         s.drop_drafter();
     }
+    if (c.kv_policy) {
+        if (s.seq) s.seq->set_kv_policy(*c.kv_policy);  // validates against the context
+        s.kv_policy = *c.kv_policy;
+        s.drop_drafter();  // a draft cache follows the policy (rt_build_drafter)
+        rt_apply_capture();
+    }
+}
+
+void Engine::rt_apply_capture() {
+    State& s = *state_;
+    // Scoring KV policies read the accumulated attention the statistics pass computes.
+    s.capture.stats = s.capture_cmd.stats || s.kv_policy.needs_scores();
+    if (s.cpu) s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
 }
 
 void Engine::rt_build_drafter() {
     State& s = *state_;
     if (s.drafter || s.spec.mode == SpecMode::Off) return;
     std::unique_ptr<spec::Drafter> d;
+    // Under an evicting KV policy a draft follows the target past the context with sinks + a
+    // recent window of the same budget (it sees no attention statistics: CaptureFreeDrafter).
+    const auto follow_policy = [&s](std::unique_ptr<spec::DraftModelDrafter> dm) {
+        if (s.kv_policy.kind != KvPolicyKind::Full) {
+            KvPolicyConfig p;
+            p.kind = KvPolicyKind::Streaming;
+            p.budget = s.kv_policy.budget;
+            p.sinks = s.kv_policy.sinks;
+            dm->set_kv_policy(p);
+        }
+        return dm;
+    };
     switch (s.spec.mode) {
         case SpecMode::PromptLookup: {
             spec::PromptLookupOptions o;
@@ -339,16 +372,16 @@ void Engine::rt_build_drafter() {
             s.draft_model = Model::load(s.spec.draft_model, *s.profiling, lo);
             spec::check_vocab_compatible(*s.model, *s.draft_model);
             s.draft_kv = s.draft_model->create_kv(s.ctx, 1, s.model_settings.kv_type);
-            d = std::make_unique<spec::DraftModelDrafter>(*s.draft_model, *s.draft_kv, 0,
-                                                          s.sampling.seed + 1);
+            d = follow_policy(std::make_unique<spec::DraftModelDrafter>(*s.draft_model, *s.draft_kv,
+                                                                        0, s.sampling.seed + 1));
             break;
         }
         case SpecMode::SelfSpeculative: {
             const auto layers = int64_t(s.model->hparams().n_layer);
             const int64_t exit = s.spec.exit_layer > 0 ? s.spec.exit_layer : layers / 2;
             s.draft_kv = s.model->create_kv(s.ctx, 1, s.model_settings.kv_type);
-            d = std::make_unique<spec::DraftModelDrafter>(*s.model, *s.draft_kv, 0,
-                                                          s.sampling.seed + 1, exit);
+            d = follow_policy(std::make_unique<spec::DraftModelDrafter>(*s.model, *s.draft_kv, 0,
+                                                                        s.sampling.seed + 1, exit));
             break;
         }
         case SpecMode::Off:
@@ -367,8 +400,7 @@ void Engine::rt_set_capture(const SetAttentionCapture& c) {
         s.capture.regions.push_back(
             {int32_t(i), spec.layer, spec.head, spec.rows, spec.key_begin, spec.key_end});
     }
-    s.capture.stats = c.stats;
-    if (s.cpu) s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
+    rt_apply_capture();
 }
 
 void Engine::rt_take_pending_capture() {
@@ -443,23 +475,41 @@ void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
 
 void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
     const State& s = *state_;
+    const KvOccupancy occ = s.kv->occupancy();
     auto snap = std::make_shared<KvSnapshot>();
     snap->run = run;
     snap->step = step;
-    snap->block_tokens = kKvBlockTokens;
-    snap->bytes_per_token = int64_t(s.kv->shape().bytes_per_token());
+    snap->block_tokens = int32_t(occ.block_tokens);
+    snap->bytes_per_token = int64_t(occ.bytes_per_token);
     snap->t_ns = t_ns;
-    const int64_t used = int64_t(s.seq->tokens().size());
-    const int64_t n_blocks = (s.ctx + kKvBlockTokens - 1) / kKvBlockTokens;
-    snap->blocks.resize(size_t(n_blocks));
-    for (int64_t b = 0; b < n_blocks; ++b) {
-        const int64_t tokens = std::clamp<int64_t>(used - b * kKvBlockTokens, 0, kKvBlockTokens);
-        KvBlock& blk = snap->blocks[size_t(b)];
-        blk.tokens = int32_t(tokens);
-        blk.owner = tokens > 0 ? 0 : -1;
-        blk.state = tokens > 0 ? KvBlockState::Used : KvBlockState::Free;
+    snap->blocks.reserve(occ.blocks.size());
+    for (const KvOccupancy::Block& b : occ.blocks) {
+        KvBlock blk;
+        blk.owner = b.owner;
+        blk.tokens = b.tokens;
+        blk.state = b.refs > 1     ? KvBlockState::Shared
+                    : b.tokens > 0 ? KvBlockState::Used
+                                   : KvBlockState::Free;
+        snap->blocks.push_back(blk);
     }
     emit(std::shared_ptr<const KvSnapshot>(std::move(snap)));
+}
+
+void Engine::rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns) {
+    const State& s = *state_;
+    KvEviction ev;
+    ev.run = run;
+    ev.step = step;
+    ev.policy = std::string(kv_policy_name(e.policy));
+    ev.budget = s.kv_policy.effective_budget(s.seq->context_size());
+    ev.length_before = e.length_before;
+    ev.evicted = std::move(e.evicted);
+    ev.kept = std::move(e.kept);
+    ev.reasons.reserve(e.reasons.size());
+    for (KvKeepReason r : e.reasons) ev.reasons.push_back(uint8_t(r));
+    ev.ms = e.ms;
+    ev.t_ns = t_ns;
+    emit(std::move(ev));
 }
 
 void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
@@ -515,9 +565,10 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         int64_t n_token = 0, n_step = 0;
         bool in_prefill = true;
         const auto emit_memory = [&](int64_t t_ns) {
-            emit(MemoryCounters{run, s.profiling->weights_bytes(), int64_t(s.kv->bytes_allocated()),
-                                int64_t(s.seq->tokens().size() * s.kv->shape().bytes_per_token()),
-                                s.profiling->scratch_bytes(), t_ns});
+            emit(MemoryCounters{
+                run, s.profiling->weights_bytes(), int64_t(s.kv->bytes_allocated()),
+                int64_t(s.seq->cached_tokens().size() * s.kv->shape().bytes_per_token()),
+                s.profiling->scratch_bytes(), t_ns});
         };
         // Ends the step that ran since the previous one: its telemetry, captured attention, and
         // (after the prefill) what the prompt found cached.
@@ -525,7 +576,9 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
             if (!s.capture.rows.empty() || !s.capture.sparsity.empty())
                 rt_flush_capture(run, n_step, meter.now_ns());
             rt_take_pending_capture();  // applies from the next step
+            std::vector<SequenceEviction> evictions = s.seq->take_evictions();
             if (level == TelemetryLevel::Off) return meter.restart();
+            for (SequenceEviction& e : evictions) rt_emit_eviction(run, n_step, e, meter.now_ns());
             const StepEvent step =
                 meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
             emit(step);

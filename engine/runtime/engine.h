@@ -26,6 +26,8 @@
 
 namespace fluoro {
 
+struct SequenceEviction;
+
 struct EngineOptions {
     TelemetryLevel level = TelemetryLevel::Summary;
     size_t max_pending_snapshots = 64;  // EventStream budget for bulky snapshots
@@ -69,6 +71,8 @@ class Engine {
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
     void rt_build_drafter();  // for the speculative settings, when none is built
     void rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns);
+    void rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns);
+    void rt_apply_capture();  // the backend's capture request from the command and the policy
     void rt_set_capture(const SetAttentionCapture& c);
     void rt_take_pending_capture();  // a SetAttentionCapture submitted during a run
     void rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns);

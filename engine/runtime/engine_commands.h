@@ -12,6 +12,7 @@
 
 #include "backend/attention_capture.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_policy.h"
 #include "sampling/sampling_params.h"
 #include "speculative/spec_settings.h"
 
@@ -56,6 +57,9 @@ struct ChangeSettings {
     // Speculative decoding from the next run (a draft model is loaded then, and its errors are
     // that run's).
     std::optional<SpeculativeSettings> speculative = std::nullopt;
+    // The conversation's KV cache policy (kv/kv_policy.h), applied at once to the loaded model's
+    // sequence and kept for later loads. Scoring policies turn the attention statistics on.
+    std::optional<KvPolicyConfig> kv_policy = std::nullopt;
 };
 
 // One region of attention weights to capture from every step (AttentionSnapshot events). A step

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kv/kv_cache.h"
+#include "kv/kv_policy.h"
 
 namespace fluoro {
 
@@ -19,6 +20,17 @@ struct PrefillStats {
     int64_t reused_tokens = 0;    // prefix already in the cache (not recomputed)
     int64_t computed_tokens = 0;  // tokens run through the model
     double ms = 0;                // wall time of the computation
+};
+
+// One eviction a Sequence made (kv/kv_policy.h): what was dropped and what stayed, by conversation
+// position (index into history()).
+struct SequenceEviction {
+    KvPolicyKind policy = KvPolicyKind::Full;
+    int64_t length_before = 0;          // slots cached before
+    std::vector<int64_t> evicted;       // conversation positions dropped, ascending
+    std::vector<int64_t> kept;          // conversation positions kept, ascending
+    std::vector<KvKeepReason> reasons;  // per kept position
+    double ms = 0;                      // decision + compaction + key re-rotation
 };
 
 class Sequence {
@@ -41,21 +53,53 @@ class Sequence {
     // Most tokens one extend() takes (the model's batch and logit-row limits).
     int64_t max_extend() const;
 
-    const std::vector<int32_t>& tokens() const { return tokens_; }
+    // Every token appended since the last reset, cached or evicted: the conversation.
+    const std::vector<int32_t>& tokens() const { return history_; }
+    // The tokens whose K/V the cache holds, by slot, and each one's position in tokens().
+    const std::vector<int32_t>& cached_tokens() const { return tokens_; }
+    const std::vector<int64_t>& slot_positions() const { return slot_pos_; }
     int64_t context_size() const;
-    int64_t remaining() const { return context_size() - int64_t(tokens_.size()); }
+    // Tokens that can still be appended: unbounded (INT32_MAX) under an evicting policy.
+    int64_t remaining() const;
+
+    // The policy applied before each append that would outgrow its budget (kv/kv_policy.h).
+    // Scoring policies (needs_scores()) read the backend's accumulated attention: the caller
+    // turns AttentionCapture::stats on. Throws Error for a config the context cannot hold.
+    void set_kv_policy(const KvPolicyConfig& cfg);
+    const KvPolicyConfig& kv_policy() const { return policy_; }
+    // Evictions since the last call, oldest first.
+    std::vector<SequenceEviction> take_evictions();
     // Runs every later step through only the first n layers (0 = all): the self-speculative
     // draft. Forgets what is cached, which was computed with other layers.
     void set_exit_layer(int64_t n);
     int64_t exit_layer() const { return exit_layer_; }
-    void reset();              // forget everything cached for this sequence
-    void truncate(int64_t n);  // keep the first n tokens (rollback)
+    void reset();  // forget everything cached for this sequence
+    // Keep the first n tokens of the conversation (rollback): drops later tokens and the slots
+    // that hold them.
+    void truncate(int64_t n);
 
   private:
+    bool evicting() const;
+    int64_t budget() const;
+    // Evicts (policy permitting) so that `incoming` more slots fit within `limit` (0: the
+    // budget); throws when none may go.
+    void make_room(int64_t incoming, std::span<const float> observed = {}, int64_t limit = 0);
+    // Runs one forward step appending `tokens` at the next slots; returns the logits of `rows`.
+    std::span<const float> forward_append(std::span<const int32_t> tokens,
+                                          std::span<const int32_t> rows);
+    void after_step();  // per-step policy statistics (scissorhands)
+    // Accumulated attention per slot summed over layers and KV heads (empty when none).
+    std::vector<float> slot_attention() const;
+
     Model& model_;
     KvCache& kv_;
     int64_t seq_;
-    std::vector<int32_t> tokens_;
+    std::vector<int32_t> tokens_;    // by slot
+    std::vector<int64_t> slot_pos_;  // by slot: position in history_
+    std::vector<int32_t> history_;   // the conversation
+    KvPolicyConfig policy_;
+    std::vector<float> low_count_, prev_attention_;  // scissorhands statistics, by slot
+    std::vector<SequenceEviction> evictions_;
     int64_t exit_layer_ = 0;
     // Reused batch scratch (no allocation per step once grown to max_batch).
     std::vector<int32_t> positions_, seq_ids_, rows_;

@@ -41,7 +41,8 @@ void DraftModelDrafter::propose(std::span<const int32_t> context, int32_t max_n,
                                 const SamplingParams& params, Draft& out) {
     out.clear();
     if (max_n < 1 || context.empty()) return;
-    if (int64_t(context.size()) + max_n > seq_.context_size()) {
+    if (seq_.kv_policy().kind == KvPolicyKind::Full &&
+        int64_t(context.size()) + max_n > seq_.context_size()) {
         max_n = int32_t(seq_.context_size() - int64_t(context.size()));
         if (max_n < 1) return;
     }

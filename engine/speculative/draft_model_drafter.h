@@ -35,6 +35,9 @@ class DraftModelDrafter final : public Drafter {
     std::string_view name() const override { return name_; }
     void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams& params,
                  Draft& out) override;
+    // The draft's own cache policy (kv/kv_policy.h): with an evicting one the draft follows a
+    // target conversation past its context instead of going quiet there.
+    void set_kv_policy(const KvPolicyConfig& cfg) { seq_.set_kv_policy(cfg); }
 
   private:
     Model& model_;

@@ -126,6 +126,21 @@ struct KvSnapshot {
     int64_t t_ns = 0;
 };
 
+// One eviction by the KV policy (kv/kv_policy.h) of the conversation's sequence: which tokens left
+// the cache and which stayed (conversation positions, ascending) and why each stayed.
+struct KvEviction {
+    uint64_t run = 0;
+    int64_t step = 0;              // the step it made room for
+    std::string policy;            // "window", "streaming", "h2o", ...
+    int64_t budget = 0;            // tokens the policy may keep
+    int64_t length_before = 0;     // tokens cached before
+    std::vector<int64_t> evicted;  // conversation positions dropped
+    std::vector<int64_t> kept;     // conversation positions kept
+    std::vector<uint8_t> reasons;  // per kept position: KvKeepReason (0 sink, 1 recent, 2 heavy)
+    double ms = 0;                 // decision + compaction + key re-rotation
+    int64_t t_ns = 0;
+};
+
 struct DraftToken {
     int32_t id = -1;
     float q = 0;  // drafter probability
@@ -206,7 +221,7 @@ using Event =
     std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
                  std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
                  RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
-                 DropReport, AttentionStats>;
+                 DropReport, AttentionStats, KvEviction>;
 
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);

@@ -48,6 +48,13 @@ class ProfilingBackend final : public Backend {
                                                 int64_t seq) const override {
         return inner_.attention_key_scores(layer, kv_head, seq);
     }
+    void kv_compact(KvCache& kv, int64_t seq, std::span<const int64_t> keep) override {
+        inner_.kv_compact(kv, seq, keep);
+    }
+    void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
+                       std::span<const int32_t> deltas, const RopeParams& p) override {
+        inner_.kv_rope_shift(kv, layer, seq, begin, deltas, p);
+    }
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/attention_split.h"
 #include "backend/cpu/kernels/vec_math.h"
+#include "backend/cpu/kv_rows.h"
 #include "core/error.h"
 
 namespace fluoro::cpu {
@@ -77,6 +78,11 @@ std::span<const float> KeyScores::get(int64_t layer, int64_t kv_head, int64_t se
 float* KeyScores::row(const KvShape& shape, int64_t layer, int64_t kv_head, int64_t seq) {
     if (int64_t(layers_.size()) <= layer) layers_.resize(size_t(layer + 1));
     Layer& L = layers_[size_t(layer)];
+    // A cache of another shape (a new model load, an evaluation's next cache) starts afresh:
+    // rows are laid out by the shape, and a larger one must never index past the old buffer.
+    if (L.n_head_kv != shape.n_head_kv[size_t(layer)] || L.n_seq != shape.n_seq ||
+        L.n_ctx != shape.n_ctx)
+        L.scores.clear();
     if (L.scores.empty()) {
         L.n_head_kv = shape.n_head_kv[size_t(layer)];
         L.n_seq = shape.n_seq;
@@ -90,10 +96,24 @@ void KeyScores::forget(int64_t layer, const Batch& batch) {
     if (layer >= int64_t(layers_.size())) return;
     Layer& L = layers_[size_t(layer)];
     if (L.scores.empty()) return;
-    for (int64_t t = 0; t < batch.size(); ++t)
+    for (int64_t t = 0; t < batch.size(); ++t) {
+        const int64_t seq = batch.seq_ids[size_t(t)], pos = batch.positions[size_t(t)];
+        if (seq >= L.n_seq || pos >= L.n_ctx) continue;  // another cache's shape: row() resets
         for (int64_t h = 0; h < L.n_head_kv; ++h)
-            L.scores[size_t((h * L.n_seq + batch.seq_ids[size_t(t)]) * L.n_ctx +
-                            batch.positions[size_t(t)])] = 0.0f;
+            L.scores[size_t((h * L.n_seq + seq) * L.n_ctx + pos)] = 0.0f;
+    }
+}
+
+void KeyScores::compact(int64_t seq, std::span<const int64_t> keep) {
+    for (Layer& L : layers_) {
+        if (L.scores.empty() || seq < 0 || seq >= L.n_seq) continue;
+        for (int64_t h = 0; h < L.n_head_kv; ++h) {
+            float* row = L.scores.data() + (h * L.n_seq + seq) * L.n_ctx;
+            for (size_t i = 0; i < keep.size() && int64_t(i) < L.n_ctx; ++i)
+                row[i] = keep[i] < L.n_ctx ? row[keep[i]] : 0.0f;
+            std::fill(row + std::min<int64_t>(int64_t(keep.size()), L.n_ctx), row + L.n_ctx, 0.0f);
+        }
+    }
 }
 
 bool wants_rows(const AttentionCapture& c, int64_t layer) {
@@ -105,11 +125,11 @@ bool wants_rows(const AttentionCapture& c, int64_t layer) {
 void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, const KvCache& kv,
                   const AttentionScratch& scratch, AttentionCapture& capture) {
     const KvType type = kv.shape().type;
-    const KvElem elem = type == KvType::F16 ? KvElem::F16 : KvElem::F32;
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k;
-    const size_t k_off = size_t(dk) * kv_type_size(type);
+    const size_t k_off = kv_row_bytes(type, dk);
     std::vector<float> qh(static_cast<size_t>(dk));
+    std::vector<float> deq(size_t(kv_tile_floats(type, dk)));  // quantized keys, dequantized
     for (const AttentionCaptureRegion& r : capture.regions) {
         if (r.layer >= 0 && r.layer != p.layer) continue;
         if (r.head >= p.n_head) continue;  // a head this layer lacks
@@ -140,8 +160,11 @@ void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, co
                     const int64_t kvh = h / group;
                     for (int64_t j = lo; j < hi;) {
                         const KvCache::Run run = kv.k_run(p.layer, seq, j, hi - j);
-                        vm.qk(elem, qh.data(), 1, dk, run.data + size_t(kvh) * k_off, run.stride,
-                              run.rows, p.scale, w + (j - lo), hi - lo);
+                        for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq.data(),
+                                           [&](int64_t r0, const KvHeadRows& k) {
+                                               vm.qk(k.elem, qh.data(), 1, dk, k.data, k.stride,
+                                                     k.rows, p.scale, w + (j - lo + r0), hi - lo);
+                                           });
                         j += run.rows;
                     }
                     if (p.softcap > 0) vm.softcap(w, hi - lo, p.softcap);

@@ -27,6 +27,9 @@ class KeyScores {
     float* row(const KvShape& shape, int64_t layer, int64_t kv_head, int64_t seq);
     // Zeroes positions the batch rewrites in every KV head of the layer (if allocated).
     void forget(int64_t layer, const Batch& batch);
+    // The cache's compaction (KvCache::compact) applied to every layer's and KV head's scores of
+    // seq: score keep[i] moves to i, the rest is zeroed.
+    void compact(int64_t seq, std::span<const int64_t> keep);
     void clear() { layers_.clear(); }
 
   private:

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/attention_split.h"
 #include "backend/cpu/kernels/vec_math.h"
+#include "backend/cpu/kv_rows.h"
 #include "core/error.h"
 
 namespace fluoro::cpu {
@@ -19,18 +20,11 @@ size_t AttentionScratch::bytes() const {
 void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Act& v,
               const Batch& batch, KvCache& kv) {
     const KvType type = kv.shape().type;
-    const VecMath& vm = vec_math();
     const int64_t nk = p.n_head_kv * p.head_dim_k, nv = p.n_head_kv * p.head_dim_v;
-    const auto store_row = [&](const float* src, void* dst, int64_t n) {
-        if (type == KvType::F32)
-            std::memcpy(dst, src, size_t(n) * sizeof(float));
-        else
-            vm.f32_to_f16(src, static_cast<uint16_t*>(dst), n);
-    };
     pool.run(batch.size(), [&](int64_t t, int) {
         const int64_t seq = batch.seq_ids[size_t(t)], pos = batch.positions[size_t(t)];
-        store_row(k.data + t * k.width, kv.k_row(p.layer, seq, pos), nk);
-        store_row(v.data + t * v.width, kv.v_row(p.layer, seq, pos), nv);
+        kv_store(type, k.data + t * k.width, kv.k_row(p.layer, seq, pos), nk);
+        kv_store(type, v.data + t * v.width, kv.v_row(p.layer, seq, pos), nv);
     });
 }
 
@@ -65,18 +59,19 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
 void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
                      const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token) {
     const KvType type = kv.shape().type;
-    const KvElem elem = type == KvType::F16 ? KvElem::F16 : KvElem::F32;
     const bool round = type == KvType::F16;
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv;
     const int64_t dk = p.head_dim_k, dv = p.head_dim_v;
-    const size_t k_off = size_t(dk) * kv_type_size(type), v_off = size_t(dv) * kv_type_size(type);
+    const size_t k_off = kv_row_bytes(type, dk), v_off = kv_row_bytes(type, dv);
 
     const int64_t split = choose_split(p, batch, pool.size());
     const int64_t n_tasks = batch.size() * p.n_head_kv * split;
     // Sized for the whole context, so the buffers are allocated once, not as a decode's context
     // grows: the scores of a whole key range are alive at once.
-    const int64_t per_worker = group * (kv.shape().n_ctx + dk);
+    // Then, for a quantized cache, the buffer its rows are dequantized into.
+    const int64_t per_worker =
+        group * (kv.shape().n_ctx + dk) + kv_tile_floats(type, std::max(dk, dv));
     if (scratch.per_worker_floats < per_worker ||
         int64_t(scratch.per_worker.size()) < per_worker * pool.size()) {
         scratch.per_worker_floats = std::max(scratch.per_worker_floats, per_worker);
@@ -89,7 +84,9 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
         const int64_t t = pair / p.n_head_kv, kvh = pair % p.n_head_kv;
         const int64_t seq = batch.seq_ids[size_t(t)];
         const KeyRange keys = key_range(p, batch.positions[size_t(t)]);
-        const auto [begin, n] = split_range(keys, split, c);
+        // Plain variables, not a structured binding: the lambdas below capture them.
+        const SplitRange range = split_range(keys, split, c);
+        const int64_t begin = range.begin, n = range.n;
 
         float* o = split > 1 ? scratch.partial.data() + task * group * pf
                              : out.data + t * out.width + kvh * group * dv;
@@ -102,6 +99,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
         float* scores =
             scratch.per_worker.data() + worker * scratch.per_worker_floats;  // group x n
         float* qh = scores + group * n;                                      // group x dk
+        float* deq = qh + group * dk;                                        // kv_tile_floats
         const float* qrow = q.data + t * q.width + kvh * group * dk;
         if (round)
             vm.round_f16(qrow, qh, group * dk);
@@ -110,8 +108,11 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
 
         for (int64_t j = begin; j < begin + n;) {
             const KvCache::Run run = kv.k_run(p.layer, seq, j, begin + n - j);
-            vm.qk(elem, qh, int(group), dk, run.data + size_t(kvh) * k_off, run.stride, run.rows,
-                  p.scale, scores + (j - begin), n);
+            for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq,
+                               [&](int64_t r0, const KvHeadRows& k) {
+                                   vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows,
+                                         p.scale, scores + (j - begin + r0), n);
+                               });
             j += run.rows;
         }
         if (p.softcap > 0) vm.softcap(scores, group * n, p.softcap);
@@ -135,8 +136,11 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
         }
         for (int64_t j = begin; j < begin + n;) {
             const KvCache::Run run = kv.v_run(p.layer, seq, j, begin + n - j);
-            vm.pv(elem, scores + (j - begin), int(group), n, run.rows,
-                  run.data + size_t(kvh) * v_off, run.stride, dv, o_values, o_stride);
+            for_each_head_rows(type, run, size_t(kvh) * v_off, dv, deq,
+                               [&](int64_t r0, const KvHeadRows& v) {
+                                   vm.pv(v.elem, scores + (j - begin + r0), int(group), n, v.rows,
+                                         v.data, v.stride, dv, o_values, o_stride);
+                               });
             j += run.rows;
         }
     });

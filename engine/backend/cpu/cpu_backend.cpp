@@ -8,9 +8,11 @@
 #include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "backend/cpu/kernels/vec_math.h"
+#include "backend/cpu/kv_rows.h"
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "kv/contiguous_kv.h"
+#include "kv/paged_kv.h"
 #include "tensor/dequantize.h"
 
 namespace fluoro::cpu {
@@ -61,6 +63,7 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
 }
 
 std::unique_ptr<KvCache> CpuBackend::create_kv(const KvShape& shape) {
+    if (shape.paged) return std::make_unique<PagedKvCache>(shape);
     return std::make_unique<ContiguousKvCache>(shape);
 }
 
@@ -135,6 +138,66 @@ void CpuBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams&
                 v[b] = x0 * s + x1 * c;
             }
             theta *= theta_scale;
+        }
+    });
+}
+
+void CpuBackend::kv_compact(KvCache& kv, int64_t seq, std::span<const int64_t> keep) {
+    kv.compact(seq, keep);
+    key_scores_.compact(seq, keep);
+}
+
+void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
+                               std::span<const int32_t> deltas, const RopeParams& p) {
+    const KvShape& s = kv.shape();
+    if (layer < 0 || layer >= s.n_layer)
+        throw Error("cpu backend: kv_rope_shift: layer " + std::to_string(layer) + " of " +
+                    std::to_string(s.n_layer));
+    if (begin < 0 || begin + int64_t(deltas.size()) > kv.length(seq))
+        throw Error("cpu backend: kv_rope_shift: slots past the cached length");
+    const int64_t n = int64_t(deltas.size());
+    if (n == 0) return;
+    const int64_t n_head = s.n_head_kv[size_t(layer)], hd = s.head_dim_k;
+    const int64_t width = s.k_row_elems(layer), half = p.n_rot / 2;
+    // A compaction shifts long runs of rows by the same delta: one cos/sin table per run,
+    // computed exactly as rope() steps theta (so a shift equals rope() at that position).
+    std::vector<int64_t> table_of(static_cast<size_t>(n));
+    std::vector<float> tables;  // per table: half cosines, then half sines
+    const float theta_scale = std::pow(float(p.freq_base), -2.0f / float(p.n_rot));
+    for (int64_t r = 0; r < n; ++r) {
+        if (r > 0 && deltas[size_t(r)] == deltas[size_t(r - 1)]) {
+            table_of[size_t(r)] = table_of[size_t(r - 1)];
+            continue;
+        }
+        table_of[size_t(r)] = int64_t(tables.size()) / (2 * half);
+        float theta = float(deltas[size_t(r)]) * float(p.freq_scale);
+        const size_t at = tables.size();
+        tables.resize(at + size_t(2 * half));
+        for (int64_t i = 0; i < half; ++i) {
+            tables[at + size_t(i)] = std::cos(theta);
+            tables[at + size_t(half + i)] = std::sin(theta);
+            theta *= theta_scale;
+        }
+    }
+    // Rows in parallel chunks through a float buffer: load (dequantize), rotate, store.
+    constexpr int64_t kChunk = 64;
+    pool_.run((n + kChunk - 1) / kChunk, [&](int64_t c, int) {
+        std::vector<float> row(static_cast<size_t>(width));
+        for (int64_t r = c * kChunk; r < std::min(n, (c + 1) * kChunk); ++r) {
+            void* k = kv.k_row(layer, seq, begin + r);
+            kv_load(s.type, k, row.data(), width);
+            const float* cs = tables.data() + table_of[size_t(r)] * 2 * half;
+            for (int64_t h = 0; h < n_head; ++h) {
+                float* v = row.data() + h * hd;
+                for (int64_t i = 0; i < half; ++i) {
+                    const int64_t a = p.mode == RopeMode::Neox ? i : 2 * i;
+                    const int64_t b = p.mode == RopeMode::Neox ? i + half : 2 * i + 1;
+                    const float x0 = v[a], x1 = v[b], co = cs[i], si = cs[half + i];
+                    v[a] = x0 * co - x1 * si;
+                    v[b] = x0 * si + x1 * co;
+                }
+            }
+            kv_store(s.type, row.data(), k, width);
         }
     });
 }

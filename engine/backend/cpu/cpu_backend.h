@@ -42,6 +42,9 @@ class CpuBackend final : public Backend {
                                                 int64_t seq) const override {
         return key_scores_.get(layer, kv_head, seq);
     }
+    void kv_compact(KvCache& kv, int64_t seq, std::span<const int64_t> keep) override;
+    void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
+                       std::span<const int32_t> deltas, const RopeParams& p) override;
     // Bytes of attention working memory allocated so far (it only grows: the peak).
     size_t attention_scratch_bytes() const { return attn_scratch_.bytes(); }
     void add(Act x, const Act& y) override;

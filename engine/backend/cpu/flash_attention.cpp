@@ -13,7 +13,8 @@
 // one (prefill) runs each row's ranges in one task, one after the other — the same arithmetic.
 //
 // Numerics: with an F16 cache the queries are rounded to fp16 (as the cache rounded K); the
-// probabilities are not rounded, unlike the standard path.
+// probabilities are not rounded, unlike the standard path. A quantized cache (Q8_0, Q4_0) is
+// dequantized tile by tile into a per-worker buffer (kv_rows.h) and read as F32, q unrounded.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -21,6 +22,7 @@
 #include "backend/cpu/attention_split.h"
 #include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/kernels/vec_math.h"
+#include "backend/cpu/kv_rows.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -59,10 +61,11 @@ struct FlashContext {
     const KvCache& kv;
     AttentionScratch& scratch;
     int64_t stash_token;
-    KvElem elem;
+    KvType type;
     bool round_q;
     int64_t group, dk, dv;
     size_t k_off, v_off;
+    int64_t deq_offset;  // per-worker floats before the dequantization buffer
     const VecMath& vm;
 
     // Online softmax of token t's KV head kvh over keys [begin, begin + n) (n >= 1). Writes per
@@ -77,6 +80,7 @@ struct FlashContext {
         float* qh = tile + group * kTile;                                              // g x dk
         float* m = qh + group * dk;                                                    // g
         float* l = m + group;                                                          // g
+        float* deq = tile + deq_offset;  // kv_tile_floats
         const float* qrow = q.data + t * q.width + kvh * group * dk;
         if (round_q)
             vm.round_f16(qrow, qh, group * dk);
@@ -91,8 +95,11 @@ struct FlashContext {
             const int64_t nt = std::min(kTile, begin + n - j0);
             for (int64_t j = j0; j < j0 + nt;) {
                 const KvCache::Run run = kv.k_run(p.layer, seq, j, j0 + nt - j);
-                vm.qk(elem, qh, int(group), dk, run.data + size_t(kvh) * k_off, run.stride,
-                      run.rows, p.scale, tile + (j - j0), nt);
+                for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq,
+                                   [&](int64_t r0, const KvHeadRows& k) {
+                                       vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows,
+                                             p.scale, tile + (j - j0 + r0), nt);
+                                   });
                 j += run.rows;
             }
             if (p.softcap > 0) vm.softcap(tile, group * nt, p.softcap);
@@ -114,8 +121,11 @@ struct FlashContext {
             }
             for (int64_t j = j0; j < j0 + nt;) {
                 const KvCache::Run run = kv.v_run(p.layer, seq, j, j0 + nt - j);
-                vm.pv(elem, tile + (j - j0), int(group), nt, run.rows,
-                      run.data + size_t(kvh) * v_off, run.stride, dv, values, o_stride);
+                for_each_head_rows(type, run, size_t(kvh) * v_off, dv, deq,
+                                   [&](int64_t r0, const KvHeadRows& v) {
+                                       vm.pv(v.elem, tile + (j - j0 + r0), int(group), nt, v.rows,
+                                             v.data, v.stride, dv, values, o_stride);
+                                   });
                 j += run.rows;
             }
         }
@@ -148,28 +158,31 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
                   const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token) {
     const KvType type = kv.shape().type;
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k, dv = p.head_dim_v;
+    const int64_t pf = partial_floats(p);
+    const int64_t group_partial = group * pf;  // floats of one range's partials
+    // Tile scores, queries, m and l; then (large batches) one row's range partials; then, for a
+    // quantized cache, the buffer its rows are dequantized into.
+    const int64_t deq_offset =
+        group * (kTile + dk + 2) + n_ranges(kv.shape().n_ctx) * group_partial;
+    const int64_t per_worker = deq_offset + kv_tile_floats(type, std::max(dk, dv));
     const FlashContext fc{p,
                           q,
                           batch,
                           kv,
                           scratch,
                           stash_token,
-                          type == KvType::F16 ? KvElem::F16 : KvElem::F32,
+                          type,
                           type == KvType::F16,
                           group,
                           dk,
                           dv,
-                          size_t(dk) * kv_type_size(type),
-                          size_t(dv) * kv_type_size(type),
+                          kv_row_bytes(type, dk),
+                          kv_row_bytes(type, dv),
+                          deq_offset,
                           vec_math()};
-    const int64_t pf = partial_floats(p);
-    const int64_t group_partial = group * pf;  // floats of one range's partials
     int64_t max_nr = 1;
     for (int64_t t = 0; t < batch.size(); ++t)
         max_nr = std::max(max_nr, n_ranges(key_range(p, batch.positions[size_t(t)]).count));
-    // Tile scores, queries, m and l; then (large batches) one row's range partials.
-    const int64_t per_worker =
-        group * (kTile + dk + 2) + n_ranges(kv.shape().n_ctx) * group_partial;
     if (scratch.per_worker_floats < per_worker ||
         int64_t(scratch.per_worker.size()) < per_worker * pool.size()) {
         scratch.per_worker_floats = std::max(scratch.per_worker_floats, per_worker);

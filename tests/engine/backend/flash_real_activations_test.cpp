@@ -29,6 +29,13 @@ class CompareAttention final : public Backend {
         return inner_.load_weight(f, i);
     }
     std::unique_ptr<KvCache> create_kv(const KvShape& s) override { return inner_.create_kv(s); }
+    void kv_compact(KvCache& kv, int64_t seq, std::span<const int64_t> keep) override {
+        inner_.kv_compact(kv, seq, keep);
+    }
+    void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
+                       std::span<const int32_t> deltas, const RopeParams& p) override {
+        inner_.kv_rope_shift(kv, layer, seq, begin, deltas, p);
+    }
     Act alloc_act(int64_t r, int64_t w) override { return inner_.alloc_act(r, w); }
     void reserve(int64_t t, int64_t w) override { inner_.reserve(t, w); }
     void get_rows(const Weight& t, std::span<const int32_t> ids, Act y) override {

@@ -53,6 +53,33 @@ struct VecMathImpl {
             return *p;
     }
 
+    // Four keys' scores (nk <= 4 of them real; the others' accumulators stay zero and are
+    // discarded), each reduced on its own in a fixed lane order by reduce4.
+    template <class E, int GN>
+    static void qk_four(const float* q, int64_t dk, const std::byte* k, size_t k_stride, int nk,
+                        float scale, float* s, int64_t s_stride) {
+        const E* kr[4];
+        for (int kk = 0; kk < 4; ++kk)
+            kr[kk] = reinterpret_cast<const E*>(k + size_t(kk < nk ? kk : 0) * k_stride);
+        T acc[GN][4];
+        for (int g = 0; g < GN; ++g)
+            for (int kk = 0; kk < 4; ++kk) acc[g][kk] = V::zero();
+        for (int64_t i = 0; i < dk; i += W) {
+            T qv[GN];
+            for (int g = 0; g < GN; ++g) qv[g] = V::load(q + g * dk + i);
+            for (int kk = 0; kk < 4; ++kk) {
+                if (kk >= nk) break;
+                const T kv = V::load(kr[kk] + i);
+                for (int g = 0; g < GN; ++g) acc[g][kk] = V::fma(qv[g], kv, acc[g][kk]);
+            }
+        }
+        for (int g = 0; g < GN; ++g) {
+            float sums[4];
+            V::reduce4(acc[g][0], acc[g][1], acc[g][2], acc[g][3], sums);
+            for (int kk = 0; kk < nk; ++kk) s[g * s_stride + kk] = sums[kk] * scale;
+        }
+    }
+
     // Scores of GN query heads (GN <= 4) against n key rows: each key vector is loaded once.
     // Four keys at a time where the head dimension is a whole number of vectors: their four
     // accumulators per head are reduced together (V::reduce4), which costs far fewer shuffles
@@ -62,27 +89,16 @@ struct VecMathImpl {
                          float scale, float* s, int64_t s_stride) {
         int64_t j = 0;
         if (dk % W == 0) {
-            for (; j + 4 <= n; j += 4) {
-                const E* kr[4];
-                for (int kk = 0; kk < 4; ++kk)
-                    kr[kk] = reinterpret_cast<const E*>(k + size_t(j + kk) * k_stride);
-                T acc[GN][4];
-                for (int g = 0; g < GN; ++g)
-                    for (int kk = 0; kk < 4; ++kk) acc[g][kk] = V::zero();
-                for (int64_t i = 0; i < dk; i += W) {
-                    T qv[GN];
-                    for (int g = 0; g < GN; ++g) qv[g] = V::load(q + g * dk + i);
-                    for (int kk = 0; kk < 4; ++kk) {
-                        const T kv = V::load(kr[kk] + i);
-                        for (int g = 0; g < GN; ++g) acc[g][kk] = V::fma(qv[g], kv, acc[g][kk]);
-                    }
-                }
-                for (int g = 0; g < GN; ++g) {
-                    float sums[4];
-                    V::reduce4(acc[g][0], acc[g][1], acc[g][2], acc[g][3], sums);
-                    for (int kk = 0; kk < 4; ++kk) s[g * s_stride + j + kk] = sums[kk] * scale;
-                }
-            }
+            // Keys in groups of four; the last 1-3 go through the same reduction with zero
+            // vectors in the empty slots, so a score's rounding does not depend on where its key
+            // falls in a run (paged blocks, split key ranges and batch sizes agree bit for bit).
+            for (; j + 4 <= n; j += 4)
+                qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, 4, scale, s + j,
+                               s_stride);
+            if (j < n)
+                qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, int(n - j), scale, s + j,
+                               s_stride);
+            return;
         }
         for (; j < n; ++j) {
             const E* kr = reinterpret_cast<const E*>(k + size_t(j) * k_stride);

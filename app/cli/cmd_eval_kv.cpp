@@ -1,0 +1,490 @@
+// `fluoro eval kv MODEL`: what each KV cache policy (full, window, streaming, h2o, scissorhands,
+// snapkv) and KV storage type (f16, q8_0, q4_0, ...) costs in quality and buys in speed, over a
+// grid of policy × budget × type (runtime/kv_eval.h): perplexity by token-by-token decoding of a
+// long text with NLL over position, passkey retrieval at several lengths and depths, decode tok/s
+// at long context. Prints an aligned table (stdout), or --json; --csv writes one row per
+// configuration × task × metric. Progress goes to stderr.
+//
+// The text defaults to the King James Bible from Debian's bible-kjv package (`bible -f` prints
+// one verse per line after its reference, which is stripped): public domain, long, and installed
+// here; --text FILE takes any UTF-8 text instead.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "runtime/kv_eval.h"
+#include "session/loaded_model.h"
+
+namespace fluoro::cli {
+namespace {
+
+constexpr const char* kBibleRange = "Gen1:1-Exo40:38";  // Genesis and Exodus
+
+struct EvalKvOpts {
+    std::string model, text;
+    std::string policies = "full,window,streaming,h2o,scissorhands,snapkv";
+    std::string budgets = "100%,50%,20%,10%";
+    std::string kv_types = "f16";
+    std::string tasks = "ppl,passkey,speed";
+    std::string passkey_lengths = "1024,2048,4096";
+    std::string depths = "0,25,50,75,100";
+    std::string speed_contexts = "4096,8192";
+    std::string passkey_format = "auto";
+    std::string csv, attention = "flash";
+    bool json = false;
+    int threads = 0;
+    int64_t batch = 512;
+    KvEvalPlan plan;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ','))
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+template <typename T, typename Parse>
+std::vector<T> parse_names(const std::string& flag, const std::string& list, Parse parse,
+                           const char* valid) {
+    std::vector<T> out;
+    for (const std::string& name : split_list(list)) {
+        const std::optional<T> v = parse(name);
+        if (!v) throw Error(flag + ": unknown name '" + name + "'; valid: " + valid);
+        out.push_back(*v);
+    }
+    if (out.empty()) throw Error(flag + " is empty; valid: " + valid);
+    return out;
+}
+
+std::vector<int64_t> parse_ints(const std::string& flag, const std::string& list, int64_t min,
+                                int64_t max) {
+    std::vector<int64_t> out;
+    for (const std::string& item : split_list(list)) {
+        size_t used = 0;
+        int64_t v = 0;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != item.size() || v < min || v > max)
+            throw Error(flag + ": '" + item + "' is not a whole number in [" + std::to_string(min) +
+                        ", " + std::to_string(max) + "]");
+        out.push_back(v);
+    }
+    return out;
+}
+
+// Validates every list before the model is loaded, so a typo costs nothing.
+void parse_plan(EvalKvOpts& o) {
+    KvEvalPlan& p = o.plan;
+    p.policies = parse_names<KvPolicyKind>("--policies", o.policies, parse_kv_policy,
+                                           "full, window, streaming, h2o, scissorhands, snapkv");
+    p.budgets.clear();
+    for (const std::string& b : split_list(o.budgets)) {
+        const std::optional<KvBudget> v = parse_kv_budget(b);
+        if (!v)
+            throw Error("--budgets: '" + b +
+                        "' is neither a percentage in (0%, 100%] nor a token count >= 1");
+        p.budgets.push_back(*v);
+    }
+    if (p.budgets.empty()) throw Error("--budgets is empty; e.g. 100%,50%,20%,10%,256");
+    p.kv_types =
+        parse_names<KvType>("--kv-types", o.kv_types, parse_kv_type, "f32, f16, q8_0, q4_0");
+    p.tasks =
+        parse_names<KvEvalTask>("--tasks", o.tasks, parse_kv_eval_task, "ppl, passkey, speed");
+    p.passkey_lengths = parse_ints("--passkey-lengths", o.passkey_lengths, 64, 1 << 20);
+    p.passkey_depths.clear();
+    for (const int64_t d : parse_ints("--depths", o.depths, 0, 100))
+        p.passkey_depths.push_back(double(d) / 100.0);
+    p.speed_contexts = parse_ints("--speed-contexts", o.speed_contexts, 128, 1 << 20);
+    if (o.passkey_format != "auto" && o.passkey_format != "chat" && o.passkey_format != "plain")
+        throw Error("--passkey-format: unknown name '" + o.passkey_format +
+                    "'; valid: auto, chat, plain");
+    if (p.ppl_tokens < 0) throw Error("--ppl-tokens must be >= 0 (0 = the whole text)");
+    if (p.ppl_bucket < 1) throw Error("--bucket must be at least 1 token");
+    if (p.speed_gen < 1) throw Error("--speed-gen must be at least 1");
+}
+
+// The King James Bible from `bible` (Debian's bible-kjv), one verse per line.
+std::string bible_text() {
+    const std::string cmd = std::string("bible -f ") + kBibleRange + " 2>/dev/null";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string raw;
+    if (pipe) {
+        char buf[65536];
+        while (const size_t n = fread(buf, 1, sizeof buf, pipe)) raw.append(buf, n);
+        if (pclose(pipe) != 0) raw.clear();
+    }
+    if (raw.empty())
+        throw Error(
+            "no --text given and `bible` (Debian package bible-kjv) could not print the text; "
+            "install bible-kjv or pass --text FILE");
+    std::string text;
+    std::istringstream lines(raw);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const size_t space = line.find(' ');  // "Gen1:1 In the beginning ..."
+        if (space == std::string::npos) continue;
+        text.append(line, space + 1);
+        text += '\n';
+    }
+    return text;
+}
+
+std::string read_text(const std::string& path) {
+    if (path.empty()) return bible_text();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// --- output ---
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::string cell_name(const KvEvalCell& c) {
+    return std::string(kv_policy_name(c.policy)) + "/" + c.budget.label() + "/" +
+           std::string(kv_type_name(c.kv_type));
+}
+
+// Passkey trials per length: how many found the key, kept the whole needle cached, ran.
+struct PasskeyTally {
+    int found = 0, kept = 0, trials = 0;
+};
+std::map<int64_t, PasskeyTally> passkey_by_length(const KvEvalCell& c) {
+    std::map<int64_t, PasskeyTally> m;
+    for (const PasskeyTrial& t : c.passkey) {
+        PasskeyTally& p = m[t.length];
+        p.found += t.correct ? 1 : 0;
+        p.kept += t.needle_tokens > 0 && t.needle_kept == t.needle_tokens ? 1 : 0;
+        p.trials += 1;
+    }
+    return m;
+}
+
+// The full policy's cell of a KV type that has a perplexity, or nullptr.
+const KvEvalCell* full_of_type(const std::vector<KvEvalCell>& cells, KvType type) {
+    for (const KvEvalCell& c : cells)
+        if (c.policy == KvPolicyKind::Full && c.kv_type == type && c.ppl) return &c;
+    return nullptr;
+}
+
+bool has_task(const KvEvalPlan& plan, KvEvalTask t) {
+    return std::find(plan.tasks.begin(), plan.tasks.end(), t) != plan.tasks.end();
+}
+
+std::string ppl_ratio(const KvEvalCell& c, const KvEvalCell* full) {
+    if (!c.ppl || !full) return "";
+    return fmt("%+.1f%%", 100.0 * (c.ppl->ppl / full->ppl->ppl - 1));
+}
+
+void print_table(const EvalKvOpts& o, const std::vector<KvEvalCell>& cells) {
+    // Columns: the configuration, ppl against full (of the same KV type, and of f16 when several
+    // types ran), tokens evicted, passkey hits per length, decode tok/s per context.
+    const KvEvalPlan& plan = o.plan;
+    const bool ppl = has_task(plan, KvEvalTask::Ppl);
+    const bool vs_f16 = ppl && plan.kv_types.size() > 1;
+    std::vector<std::string> head{"policy", "budget", "kv"};
+    if (ppl) head.insert(head.end(), {"ppl", "vs full"});
+    if (vs_f16) head.push_back("vs full f16");
+    if (ppl) head.push_back("evicted");
+    if (has_task(plan, KvEvalTask::Passkey))
+        for (const int64_t len : plan.passkey_lengths) {
+            head.push_back("pk@" + std::to_string(len));    // keys found / trials
+            head.push_back("kept@" + std::to_string(len));  // needles kept cached / trials
+        }
+    if (has_task(plan, KvEvalTask::Speed))
+        for (const int64_t ctx : plan.speed_contexts)
+            head.push_back("tok/s@" + std::to_string(ctx));
+    std::vector<std::vector<std::string>> rows{head};
+    for (const KvEvalCell& c : cells) {
+        std::vector<std::string> r{std::string(kv_policy_name(c.policy)), c.budget.label(),
+                                   std::string(kv_type_name(c.kv_type))};
+        if (ppl) {
+            r.push_back(c.ppl ? fmt("%.3f", c.ppl->ppl) : "-");
+            r.push_back(ppl_ratio(c, full_of_type(cells, c.kv_type)));
+        }
+        if (vs_f16) r.push_back(ppl_ratio(c, full_of_type(cells, KvType::F16)));
+        if (ppl) r.push_back(c.ppl ? std::to_string(c.ppl->evictions.evicted_tokens) : "");
+        if (has_task(plan, KvEvalTask::Passkey)) {
+            const auto pk = passkey_by_length(c);
+            for (const int64_t len : plan.passkey_lengths) {
+                const auto it = pk.find(len);
+                const std::string n = it == pk.end() ? "" : "/" + std::to_string(it->second.trials);
+                r.push_back(it == pk.end() ? "-" : std::to_string(it->second.found) + n);
+                r.push_back(it == pk.end() ? "-" : std::to_string(it->second.kept) + n);
+            }
+        }
+        if (has_task(plan, KvEvalTask::Speed))
+            for (const int64_t ctx : plan.speed_contexts) {
+                std::string v = "-";
+                for (const KvSpeedResult& s : c.speed)
+                    if (s.context == ctx) v = fmt("%.1f", s.tokens_per_s);
+                r.push_back(v);
+            }
+        rows.push_back(r);
+    }
+    std::vector<size_t> width(head.size(), 0);
+    for (const auto& r : rows)
+        for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (const auto& r : rows) {
+        std::string line;
+        for (size_t i = 0; i < r.size(); ++i) {
+            const std::string pad(width[i] - r[i].size(), ' ');
+            line += i < 3 ? r[i] + pad : pad + r[i];  // names left, numbers right
+            line += i + 1 < r.size() ? "  " : "";
+        }
+        std::printf("%s\n", line.c_str());
+    }
+    // NLL over position: one line per configuration, one column per bucket.
+    bool any = false;
+    for (const KvEvalCell& c : cells) any = any || c.ppl.has_value();
+    if (any) {
+        std::printf("\nmean NLL per %lld positions (ppl task)\n",
+                    static_cast<long long>(o.plan.ppl_bucket));
+        for (const KvEvalCell& c : cells) {
+            if (!c.ppl) continue;
+            std::string line = cell_name(c);
+            line.resize(std::max<size_t>(line.size(), 26), ' ');
+            for (const double v : c.ppl->bucket_nll) line += fmt(" %6.3f", v);
+            std::printf("%s\n", line.c_str());
+        }
+    }
+    for (const KvEvalCell& c : cells)
+        for (const std::string& e : c.errors)
+            std::printf("error %s: %s\n", cell_name(c).c_str(), e.c_str());
+}
+
+std::string csv_quoted(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (const char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+}
+
+// model,policy,budget,budget_tokens,kv_type,task,length,depth,position,metric,value,note
+std::string to_csv(const std::string& model, const std::vector<KvEvalCell>& cells) {
+    std::string out =
+        "model,policy,budget,budget_tokens,kv_type,task,length,depth,position,metric,value,note\n";
+    auto row = [&](const KvEvalCell& c, int64_t budget_tokens, const char* task,
+                   const std::string& length, const std::string& depth, const std::string& position,
+                   const char* metric, const std::string& value, const std::string& note = "") {
+        out += csv_quoted(model) + "," + std::string(kv_policy_name(c.policy)) + "," +
+               c.budget.label() + "," + std::to_string(budget_tokens) + "," +
+               std::string(kv_type_name(c.kv_type)) + "," + task + "," + length + "," + depth +
+               "," + position + "," + metric + "," + value + "," + csv_quoted(note) + "\n";
+    };
+    for (const KvEvalCell& c : cells) {
+        if (c.ppl) {
+            const KvPplResult& p = *c.ppl;
+            const std::string len = std::to_string(p.scored_tokens + 1);
+            row(c, p.budget_tokens, "ppl", len, "", "", "ppl", fmt("%.6g", p.ppl));
+            row(c, p.budget_tokens, "ppl", len, "", "", "mean_nll", fmt("%.6g", p.mean_nll));
+            row(c, p.budget_tokens, "ppl", len, "", "", "evicted_tokens",
+                std::to_string(p.evictions.evicted_tokens));
+            row(c, p.budget_tokens, "ppl", len, "", "", "eviction_events",
+                std::to_string(p.evictions.events));
+            row(c, p.budget_tokens, "ppl", len, "", "", "tok_s", fmt("%.2f", p.tokens_per_s));
+            for (size_t b = 0; b < p.bucket_nll.size(); ++b)
+                row(c, p.budget_tokens, "ppl", len, "", std::to_string(int64_t(b) * p.bucket),
+                    "nll", fmt("%.6g", p.bucket_nll[b]));
+        }
+        for (const auto& [len, acc] : passkey_by_length(c)) {
+            row(c, 0, "passkey", std::to_string(len), "", "", "accuracy",
+                fmt("%.4g", double(acc.found) / double(acc.trials)));
+            row(c, 0, "passkey", std::to_string(len), "", "", "needle_kept_rate",
+                fmt("%.4g", double(acc.kept) / double(acc.trials)));
+        }
+        for (const PasskeyTrial& t : c.passkey) {
+            const std::string len = std::to_string(t.length);
+            const std::string depth = std::to_string(int(std::lround(t.depth * 100)));
+            row(c, t.budget_tokens, "passkey", len, depth, "", "found", t.correct ? "1" : "0",
+                "key " + t.key + ", answer '" + t.answer + "'");
+            row(c, t.budget_tokens, "passkey", len, depth, "", "needle_kept",
+                fmt("%.4g",
+                    t.needle_tokens ? double(t.needle_kept) / double(t.needle_tokens) : 0.0));
+        }
+        for (const KvSpeedResult& s : c.speed) {
+            const std::string len = std::to_string(s.context);
+            row(c, s.budget_tokens, "speed", len, "", "", "tok_s", fmt("%.2f", s.tokens_per_s));
+            row(c, s.budget_tokens, "speed", len, "", "", "cached_tokens",
+                std::to_string(s.cached_tokens));
+            row(c, s.budget_tokens, "speed", len, "", "", "kv_bytes", std::to_string(s.kv_bytes));
+        }
+        for (const std::string& e : c.errors) row(c, 0, "", "", "", "", "error", "", e);
+    }
+    return out;
+}
+
+nlohmann::json to_json(const EvalKvOpts& o, const app::LoadedModel& m, int64_t text_tokens,
+                       const std::vector<KvEvalCell>& cells) {
+    nlohmann::json j = {{"model", o.model},
+                        {"threads", m.backend->threads()},
+                        {"attention", attention_impl_name(m.backend->attention_impl())},
+                        {"text", o.text.empty() ? std::string("bible-kjv ") + kBibleRange : o.text},
+                        {"text_tokens", text_tokens},
+                        {"ppl_tokens", o.plan.ppl_tokens},
+                        {"bucket", o.plan.ppl_bucket},
+                        {"passkey_format", passkey_format_name(o.plan.passkey_format)},
+                        {"sinks", o.plan.base.sinks},
+                        {"cells", nlohmann::json::array()}};
+    for (const KvEvalCell& c : cells) {
+        nlohmann::json jc = {
+            {"policy", kv_policy_name(c.policy)}, {"budget", c.budget.label()},
+            {"kv_type", kv_type_name(c.kv_type)}, {"errors", c.errors},
+            {"passkey", nlohmann::json::array()}, {"speed", nlohmann::json::array()}};
+        if (c.ppl) {
+            const KvPplResult& p = *c.ppl;
+            jc["ppl"] = {{"ppl", p.ppl},
+                         {"mean_nll", p.mean_nll},
+                         {"tokens", p.scored_tokens + 1},
+                         {"budget_tokens", p.budget_tokens},
+                         {"bucket_nll", p.bucket_nll},
+                         {"evicted_tokens", p.evictions.evicted_tokens},
+                         {"eviction_events", p.evictions.events},
+                         {"max_cached", p.evictions.max_cached},
+                         {"seconds", p.seconds},
+                         {"tok_s", p.tokens_per_s}};
+        }
+        for (const PasskeyTrial& t : c.passkey)
+            jc["passkey"].push_back({{"length", t.length},
+                                     {"prompt_tokens", t.prompt_tokens},
+                                     {"depth", t.depth},
+                                     {"budget_tokens", t.budget_tokens},
+                                     {"key", t.key},
+                                     {"answer", t.answer},
+                                     {"correct", t.correct},
+                                     {"needle_tokens", t.needle_tokens},
+                                     {"needle_kept", t.needle_kept},
+                                     {"evicted_tokens", t.evictions.evicted_tokens}});
+        for (const KvSpeedResult& s : c.speed)
+            jc["speed"].push_back({{"context", s.context},
+                                   {"n_gen", s.n_gen},
+                                   {"budget_tokens", s.budget_tokens},
+                                   {"cached_tokens", s.cached_tokens},
+                                   {"kv_bytes", s.kv_bytes},
+                                   {"prefill_seconds", s.prefill_seconds},
+                                   {"tok_s", s.tokens_per_s}});
+        j["cells"].push_back(jc);
+    }
+    return j;
+}
+
+void run_eval_kv(EvalKvOpts& o) {
+    parse_plan(o);
+    const std::optional<AttentionImpl> impl = parse_attention_impl(o.attention);
+    if (!impl)
+        throw Error("--attention: unknown name '" + o.attention + "'; valid: flash, standard");
+    const std::string text = read_text(o.text);
+    app::EngineSettings s;
+    s.threads = o.threads;
+    s.batch = o.batch;
+    s.ctx = 16;  // load_model's own cache is unused: every measurement builds its own
+    s.attention = *impl;
+    app::LoadedModel m = app::load_model(o.model, s);
+    if (o.passkey_format == "auto")  // chat when the GGUF carries a chat template
+        o.plan.passkey_format =
+            m.model->chat_template_text().empty() ? PasskeyFormat::Plain : PasskeyFormat::Chat;
+    else
+        o.plan.passkey_format =
+            o.passkey_format == "chat" ? PasskeyFormat::Chat : PasskeyFormat::Plain;
+    const auto& vocab = m.model->tokenizer().vocab();
+    std::vector<int32_t> tokens;
+    if (vocab.add_bos()) tokens.push_back(vocab.bos());
+    const std::vector<int32_t> body = m.model->tokenizer().encode(text, false, false);
+    tokens.insert(tokens.end(), body.begin(), body.end());
+    std::fprintf(stderr, "eval kv: %zu text tokens, %d threads, passkey prompts: %s\n",
+                 tokens.size(), m.backend->threads(),
+                 std::string(passkey_format_name(o.plan.passkey_format)).c_str());
+    const auto cells = run_kv_eval(*m.model, tokens, o.plan, [](const std::string& msg) {
+        std::fprintf(stderr, "%s\n", msg.c_str());
+    });
+    if (!o.csv.empty()) {
+        std::ofstream out(o.csv, std::ios::binary);
+        out << to_csv(o.model, cells);
+        if (!out) throw Error("cannot write '" + o.csv + "'");
+    }
+    if (o.json)
+        std::cout << to_json(o, m, int64_t(tokens.size()), cells)
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << '\n';
+    else
+        print_table(o, cells);
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+    auto* eval = app.add_subcommand("eval", "Measure quality against cost");
+    eval->require_subcommand(1);
+    auto* cmd = eval->add_subcommand(
+        "kv", "KV cache policies and types: perplexity, passkey retrieval and decode speed");
+    auto o = std::make_shared<EvalKvOpts>();
+    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("--policies", o->policies,
+                    "Comma list of: full, window, streaming, h2o, scissorhands, snapkv")
+        ->capture_default_str();
+    cmd->add_option("--budgets", o->budgets,
+                    "KV budgets: N% of the evaluated length or N tokens (full runs at 100% only)")
+        ->capture_default_str();
+    cmd->add_option("--kv-types", o->kv_types, "Comma list of: f32, f16, q8_0, q4_0")
+        ->capture_default_str();
+    cmd->add_option("--tasks", o->tasks, "Comma list of: ppl, passkey, speed")
+        ->capture_default_str();
+    cmd->add_option("--ppl-tokens", o->plan.ppl_tokens,
+                    "Tokens of the text for perplexity (0 = all)")
+        ->capture_default_str();
+    cmd->add_option("--bucket", o->plan.ppl_bucket, "Positions per NLL-over-position bucket")
+        ->capture_default_str();
+    cmd->add_option("--text", o->text,
+                    std::string("UTF-8 text for ppl and speed (default: `bible -f ") + kBibleRange +
+                        "`, package bible-kjv)");
+    cmd->add_option("--passkey-lengths", o->passkey_lengths, "Passkey prompt lengths in tokens")
+        ->capture_default_str();
+    cmd->add_option("--depths", o->depths, "Needle depths in % of the filler")
+        ->capture_default_str();
+    cmd->add_option("--passkey-format", o->passkey_format,
+                    "auto (chat when the GGUF has a chat template), chat or plain")
+        ->capture_default_str();
+    cmd->add_option("--speed-contexts", o->speed_contexts,
+                    "Conversation lengths at which decode speed is timed")
+        ->capture_default_str();
+    cmd->add_option("--speed-gen", o->plan.speed_gen, "Timed decode steps per speed test")
+        ->capture_default_str();
+    cmd->add_option("--sinks", o->plan.base.sinks, "Sink tokens kept (streaming, h2o, ...)")
+        ->capture_default_str();
+    cmd->add_option("--recent", o->plan.base.recent,
+                    "Protected recent window (0 = the policy default: h2o budget/2, scissorhands "
+                    "budget/4, snapkv the observation window)")
+        ->capture_default_str();
+    cmd->add_option("--evict-chunk", o->plan.base.evict_chunk,
+                    "Tokens freed per eviction (0 = budget/16)")
+        ->capture_default_str();
+    cmd->add_option("--seed", o->plan.seed, "Seed of the pass keys")->capture_default_str();
+    cmd->add_option("--csv", o->csv, "Write one row per configuration x task x metric here");
+    cmd->add_flag("--json", o->json, "Print JSON instead of the table");
+    cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
+    cmd->add_option("-b,--batch", o->batch, "Tokens per prefill step")->capture_default_str();
+    cmd->add_option("--attention", o->attention, "Attention implementation: flash or standard")
+        ->capture_default_str();
+    cmd->callback([o] { run_eval_kv(*o); });
+}
+
+}  // namespace fluoro::cli

@@ -1,0 +1,19 @@
+// --kv-policy and its parameters for the `fluoro` commands that run a conversation (run, chat):
+// the KV cache eviction policy of kv/kv_policy.h, applied through the Engine.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "kv/kv_policy.h"
+
+namespace fluoro::cli {
+
+struct KvPolicyFlags {
+    std::string policy = "full";
+    KvPolicyConfig config;
+    void add_to(CLI::App& cmd);
+    KvPolicyConfig parsed() const;  // validates the name (the Engine checks the rest)
+    bool enabled() const { return policy != "full" || config.budget > 0; }
+};
+
+}  // namespace fluoro::cli

@@ -1,0 +1,115 @@
+#include "kv/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace fluoro {
+
+std::string_view kv_type_name(KvType t) {
+    switch (t) {
+        case KvType::F32:
+            return "f32";
+        case KvType::F16:
+            return "f16";
+        case KvType::Q8_0:
+            return "q8_0";
+        case KvType::Q4_0:
+            return "q4_0";
+    }
+    return "?";
+}
+
+std::optional<KvType> parse_kv_type(std::string_view name) {
+    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0})
+        if (kv_type_name(t) == name) return t;
+    return std::nullopt;
+}
+
+bool kv_type_quantized(KvType t) {
+    return t == KvType::Q8_0 || t == KvType::Q4_0;
+}
+
+size_t kv_row_bytes(KvType t, int64_t elems) {
+    if (elems < 0) throw Error("KV row of " + std::to_string(elems) + " values");
+    if (kv_type_quantized(t) && elems % kKvQuantBlock != 0)
+        throw Error("KV type " + std::string(kv_type_name(t)) + " stores blocks of " +
+                    std::to_string(kKvQuantBlock) + " values, but a head row has " +
+                    std::to_string(elems) + "; use f16 for this model");
+    switch (t) {
+        case KvType::F32:
+            return size_t(elems) * 4;
+        case KvType::F16:
+            return size_t(elems) * 2;
+        case KvType::Q8_0:
+            return size_t(elems / kKvQuantBlock) * 34;
+        case KvType::Q4_0:
+            return size_t(elems / kKvQuantBlock) * 18;
+    }
+    return 0;
+}
+
+size_t KvShape::bytes_per_token() const {
+    size_t total = 0;
+    for (int64_t il = 0; il < n_layer; ++il) total += k_row_bytes(il) + v_row_bytes(il);
+    return total;
+}
+
+void KvShape::validate() const {
+    if (n_seq < 1 || n_ctx < 1 || n_layer < 1 || int64_t(n_head_kv.size()) != n_layer)
+        throw Error("KV cache: invalid shape (n_seq " + std::to_string(n_seq) + ", n_ctx " +
+                    std::to_string(n_ctx) + ", n_layer " + std::to_string(n_layer) + ")");
+    if (head_dim_k < 1 || head_dim_v < 1)
+        throw Error("KV cache: invalid head dimensions " + std::to_string(head_dim_k) + "/" +
+                    std::to_string(head_dim_v));
+    for (int64_t h : n_head_kv)
+        if (h < 1) throw Error("KV cache: a layer has " + std::to_string(h) + " KV heads");
+    if (block_tokens < 1)
+        throw Error("KV cache: block size " + std::to_string(block_tokens) + " must be >= 1");
+    if (pool_tokens < 0)
+        throw Error("KV cache: pool of " + std::to_string(pool_tokens) + " tokens");
+    (void)kv_row_bytes(type, head_dim_k);  // throws for a head row the type cannot store
+    (void)kv_row_bytes(type, head_dim_v);
+}
+
+void KvCache::check_keep(int64_t seq, std::span<const int64_t> keep) const {
+    const int64_t n = length(seq);
+    for (size_t i = 0; i < keep.size(); ++i)
+        if (keep[i] < 0 || keep[i] >= n || (i && keep[i] <= keep[i - 1]))
+            throw Error("KV cache: compaction needs ascending slots below the length " +
+                        std::to_string(n) + " (slot " + std::to_string(keep[i]) + " at index " +
+                        std::to_string(i) + ")");
+}
+
+void KvCache::compact(int64_t seq, std::span<const int64_t> keep) {
+    check_keep(seq, keep);
+    for (int64_t il = 0; il < shape_.n_layer; ++il) {
+        const size_t kb = shape_.k_row_bytes(il), vb = shape_.v_row_bytes(il);
+        for (size_t i = 0; i < keep.size(); ++i) {
+            if (keep[i] == int64_t(i)) continue;  // keep[i] >= i: moving down never overwrites
+            std::memcpy(k_row(il, seq, int64_t(i)), k_row(il, seq, keep[i]), kb);
+            std::memcpy(v_row(il, seq, int64_t(i)), v_row(il, seq, keep[i]), vb);
+        }
+    }
+    set_length(seq, int64_t(keep.size()));
+}
+
+KvOccupancy KvCache::occupancy() const {
+    KvOccupancy o;
+    o.block_tokens = shape_.block_tokens;
+    o.bytes_per_token = shape_.bytes_per_token();
+    o.bytes_allocated = bytes_allocated();
+    for (int64_t s = 0; s < shape_.n_seq; ++s) {
+        const int64_t len = length(s);
+        for (int64_t b = 0; b * shape_.block_tokens < shape_.n_ctx; ++b) {
+            const int64_t used =
+                std::clamp<int64_t>(len - b * shape_.block_tokens, 0, shape_.block_tokens);
+            o.blocks.push_back({used > 0 ? int32_t(s) : -1, int32_t(used), used > 0 ? 1 : 0});
+        }
+    }
+    return o;
+}
+
+}  // namespace fluoro

@@ -1,0 +1,77 @@
+// The paged KV cache: one pool of fixed-size blocks (shape.block_tokens slots each) shared by all
+// sequences, a block table per sequence mapping slot s to (table[s / block_tokens],
+// s % block_tokens), and reference-counted blocks (kv/block_pool.h) so a prefix can be shared
+// between sequences (prefix cache, speculative drafts) and copied only when written
+// (copy-on-write in prepare()). Memory is allocated up front: per layer a K region and a V region
+// of n_blocks x block_tokens rows, so block b's rows of one layer lie at a fixed stride and
+// consecutive blocks of a table that are also consecutive in the pool read as one run.
+//
+// A sequence's table covers at least its length; prepare() grows it (and un-shares blocks)
+// before a forward step writes, set_length() trims it to the blocks the length needs.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kv/block_pool.h"
+#include "kv/kv_cache.h"
+
+namespace fluoro {
+
+class PagedKvCache final : public KvCache {
+  public:
+    // Pool of ceil(pool_tokens / block_tokens) blocks (pool_tokens 0: n_seq * ceil(n_ctx /
+    // block_tokens), so every sequence can fill its context at once). Throws Error
+    // for an invalid shape or, naming the MiB, when the pool cannot be allocated.
+    explicit PagedKvCache(KvShape shape);
+
+    int64_t length(int64_t seq) const override;
+    // Growing allocates the blocks up to n (Error naming the budget when the pool is full);
+    // shrinking releases the blocks past the ones n needs.
+    void set_length(int64_t seq, int64_t n) override;
+    int64_t capacity(int64_t) const override { return shape_.n_ctx; }
+    void prepare(int64_t seq, int64_t begin, int64_t end) override;
+
+    void* k_row(int64_t layer, int64_t seq, int64_t pos) override;
+    void* v_row(int64_t layer, int64_t seq, int64_t pos) override;
+    Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
+    Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
+    void compact(int64_t seq, std::span<const int64_t> keep) override;
+    KvOccupancy occupancy() const override;
+    size_t bytes_allocated() const override { return bytes_; }
+
+    // Paged-only API (prefix cache, speculative decoding, tests).
+    //
+    // dst's cache becomes the first n_tokens slots of src (n_tokens <= length(src), src != dst):
+    // dst's old blocks are released and its table references src's first ceil(n / block_tokens)
+    // blocks, the partial last one included; the first write to a shared block copies it.
+    void share_prefix(int64_t src_seq, int64_t dst_seq, int64_t n_tokens);
+    std::span<const int32_t> blocks_of(int64_t seq) const;
+    const BlockPool& pool() const { return pool_; }
+    // Test hook: the pool hands out its free blocks in a seeded random order from now on.
+    void shuffle_free_blocks(uint64_t seed) { pool_.shuffle_free_blocks(seed); }
+    // The pool's invariants, plus: every table entry is held, no table lists a block twice, a
+    // table covers its length, and no block has fewer references than tables listing it.
+    void check_invariants() const;
+
+  private:
+    void check_seq(int64_t seq) const;
+    // Row pointer of one slot, Error when the slot is outside the context or not allocated.
+    std::byte* row(bool k, int64_t layer, int64_t seq, int64_t pos) const;
+    Run run(bool k, int64_t layer, int64_t seq, int64_t pos, int64_t n) const;
+    // Throws the budget Error unless `needed` blocks are free (sequence and slots for context).
+    void require_free(int64_t needed, int64_t seq, int64_t begin, int64_t end) const;
+    void copy_block(int32_t from, int32_t to);  // every layer's K and V rows
+
+    int64_t bt_ = 0;  // block_tokens
+    BlockPool pool_;
+    std::unique_ptr<std::byte[]> data_;
+    size_t bytes_ = 0;
+    std::vector<std::byte*> k_base_, v_base_;        // (n_layer): row 0 of block 0
+    std::vector<size_t> k_row_bytes_, v_row_bytes_;  // (n_layer)
+    std::vector<std::vector<int32_t>> tables_;       // (n_seq): block of slot s at [s / bt_]
+    std::vector<int64_t> length_;                    // (n_seq)
+};
+
+}  // namespace fluoro
