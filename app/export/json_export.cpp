@@ -198,6 +198,17 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                          {"n_keys", s.n_keys},
                          {"heads", heads}});
     }
+    json& evictions = j["kv_evictions"] = json::array();
+    for (const auto& e : r.kv_evictions)
+        evictions.push_back({{"step", e.step},
+                             {"t_ns", e.t_ns},
+                             {"policy", e.policy},
+                             {"budget", e.budget},
+                             {"length_before", e.length_before},
+                             {"ms", e.ms},
+                             {"evicted", e.evicted},
+                             {"kept", e.kept},
+                             {"reasons", e.reasons}});
     return j;
 }
 
@@ -386,6 +397,22 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
             uint64_t(e.n_layer) * uint64_t(e.n_head) != e.heads.size())
             throw Error("conversation JSON: " + w + ": heads do not match n_layer x n_head");
         r.attention_stats.push_back(std::move(e));
+    }
+    for (const auto& s : field_since<json>(j, "kv_evictions", where, version, 3, json::array())) {
+        const std::string w = where + ".kv_evictions";
+        KvEviction e;
+        e.step = field<int64_t>(s, "step", w);
+        e.t_ns = field<int64_t>(s, "t_ns", w);
+        e.policy = field<std::string>(s, "policy", w);
+        e.budget = field<int64_t>(s, "budget", w);
+        e.length_before = field<int64_t>(s, "length_before", w);
+        e.ms = field<double>(s, "ms", w);
+        e.evicted = field<std::vector<int64_t>>(s, "evicted", w);
+        e.kept = field<std::vector<int64_t>>(s, "kept", w);
+        e.reasons = field<std::vector<uint8_t>>(s, "reasons", w);
+        if (e.reasons.size() != e.kept.size())
+            throw Error("conversation JSON: " + w + ": reasons do not match kept");
+        r.kv_evictions.push_back(std::move(e));
     }
     return r;
 }

@@ -15,7 +15,8 @@ inline constexpr const char* kConversationFormat = "fluoroscope-conversation";
 // 2: + prompt_ids/prompt_pieces/drafted_tokens/accepted_tokens per run, spec step bonus and
 // timings, attention snapshot key_begin, attention_stats. Version 1 documents still import (the
 // fields take their defaults); in a version 2 document they are required.
-inline constexpr int kConversationFormatVersion = 2;
+// 3: + kv_evictions per run (required in version 3 documents, empty in older ones).
+inline constexpr int kConversationFormatVersion = 3;
 
 nlohmann::json conversation_to_json(const ConversationRecord& c);
 // Throws fluoro::Error naming the first field that is missing or malformed.

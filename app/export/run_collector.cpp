@@ -38,6 +38,8 @@ void RunCollector::add(const Event& e) {
         run_.attention_snapshots.push_back(*at);
     } else if (const auto* as = std::get_if<AttentionStats>(&e)) {
         run_.attention_stats.push_back(*as);
+    } else if (const auto* ev = std::get_if<KvEviction>(&e)) {
+        run_.kv_evictions.push_back(*ev);
     } else if (const auto* f = std::get_if<RunFinished>(&e)) {
         run_.stop_reason = f->stop;
         if (!f->error.empty()) run_.error = f->error;

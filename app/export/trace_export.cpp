@@ -7,7 +7,7 @@ using nlohmann::json;
 namespace {
 
 constexpr int kPid = 1;
-constexpr int kStepsTid = 1, kTokensTid = 2, kCacheTid = 3, kSpecTid = 4;
+constexpr int kStepsTid = 1, kTokensTid = 2, kCacheTid = 3, kSpecTid = 4, kKvTid = 5;
 
 double us(int64_t ns) {
     return double(ns) / 1000.0;
@@ -45,7 +45,8 @@ json run_to_chrome_trace(const RunRecord& r) {
     events.push_back(meta("thread_name", kTokensTid, "tokens"));
     events.push_back(meta("thread_name", kCacheTid, "prompt cache"));
     events.push_back(meta("thread_name", kSpecTid, "speculative"));
-    for (int tid = 1; tid <= 4; ++tid)
+    events.push_back(meta("thread_name", kKvTid, "KV policy"));
+    for (int tid = 1; tid <= kKvTid; ++tid)
         events.push_back({{"name", "thread_sort_index"},
                           {"ph", "M"},
                           {"pid", kPid},
@@ -126,6 +127,23 @@ json run_to_chrome_trace(const RunRecord& r) {
         };
         slice("draft", draft_from, verify_from);
         slice("verify", verify_from, s.t_ns);
+    }
+    for (const auto& e : r.kv_evictions) {
+        int64_t by_reason[3] = {0, 0, 0};  // sink, recent, heavy
+        for (uint8_t why : e.reasons)
+            if (why < 3) ++by_reason[why];
+        events.push_back(instant("KV eviction", kKvTid, e.t_ns,
+                                 {{"step", e.step},
+                                  {"policy", e.policy},
+                                  {"budget", e.budget},
+                                  {"length_before", e.length_before},
+                                  {"evicted", e.evicted.size()},
+                                  {"kept", e.kept.size()},
+                                  {"sinks", by_reason[0]},
+                                  {"recent", by_reason[1]},
+                                  {"heavy", by_reason[2]},
+                                  {"ms", e.ms}}));
+        events.push_back(counter("KV tokens kept", e.t_ns, "kept", double(e.kept.size())));
     }
     return {{"traceEvents", events},
             {"displayTimeUnit", "ms"},

@@ -3,9 +3,10 @@
 //   operation category, laid end to end: their lengths are the step's time per category, their
 //   order is not the real interleaving), 2 "tokens" (an instant per token), 3 "prompt cache"
 //   (an instant per prefix-cache event: hit or miss), 4 "speculative" (an instant per spec step:
-//   accepted or rejected). Counter tracks: tok/s (per decode step), KV bytes, cache hit rate,
-//   acceptance rate. M events name the process and the tracks. Times are microseconds from the
-//   run's start.
+//   accepted or rejected), 5 "KV policy" (an instant per KV eviction with its counts: evicted,
+//   kept, kept as sinks / recent / heavy hitters). Counter tracks: tok/s (per decode step), KV
+//   bytes, cache hit rate, acceptance rate, KV tokens kept. M events name the process and the
+//   tracks. Times are microseconds from the run's start.
 #pragma once
 
 #include <nlohmann/json.hpp>

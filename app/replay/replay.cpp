@@ -100,6 +100,7 @@ std::vector<Event> run_events(const ConversationRecord& c, const RunRecord& r) {
         body.emplace_back(std::shared_ptr<const AttentionSnapshot>(std::move(copy)));
     }
     for (const auto& s : r.attention_stats) add(s);
+    for (const auto& e : r.kv_evictions) add(e);
     // Live, a step is emitted right before its token: order by time, steps first at a tie.
     std::stable_sort(body.begin(), body.end(),
                      [](const Event& a, const Event& b) { return time_of(a) < time_of(b); });

@@ -230,4 +230,33 @@ std::vector<AttentionHeadStats> decode_head_stats(std::span<const uint8_t> blob)
     return out;
 }
 
+std::vector<uint8_t> encode_positions(std::span<const int64_t> positions) {
+    Writer w;
+    for (size_t i = 0; i < positions.size();) {
+        size_t j = i + 1;
+        while (j < positions.size() && positions[j] == positions[j - 1] + 1) ++j;
+        w.put<int64_t>(positions[i]);
+        w.put<int64_t>(int64_t(j - i));
+        i = j;
+    }
+    return std::move(w.out);
+}
+
+std::vector<int64_t> decode_positions(std::span<const uint8_t> blob, size_t max_values) {
+    Reader r(blob, "positions");
+    r.expect_multiple(16);
+    std::vector<int64_t> out;
+    while (r.left() > 0) {
+        const auto first = r.get<int64_t>();
+        const auto count = r.get<int64_t>();
+        if (count < 1 || uint64_t(count) > max_values - out.size())
+            throw StoreError("malformed positions blob: a run of " + std::to_string(count) +
+                                 " positions (at most " + std::to_string(max_values - out.size()) +
+                                 " left)",
+                             SQLITE_CORRUPT);
+        for (int64_t k = 0; k < count; ++k) out.push_back(first + k);
+    }
+    return out;
+}
+
 }  // namespace fluoro::app

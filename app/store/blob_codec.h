@@ -1,6 +1,6 @@
 // Compact little-endian blobs for the per-row arrays the store keeps (top-N alternatives, time
-// per category, drafted tokens, KV blocks, attention weights). Layouts are in docs/STORAGE.md;
-// decoding checks sizes and throws StoreError on a malformed blob.
+// per category, drafted tokens, KV blocks, attention weights, KV eviction positions). Layouts are
+// in docs/STORAGE.md; decoding checks sizes and throws StoreError on a malformed blob.
 #pragma once
 
 #include <cstdint>
@@ -44,5 +44,11 @@ std::vector<std::string> decode_pieces(std::span<const uint8_t> blob);
 // n × (float32 entropy, float32 top_k_mass, float32 below_threshold, float32 sink_mass)
 std::vector<uint8_t> encode_head_stats(std::span<const AttentionHeadStats> heads);
 std::vector<AttentionHeadStats> decode_head_stats(std::span<const uint8_t> blob);
+
+// Positions as runs of consecutive values: n × (int64 first, int64 count). A KV policy keeps and
+// evicts long consecutive spans (sinks, the recent window), so this stays a few bytes; any sequence
+// round-trips exactly. Decoding rejects a count below 1 and more than max_values values in all.
+std::vector<uint8_t> encode_positions(std::span<const int64_t> positions);
+std::vector<int64_t> decode_positions(std::span<const uint8_t> blob, size_t max_values);
 
 }  // namespace fluoro::app

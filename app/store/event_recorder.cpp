@@ -158,6 +158,8 @@ void EventRecorder::apply(const Event& e) {
         store_.add_attention_snapshot(r->id, **at);
     } else if (const auto* as = std::get_if<AttentionStats>(&e)) {
         store_.add_attention_stats(r->id, *as);
+    } else if (const auto* ev = std::get_if<KvEviction>(&e)) {
+        store_.add_kv_eviction(r->id, *ev);
     }
 }
 

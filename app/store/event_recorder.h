@@ -1,7 +1,7 @@
 // Turns the engine's telemetry events into store rows: a RunStarted opens the conversation (first
 // time it is seen), adds the user message and an empty, incomplete assistant message and the run;
-// tokens, steps and snapshots become rows; RunFinished completes the message and the run. The
-// assistant message's text is kept current at the end of every batch, so a process killed
+// tokens, steps, snapshots and KV evictions become rows; RunFinished completes the message and the
+// run. The assistant message's text is kept current at the end of every batch, so a process killed
 // mid-answer leaves the answer so far, marked incomplete. Runs on the caller's thread, inside the
 // caller's transaction (StoreWriter batches).
 #pragma once

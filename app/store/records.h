@@ -46,6 +46,7 @@ struct RunRecord {
     std::vector<std::shared_ptr<const KvSnapshot>> kv_snapshots;
     std::vector<std::shared_ptr<const AttentionSnapshot>> attention_snapshots;
     std::vector<AttentionStats> attention_stats;
+    std::vector<KvEviction> kv_evictions;  // the KV policy's evictions (schema v4)
 };
 
 struct ConversationRecord {

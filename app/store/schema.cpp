@@ -136,6 +136,24 @@ CREATE TABLE attention_stats(
 CREATE INDEX attention_stats_by_run ON attention_stats(run_id, id);
 )sql";
 
+// v4: the KV policy's evictions (KvEviction events). Positions are run-length blobs
+// (blob_codec.h encode_positions), reasons one byte per kept position (KvKeepReason).
+constexpr const char* kMigrateV3ToV4 = R"sql(
+CREATE TABLE kv_evictions(
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step INTEGER NOT NULL,
+    t_ns INTEGER NOT NULL,
+    policy TEXT NOT NULL,
+    budget INTEGER NOT NULL,
+    length_before INTEGER NOT NULL,
+    ms REAL NOT NULL,
+    evicted BLOB NOT NULL,
+    kept BLOB NOT NULL,
+    reasons BLOB NOT NULL);
+CREATE INDEX kv_evictions_by_run ON kv_evictions(run_id, id);
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -207,6 +225,7 @@ void migrate(Database& db, int64_t from) {
     }
     if (from < 2) db.exec(kMigrateV1ToV2);
     if (from < 3) db.exec(kMigrateV2ToV3);
+    if (from < 4) db.exec(kMigrateV3ToV4);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }
@@ -219,6 +238,10 @@ const char* schema_v1_sql() {
 
 const char* migrate_v1_to_v2_sql() {
     return kMigrateV1ToV2;
+}
+
+const char* migrate_v2_to_v3_sql() {
+    return kMigrateV2ToV3;
 }
 
 std::unique_ptr<Database> open_session_db(const std::filesystem::path& path) {

@@ -7,6 +7,7 @@
 //   v2  + memory_counters per run, + model_hashes (sha256 cache keyed by path, size, mtime)
 //   v3  + runs.prompt_ids/prompt_pieces/drafted_tokens/accepted_tokens, + snapshots.key_begin,
 //       + spec_events.bonus/draft_ns/verify_ns, + attention_stats per run
+//   v4  + kv_evictions per run (the KV policy's evictions: kept/evicted positions, reasons)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
@@ -19,13 +20,15 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).
 const char* schema_v1_sql();
 // The SQL that migrates version 1 to 2 (the migration test builds a version 2 file with both).
 const char* migrate_v1_to_v2_sql();
+// The SQL that migrates version 2 to 3 (the migration test builds a version 3 file with the three).
+const char* migrate_v2_to_v3_sql();
 
 // Opens (creating it and its directory when absent) the session database at `path`, checks that
 // it is ours, readable and not from a newer version — without writing to it when it is not —

@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <algorithm>
 #include <map>
 
 #include "store/blob_codec.h"
@@ -20,9 +21,12 @@ struct Store::Prepared {
           attention_stats(db.prepare(
               "INSERT INTO attention_stats(run_id, step, t_ns, n_layer, n_head, top_k, threshold, "
               "n_keys, heads) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")),
+          kv_eviction(db.prepare(
+              "INSERT INTO kv_evictions(run_id, step, t_ns, policy, budget, length_before, ms, "
+              "evicted, kept, reasons) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           update_message(db.prepare("UPDATE messages SET content = ?, complete = ? WHERE id = ?")) {
     }
-    Statement token, step, memory, snapshot, attention_stats, update_message;
+    Statement token, step, memory, snapshot, attention_stats, kv_eviction, update_message;
 };
 
 Store::Store(const std::filesystem::path& path)
@@ -198,6 +202,20 @@ void Store::add_attention_stats(int64_t run, const AttentionStats& s) {
         .run();
 }
 
+void Store::add_kv_eviction(int64_t run, const KvEviction& e) {
+    st_->kv_eviction.bind(1, run)
+        .bind(2, e.step)
+        .bind(3, e.t_ns)
+        .bind(4, e.policy)
+        .bind(5, e.budget)
+        .bind(6, e.length_before)
+        .bind(7, e.ms)
+        .bind(8, encode_positions(e.evicted))
+        .bind(9, encode_positions(e.kept))
+        .bind(10, std::span<const uint8_t>(e.reasons))
+        .run();
+}
+
 int64_t Store::insert_conversation(const ConversationRecord& c) {
     Transaction tx(*db_);
     const int64_t conv = add_conversation(c.title, c.system_prompt, c.created_at);
@@ -230,6 +248,7 @@ int64_t Store::insert_conversation(const ConversationRecord& c) {
         for (const auto& s : r.kv_snapshots) add_kv_snapshot(run, *s);
         for (const auto& s : r.attention_snapshots) add_attention_snapshot(run, *s);
         for (const auto& s : r.attention_stats) add_attention_stats(run, s);
+        for (const auto& e : r.kv_evictions) add_kv_eviction(run, e);
     }
     tx.commit();
     return conv;
@@ -523,6 +542,35 @@ void Store::load_run_rows(RunRecord& r) {
                     SQLITE_CORRUPT);
             r.attention_stats.push_back(std::move(s));
         }
+    }
+    load_kv_evictions(r);
+}
+
+void Store::load_kv_evictions(RunRecord& r) {
+    Statement st = db_->prepare(
+        "SELECT step, t_ns, policy, budget, length_before, ms, evicted, kept, reasons FROM "
+        "kv_evictions WHERE run_id = ? ORDER BY id");
+    st.bind(1, r.id);
+    while (st.step()) {
+        KvEviction e;
+        e.run = uint64_t(r.id);
+        e.step = st.int64(0);
+        e.t_ns = st.int64(1);
+        e.policy = st.text(2);
+        e.budget = st.int64(3);
+        e.length_before = st.int64(4);
+        e.ms = st.real(5);
+        const size_t most = size_t(std::max<int64_t>(e.length_before, 0));
+        e.evicted = decode_positions(st.blob(6), most);
+        e.kept = decode_positions(st.blob(7), most);
+        const auto reasons = st.blob(8);
+        e.reasons.assign(reasons.begin(), reasons.end());
+        if (e.reasons.size() != e.kept.size())
+            throw StoreError("malformed kv_evictions row: " + std::to_string(e.reasons.size()) +
+                                 " reasons for " + std::to_string(e.kept.size()) +
+                                 " kept positions",
+                             SQLITE_CORRUPT);
+        r.kv_evictions.push_back(std::move(e));
     }
 }
 

@@ -45,6 +45,7 @@ class Store {
     void add_kv_snapshot(int64_t run, const KvSnapshot& s);
     void add_attention_snapshot(int64_t run, const AttentionSnapshot& s);
     void add_attention_stats(int64_t run, const AttentionStats& s);
+    void add_kv_eviction(int64_t run, const KvEviction& e);
     // A whole conversation (from an import) under new ids, in one transaction; returns its id.
     int64_t insert_conversation(const ConversationRecord& c);
 
@@ -68,6 +69,7 @@ class Store {
   private:
     void load_run_details(RunRecord& r);  // errors name the file and the run
     void load_run_rows(RunRecord& r);
+    void load_kv_evictions(RunRecord& r);
 
     std::unique_ptr<Database> db_;
     struct Prepared;  // statements reused on the hot path

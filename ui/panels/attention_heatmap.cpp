@@ -32,19 +32,48 @@ LogRange log_range(const AttentionSnapshot& s) {
     return r;
 }
 
-QImage attention_image(const AttentionSnapshot& s, const LogRange& range) {
+QImage attention_image(const AttentionSnapshot& s, const LogRange& range,
+                       const std::vector<bool>& gone) {
     QImage img(int(std::max<int64_t>(s.n_cols, 1)), int(std::max<int64_t>(s.n_rows, 1)),
                QImage::Format_ARGB32);
     img.fill(Qt::transparent);
+    const QRgb grey = qRgba(128, 128, 128, 150);
     for (int64_t r = 0; r < s.n_rows; ++r) {
         auto* line = reinterpret_cast<QRgb*>(img.scanLine(int(r)));
         for (int64_t c = 0; c < s.n_cols; ++c) {
             const double t = range.position(s.weights[size_t(r * s.n_cols + c)]);
-            if (t >= 0) line[c] = heat_color(t).rgba();
+            if (t >= 0)
+                line[c] = heat_color(t).rgba();
+            else if (size_t(c) < gone.size() && gone[size_t(c)])
+                line[c] = grey;
         }
     }
     return img;
 }
+
+namespace {
+
+// Columns of `s` whose key position the KV policy evicted.
+std::vector<bool> evicted_columns(const AttentionSnapshot& s, const AttentionState* state) {
+    std::vector<bool> gone(size_t(std::max<int64_t>(s.n_cols, 0)), false);
+    if (!state || !state->slot_history().any()) return gone;
+    for (int64_t c = 0; c < s.n_cols; ++c)
+        gone[size_t(c)] = state->slot_history().latest().evicted(s.key_begin + c);
+    return gone;
+}
+
+// Diagonal hatch over `r`, drawn as lines (SVG viewers drop pattern brushes).
+void hatch(QPainter& p, const QRectF& r, const QColor& color) {
+    p.save();
+    p.setClipRect(r);
+    p.setPen(QPen(color, 1));
+    const double step = 6;
+    for (double x = r.left() - r.height(); x < r.right(); x += step)
+        p.drawLine(QPointF(x, r.bottom()), QPointF(x + r.height(), r.top()));
+    p.restore();
+}
+
+}  // namespace
 
 AttentionHeatmap::AttentionHeatmap(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -58,7 +87,7 @@ void AttentionHeatmap::set_data(std::shared_ptr<const AttentionSnapshot> snapsho
         snapshot_ = std::move(snapshot);
         if (snapshot_) {
             range_ = log_range(*snapshot_);
-            image_ = attention_image(*snapshot_, range_);
+            image_ = attention_image(*snapshot_, range_, evicted_columns(*snapshot_, state_));
         } else {
             image_ = QImage();
         }
@@ -157,19 +186,25 @@ void AttentionHeatmap::paintEvent(QPaintEvent*) {
 
     const double cw = cells_.width() / double(s.n_cols);
     const double ch = cells_.height() / double(s.n_rows);
-    // KV policy marks: a strip under the keys, evicted columns washed over.
+    // KV policy marks: a strip under the keys; evicted columns hatched grey, run by run.
     const double strip_y = cells_.bottom() + 2;
-    for (int64_t c = 0; c < s.n_cols && state_; ++c) {
-        const auto mark = state_->key_mark(s.key_begin + c);
+    QColor hatch_color = pal.color(QPalette::Text);
+    hatch_color.setAlpha(90);
+    int64_t evicted_from = -1;
+    for (int64_t c = 0; c <= s.n_cols && state_; ++c) {
+        const auto mark = c < s.n_cols ? state_->key_mark(s.key_begin + c) : std::nullopt;
+        const bool evicted = mark == KvBlockState::Evicted;
+        if (evicted && evicted_from < 0) evicted_from = c;
+        if (!evicted && evicted_from >= 0) {
+            hatch(p,
+                  QRectF(cells_.left() + double(evicted_from) * cw, cells_.top(),
+                         std::max(double(c - evicted_from) * cw, 1.0), cells_.height()),
+                  hatch_color);
+            evicted_from = -1;
+        }
         if (!mark) continue;
         const QRectF col(cells_.left() + double(c) * cw, strip_y, std::max(cw, 1.0), kMarkStrip);
-        p.fillRect(col, kv_state_color(*mark, pal));
-        if (*mark == KvBlockState::Evicted) {
-            // A translucent wash rather than a hatch pattern: SVG viewers drop pattern brushes.
-            QColor wash = kv_state_color(*mark, pal);
-            wash.setAlpha(70);
-            p.fillRect(QRectF(col.left(), cells_.top(), col.width(), cells_.height()), wash);
-        }
+        p.fillRect(col, evicted ? QColor(128, 128, 128) : kv_state_color(*mark, pal));
     }
 
     // Query labels (left), every row that has room.
@@ -225,7 +260,9 @@ void AttentionHeatmap::paintEvent(QPaintEvent*) {
     if (any_mark) {
         double y = bar.bottom() + sfm.height() * 1.6;
         for (KvBlockState st : {KvBlockState::Sink, KvBlockState::Heavy, KvBlockState::Evicted}) {
-            p.fillRect(QRectF(bar.left(), y, 10, 8), kv_state_color(st, pal));
+            p.fillRect(QRectF(bar.left(), y, 10, 8), st == KvBlockState::Evicted
+                                                         ? QColor(128, 128, 128)
+                                                         : kv_state_color(st, pal));
             p.drawText(QPointF(bar.left() + 13, y + 8), kv_state_label(st));
             y += sfm.height();
         }

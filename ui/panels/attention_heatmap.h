@@ -1,11 +1,13 @@
 // The query × key heatmap of one attention snapshot: log color scale with its legend, token labels
-// on both axes, the KV policy's marks under the keys, and a hover tooltip with both tokens and the
-// weight. The image is built once per snapshot, not per paint.
+// on both axes, the KV policy's marks under the keys (evicted positions grey and hatched), and a
+// hover tooltip with both tokens and the weight. The image is built once per snapshot, not per
+// paint.
 #pragma once
 
 #include <QImage>
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "panels/attention_model.h"
 
@@ -18,8 +20,10 @@ struct LogRange {
     double position(double weight) const;  // 0..1 on the log scale; < 0 for a zero weight
 };
 LogRange log_range(const AttentionSnapshot& s);
-// One pixel per weight (n_cols × n_rows); zero weights (masked keys) transparent.
-QImage attention_image(const AttentionSnapshot& s, const LogRange& range);
+// One pixel per weight (n_cols × n_rows); zero weights (masked keys) transparent, or grey in the
+// columns flagged in `gone` (positions the KV policy evicted: nobody can attend to them any more).
+QImage attention_image(const AttentionSnapshot& s, const LogRange& range,
+                       const std::vector<bool>& gone = {});
 
 class AttentionHeatmap : public QWidget {
     Q_OBJECT

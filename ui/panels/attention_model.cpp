@@ -13,6 +13,7 @@ namespace fluoro::ui {
 bool AttentionState::consume(const Event& event) {
     if (const auto* r = std::get_if<RunStarted>(&event)) {
         run_ = r->run;
+        slots_.begin_run(r->conversation);
         heads_.clear();
         stats_.reset();
         generated_.clear();
@@ -34,9 +35,10 @@ bool AttentionState::consume(const Event& event) {
         HeadRows& h = heads_[{s->layer, s->head}];
         for (int64_t r = 0; r < s->n_rows; ++r) {
             const auto first = s->weights.begin() + ptrdiff_t(r * s->n_cols);
-            h.rows[s->first_row + r] = {s->key_begin, std::vector<float>(first, first + s->n_cols)};
+            h.rows.push_back({s->step, s->first_row + r, s->key_begin,
+                              std::vector<float>(first, first + s->n_cols)});
         }
-        while (h.rows.size() > kMaxRows) h.rows.erase(h.rows.begin());
+        while (h.rows.size() > kMaxRows) h.rows.pop_front();
         h.step = s->step;
         h.t_ns = s->t_ns;
         h.run = s->run;
@@ -66,6 +68,19 @@ bool AttentionState::consume(const Event& event) {
             if (b.owner == owner) block_states_.push_back(b.state);
         return true;
     }
+    if (const auto* ev = std::get_if<KvEviction>(&event)) {
+        if (ev->run != run_) return false;
+        slots_.add(*ev);
+        drop_composites();  // the slots of this step's rows hold other positions now
+        return true;
+    }
+    if (const auto* pc = std::get_if<PrefixCacheEvent>(&event)) {
+        if (pc->run != run_) return false;
+        // The engine keeps the last prompt token to compute: at most prompt_tokens - 1 reused.
+        slots_.set_reuse(std::min(pc->cached_tokens, std::max<int64_t>(pc->prompt_tokens - 1, 0)));
+        drop_composites();
+        return slots_.any();
+    }
     if (const auto* d = std::get_if<DropReport>(&event)) {
         dropped_ = d->total_attention;
         return d->attention > 0;
@@ -82,6 +97,10 @@ void AttentionState::reset() {
     *this = AttentionState();
 }
 
+void AttentionState::drop_composites() {
+    for (auto& kv : heads_) kv.second.composite.reset();
+}
+
 void AttentionState::note_shape(int layers, int heads) {
     n_layers_ = std::max(n_layers_, layers);
     n_heads_ = std::max(n_heads_, heads);
@@ -90,36 +109,58 @@ void AttentionState::note_shape(int layers, int heads) {
 std::shared_ptr<const AttentionSnapshot> AttentionState::snapshot(int layer, int head) const {
     const auto it = heads_.find({layer, head});
     if (it == heads_.end() || it->second.rows.empty()) return nullptr;
-    if (!it->second.composite) it->second.composite = compose(layer, head, it->second);
+    if (!it->second.composite) it->second.composite = compose(layer, head, it->second, slots_);
     return it->second.composite;
 }
 
 std::shared_ptr<const AttentionSnapshot> AttentionState::compose(int layer, int head,
-                                                                 const HeadRows& h) {
-    // The contiguous rows ending at the latest query position (a gap means an older capture).
-    auto first = std::prev(h.rows.end());
-    while (first != h.rows.begin() && std::prev(first)->first == first->first - 1) --first;
-    int64_t key_begin = first->second.key_begin, key_end = 0;
-    for (auto it = first; it != h.rows.end(); ++it) {
-        key_begin = std::min(key_begin, it->second.key_begin);
-        key_end = std::max(key_end, it->second.key_begin + int64_t(it->second.weights.size()));
+                                                                 const HeadRows& h,
+                                                                 const KvSlotHistory& history) {
+    // Each row through the slot layout of its step: query and key slots become positions. A later
+    // row of the same query position replaces an earlier one.
+    std::map<int64_t, KvSlotLayout> layouts;  // by step
+    struct Placed {
+        const HeadRows::Row* row;
+        const KvSlotLayout* layout;
+    };
+    std::map<int64_t, Placed> by_pos;
+    for (const HeadRows::Row& row : h.rows) {
+        auto at = layouts.find(row.step);
+        if (at == layouts.end()) at = layouts.emplace(row.step, history.at_step(row.step)).first;
+        by_pos[at->second.position(row.query_slot)] = {&row, &at->second};
     }
+    // The contiguous rows ending at the latest query position (a gap means an older capture).
+    auto first = std::prev(by_pos.end());
+    while (first != by_pos.begin() && std::prev(first)->first == first->first - 1) --first;
+    int64_t key_begin = -1, key_end = 0;
+    for (auto it = first; it != by_pos.end(); ++it) {
+        const HeadRows::Row& row = *it->second.row;
+        if (row.weights.empty()) continue;
+        const int64_t lo = it->second.layout->position(row.key_begin);
+        const int64_t hi =
+            it->second.layout->position(row.key_begin + int64_t(row.weights.size()) - 1);
+        key_begin = key_begin < 0 ? lo : std::min(key_begin, lo);
+        key_end = std::max(key_end, hi + 1);
+    }
+    key_begin = std::max<int64_t>(key_begin, 0);
     auto s = std::make_shared<AttentionSnapshot>();
     s->run = h.run;
     s->step = h.step;
     s->layer = layer;
     s->head = head;
     s->first_row = first->first;
-    s->n_rows = int64_t(std::distance(first, h.rows.end()));
+    s->n_rows = int64_t(std::distance(first, by_pos.end()));
     s->key_begin = key_begin;
     s->n_cols = std::max<int64_t>(key_end - key_begin, 0);
     s->t_ns = h.t_ns;
     s->weights.assign(size_t(s->n_rows * s->n_cols), 0.0f);  // keys a row did not see: 0
     int64_t r = 0;
-    for (auto it = first; it != h.rows.end(); ++it, ++r) {
-        const auto& w = it->second.weights;
-        std::copy(w.begin(), w.end(),
-                  s->weights.begin() + ptrdiff_t(r * s->n_cols + it->second.key_begin - key_begin));
+    for (auto it = first; it != by_pos.end(); ++it, ++r) {
+        const HeadRows::Row& row = *it->second.row;
+        for (size_t k = 0; k < row.weights.size(); ++k) {
+            const int64_t c = it->second.layout->position(row.key_begin + int64_t(k)) - key_begin;
+            if (c >= 0 && c < s->n_cols) s->weights[size_t(r * s->n_cols + c)] = row.weights[k];
+        }
     }
     return s;
 }
@@ -140,6 +181,18 @@ QString AttentionState::key_label(int64_t pos, int max_chars) const {
 }
 
 std::optional<KvBlockState> AttentionState::key_mark(int64_t pos) const {
+    if (slots_.any()) {
+        switch (slots_.latest().reason(pos).value_or(KvKeepReason::Recent)) {
+            case KvKeepReason::Sink:
+                return KvBlockState::Sink;
+            case KvKeepReason::Heavy:
+                return KvBlockState::Heavy;
+            case KvKeepReason::Evicted:
+                return KvBlockState::Evicted;
+            case KvKeepReason::Recent:
+                return std::nullopt;
+        }
+    }
     if (block_tokens_ <= 0 || pos < 0) return std::nullopt;
     const size_t b = size_t(pos / block_tokens_);
     if (b >= block_states_.size()) return std::nullopt;

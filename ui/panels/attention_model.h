@@ -2,11 +2,15 @@
 // head) of the current run, the query rows of its attention snapshots stacked by query position (a
 // decode step brings one row; successive steps build up the query × key matrix), the latest
 // sparsity stats, the labels of key positions (prompt pieces, then generated pieces) and the KV
-// policy's marks on keys. AttentionStatsModel is the per-head sparsity table of one layer.
+// policy's marks on keys. Snapshots index queries and keys by cache slot; once the KV policy has
+// evicted, slots are mapped back to conversation positions (kv_slot_map.h), so the composite's
+// rows and columns are always positions and an evicted position is a column nobody attends to any
+// more. AttentionStatsModel is the per-head sparsity table of one layer.
 #pragma once
 
 #include <QAbstractTableModel>
 #include <QString>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "panels/kv_slot_map.h"
 #include "telemetry/events.h"
 
 namespace fluoro::ui {
@@ -45,9 +50,12 @@ class AttentionState {
     // Key position `pos` as text: prompt piece, then generated piece by position; "#pos" when
     // unknown. `raw` gives the piece itself (empty when unknown).
     QString key_label(int64_t pos, int max_chars = 16) const;
-    // The KV policy's mark on key position `pos` (Evicted, Sink, Heavy) from the latest KvSnapshot,
-    // assuming the sequence's blocks in pool order hold consecutive positions.
+    // The KV policy's mark on key position `pos` (Evicted, Sink, Heavy): from the run's latest
+    // KvEviction when there is one, else from the latest KvSnapshot's block states (assuming the
+    // sequence's blocks in pool order hold consecutive positions).
     std::optional<KvBlockState> key_mark(int64_t pos) const;
+    // The slot layouts of the current run, from its evictions.
+    const KvSlotHistory& slot_history() const { return slots_; }
     int64_t prompt_tokens() const { return int64_t(prompt_pieces_.size()); }
     // Attention snapshots the stream dropped under back-pressure (DropReport), since it began.
     int64_t dropped() const { return dropped_; }
@@ -58,16 +66,18 @@ class AttentionState {
     uint64_t run_ = 0;
     int n_layers_ = 0, n_heads_ = 0;
     struct HeadRows {
-        struct Row {
-            int64_t key_begin = 0;
+        struct Row {  // as captured: query and keys by cache slot
+            int64_t step = 0, query_slot = 0, key_begin = 0;
             std::vector<float> weights;
         };
-        std::map<int64_t, Row> rows;  // by query position
+        std::deque<Row> rows;  // arrival order, the latest kMaxRows
         int64_t step = 0, t_ns = 0;
         uint64_t run = 0;
         mutable std::shared_ptr<const AttentionSnapshot> composite;  // null: rebuild
     };
-    static std::shared_ptr<const AttentionSnapshot> compose(int layer, int head, const HeadRows& h);
+    static std::shared_ptr<const AttentionSnapshot> compose(int layer, int head, const HeadRows& h,
+                                                            const KvSlotHistory& history);
+    void drop_composites();
     std::map<std::pair<int, int>, HeadRows> heads_;
     std::optional<AttentionStats> stats_;
     std::vector<std::string> prompt_pieces_;
@@ -76,6 +86,7 @@ class AttentionState {
     std::vector<KvBlockState> block_states_;
     int32_t block_tokens_ = 0;
     int64_t dropped_ = 0;
+    KvSlotHistory slots_;
 };
 
 // Per-head sparsity readouts of one layer: rows are query heads.

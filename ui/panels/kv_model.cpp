@@ -1,17 +1,58 @@
 #include "panels/kv_model.h"
 
 #include <QStringList>
+#include <algorithm>
 #include <map>
 
 #include "panels/panel_util.h"
 
 namespace fluoro::ui {
 
+KvEvictionCounts eviction_counts(const KvEviction& e) {
+    KvEvictionCounts n;
+    for (uint8_t why : e.reasons) {
+        if (why == uint8_t(KvKeepReason::Sink))
+            ++n.sinks;
+        else if (why == uint8_t(KvKeepReason::Heavy))
+            ++n.heavy;
+        else
+            ++n.recent;
+    }
+    n.evicted = int64_t(e.evicted.size());
+    return n;
+}
+
+int64_t KvState::positions() const {
+    int64_t n = std::max(prompt_tokens_ + generated_, slots_.latest().next());
+    for (const KvEviction& e : slots_.evictions()) n = std::max(n, e.length_before);
+    return n;
+}
+
+int64_t KvState::bytes_saved() const {
+    return snapshot_ ? evicted_positions() * snapshot_->bytes_per_token : 0;
+}
+
 bool KvState::consume(const Event& event) {
-    if (std::holds_alternative<RunStarted>(event)) {
+    if (const auto* r = std::get_if<RunStarted>(&event)) {
         memory_.clear();  // memory over time is per run; the pool stays until the
                           // next snapshot
+        slots_.begin_run(r->conversation);
+        prompt_tokens_ = r->prompt_tokens;
+        generated_ = 0;
         return true;
+    }
+    if (const auto* t = std::get_if<TokenEvent>(&event)) {
+        if (t->id >= 0) generated_ = std::max(generated_, t->index + 1);
+        return false;  // shown with the next snapshot or eviction
+    }
+    if (const auto* ev = std::get_if<KvEviction>(&event)) {
+        slots_.add(*ev);
+        return true;
+    }
+    if (const auto* pc = std::get_if<PrefixCacheEvent>(&event)) {
+        // The engine keeps the last prompt token to compute: at most prompt_tokens - 1 reused.
+        slots_.set_reuse(std::min(pc->cached_tokens, std::max<int64_t>(pc->prompt_tokens - 1, 0)));
+        return slots_.any();
     }
     if (const auto* kv = std::get_if<std::shared_ptr<const KvSnapshot>>(&event)) {
         if (!*kv) return false;

@@ -1,5 +1,6 @@
 // What the KV cache panel shows, folded from the event stream: the latest block pool snapshot,
-// block counts by state, and the memory counters over the run. KvBlockTableModel lists each
+// block counts by state, the memory counters over the run and the KV policy's evictions (which
+// conversation positions stay cached and why, kv_slot_map.h). KvBlockTableModel lists each
 // sequence's blocks (owner → blocks).
 #pragma once
 
@@ -9,11 +10,19 @@
 #include <optional>
 #include <vector>
 
+#include "panels/kv_slot_map.h"
 #include "telemetry/events.h"
 
 namespace fluoro::ui {
 
 inline constexpr size_t kKvStates = 6;  // KvBlockState values
+
+// One eviction's decision in numbers.
+struct KvEvictionCounts {
+    int64_t sinks = 0, recent = 0, heavy = 0, evicted = 0;
+    int64_t kept() const { return sinks + recent + heavy; }
+};
+KvEvictionCounts eviction_counts(const KvEviction& e);
 
 struct MemorySample {
     double t_s = 0;  // since the run started
@@ -35,11 +44,27 @@ class KvState {
         return memory_.empty() ? nullptr : &memory_.back().counters;
     }
 
+    // The current run's evictions, oldest first, and the cache layout they leave.
+    const std::vector<KvEviction>& evictions() const { return slots_.evictions(); }
+    const KvEviction* last_eviction() const {
+        return evictions().empty() ? nullptr : &evictions().back();
+    }
+    const KvSlotHistory& slot_history() const { return slots_; }
+    // Conversation positions known so far: the prompt, the tokens generated, and every position
+    // an eviction decided about.
+    int64_t positions() const;
+    // Positions the cache no longer holds, and the bytes that spares at the latest snapshot's
+    // bytes per token (0 before any snapshot).
+    int64_t evicted_positions() const { return slots_.latest().evicted_count(); }
+    int64_t bytes_saved() const;
+
   private:
     std::shared_ptr<const KvSnapshot> snapshot_;
     int snapshots_seen_ = 0;
     int64_t dropped_ = 0;
     std::vector<MemorySample> memory_;
+    KvSlotHistory slots_;
+    int64_t prompt_tokens_ = 0, generated_ = 0;
 };
 
 class KvBlockTableModel : public QAbstractTableModel {

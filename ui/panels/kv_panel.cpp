@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "panels/kv_eviction_strip.h"
 #include "panels/line_chart.h"
 #include "panels/panel_util.h"
 
@@ -122,6 +123,8 @@ KvPanel::KvPanel(QWidget* parent)
                       this)),
       grid_(new KvGrid(this)),
       summary_(new QLabel(this)),
+      evictions_(new QLabel(this)),
+      strip_(new KvEvictionStrip(this)),
       budget_(new QProgressBar(this)),
       table_(new QTableView(this)),
       model_(new KvBlockTableModel(this)),
@@ -150,7 +153,11 @@ KvPanel::KvPanel(QWidget* parent)
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(budget_);
     layout->addWidget(summary_);
+    layout->addWidget(evictions_);
+    layout->addWidget(strip_);
     layout->addWidget(split, 1);
+    evictions_->setWordWrap(true);
+    strip_->set_state(&state_);
     refresh();
 }
 
@@ -173,7 +180,42 @@ QString KvPanel::budget_text() const {
     return budget_->format();
 }
 
+QString KvPanel::eviction_text() const {
+    return evictions_->isHidden() ? QString() : evictions_->text();
+}
+
+void KvPanel::refresh_evictions() {
+    const KvEviction* e = state_.last_eviction();
+    evictions_->setVisible(e != nullptr);
+    strip_->setVisible(e != nullptr);
+    strip_->update();
+    if (!e) return;
+    const KvEvictionCounts n = eviction_counts(*e);
+    QString text = QStringLiteral(
+                       "KV policy %1 · budget %2 tokens · %3 this run · latest at step %4: "
+                       "kept %5 (%6 sinks, %7 heavy, %8 recent), evicted %9 in %10 ms")
+                       .arg(QString::fromStdString(e->policy))
+                       .arg(e->budget)
+                       .arg(state_.evictions().size() == 1
+                                ? QStringLiteral("1 eviction")
+                                : QStringLiteral("%1 evictions").arg(state_.evictions().size()))
+                       .arg(e->step)
+                       .arg(n.kept())
+                       .arg(n.sinks)
+                       .arg(n.heavy)
+                       .arg(n.recent)
+                       .arg(n.evicted)
+                       .arg(e->ms, 0, 'f', 2);
+    text += QStringLiteral(" · %1 of %2 positions no longer cached")
+                .arg(state_.evicted_positions())
+                .arg(state_.positions());
+    if (state_.bytes_saved() > 0)
+        text += QStringLiteral(" = %1 saved").arg(format_bytes(state_.bytes_saved()));
+    evictions_->setText(text);
+}
+
 void KvPanel::refresh() {
+    refresh_evictions();
     const auto snap = state_.snapshot();
     grid_->set_snapshot(snap);
     model_->set_snapshot(snap.get());

@@ -1,5 +1,6 @@
 // The KV cache dock: the block pool as a grid of cells colored by state (with a legend and counts),
-// each sequence's block table, KV bytes used against the budget, and used bytes over the run.
+// each sequence's block table, KV bytes used against the budget, and used bytes over the run; when
+// the KV policy evicts, the latest eviction's numbers and the strip of kept/evicted positions.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@ class QTableView;
 
 namespace fluoro::ui {
 
+class KvEvictionStrip;
 class LineChart;
 
 class KvGrid : public QWidget {
@@ -52,15 +54,20 @@ class KvPanel : public EventPanel {
     LineChart* chart() const { return chart_; }
     QString notice() const;       // "" when the pool is shown
     QString budget_text() const;  // the bytes-used bar's text
+    KvEvictionStrip* eviction_strip() const { return strip_; }
+    QString eviction_text() const;  // "" when the run evicted nothing
 
   private:
     void refresh();
+    void refresh_evictions();
 
     KvState state_;
     QStackedWidget* stack_ = nullptr;
     QLabel* notice_ = nullptr;
     KvGrid* grid_ = nullptr;
     QLabel* summary_ = nullptr;
+    QLabel* evictions_ = nullptr;
+    KvEvictionStrip* strip_ = nullptr;
     QProgressBar* budget_ = nullptr;
     QTableView* table_ = nullptr;
     KvBlockTableModel* model_ = nullptr;

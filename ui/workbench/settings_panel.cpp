@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "backend/attention_capture.h"
+#include "kv/kv_cache.h"
 
 namespace fluoro::ui {
 
@@ -117,7 +118,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     ctx_ = ispin(model, 128, 1 << 20, st.value("model/ctx", 4096).toInt());
     ctx_->setSingleStep(512);
     kv_type_ = new QComboBox(model);
-    kv_type_->addItems({"f16", "f32"});
+    kv_type_->addItems({"f16", "f32", "q8_0", "q4_0"});
     kv_type_->setCurrentText(st.value("model/kv_type", "f16").toString());
     auto* backend = later(new QComboBox(model), 11);
     backend->addItems({"CPU", "CUDA"});
@@ -130,16 +131,11 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     m->addRow(reload);
     lay->addWidget(model);
 
+    lay->addWidget(make_kv_policy_group());
+
     auto* soon = new QGroupBox(tr("Not active yet"), this);
     auto* s = new QFormLayout(soon);
-    auto* policy = later(new QComboBox(soon), 8);
-    policy->addItems(
-        {tr("full"), tr("sliding window"), tr("sinks (StreamingLLM)"), tr("heavy hitters (H2O)")});
-    auto* budget = later(ispin(soon, 0, 1 << 20, 0), 8);
-    budget->setSpecialValueText(tr("unlimited"));
     auto* prefix = later(new QCheckBox(tr("reuse KV across conversations"), soon), 9);
-    s->addRow(tr("KV policy"), policy);
-    s->addRow(tr("KV budget"), budget);
     s->addRow(tr("Prefix cache"), prefix);
     lay->addWidget(soon);
     lay->addStretch(1);
@@ -176,6 +172,7 @@ ChangeSettings SettingsPanel::change_settings() const {
     sp.max_draft = max_draft_->value();
     sp.exit_layer = exit_layer_->value();
     c.speculative = sp;
+    c.kv_policy = kv_policy();
     return c;
 }
 
@@ -183,7 +180,7 @@ ModelSettings SettingsPanel::model_settings() const {
     ModelSettings s;
     s.threads = threads_->value();
     s.ctx = ctx_->value();
-    s.kv_type = kv_type_->currentText() == "f32" ? KvType::F32 : KvType::F16;
+    s.kv_type = parse_kv_type(kv_type_->currentText().toStdString()).value_or(KvType::F16);
     s.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
     return s;
 }
@@ -206,6 +203,7 @@ void SettingsPanel::save() const {
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());
     st.setValue("spec/exit_layer", exit_layer_->value());
+    save_kv_policy(st);
 }
 
 }  // namespace fluoro::ui

@@ -1,8 +1,8 @@
 // The settings panel. Sampling, max tokens, the system prompt and speculative decoding apply
-// through ChangeSettings (from the next run), the attention kernel too (at once); threads, context
-// and KV type through LoadModel (the model is reloaded). Features whose engine work lands in later
-// issues are shown, disabled, with a tooltip naming the issue — the panel never pretends they work.
-// Values are remembered in QSettings.
+// through ChangeSettings (from the next run), the attention kernel and the KV cache policy too (at
+// once); threads, context and KV type through LoadModel (the model is reloaded). Features whose
+// engine work lands in later issues are shown, disabled, with a tooltip naming the issue — the
+// panel never pretends they work. Values are remembered in QSettings.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +14,7 @@ class QSpinBox;
 class QComboBox;
 class QPlainTextEdit;
 class QLineEdit;
+class QSettings;
 
 namespace fluoro::ui {
 
@@ -24,6 +25,8 @@ class SettingsPanel : public QWidget {
 
     ChangeSettings change_settings() const;
     ModelSettings model_settings() const;
+    // The KV cache policy as set (settings_panel_kv.cpp).
+    KvPolicyConfig kv_policy() const;
 
   signals:
     void apply_requested(const fluoro::ChangeSettings& c);
@@ -31,6 +34,8 @@ class SettingsPanel : public QWidget {
 
   private:
     void save() const;
+    QWidget* make_kv_policy_group();
+    void save_kv_policy(QSettings& st) const;
 
     QDoubleSpinBox *temperature_, *top_p_, *min_p_, *repeat_penalty_;
     QSpinBox *top_k_, *seed_, *max_tokens_, *threads_, *ctx_;
@@ -38,6 +43,8 @@ class SettingsPanel : public QWidget {
     QLineEdit* draft_model_;
     QSpinBox *max_draft_, *exit_layer_;
     QPlainTextEdit* system_prompt_;
+    QComboBox* kv_policy_ = nullptr;
+    QSpinBox *kv_budget_ = nullptr, *kv_sinks_ = nullptr, *kv_recent_ = nullptr;
 };
 
 }  // namespace fluoro::ui

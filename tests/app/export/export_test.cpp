@@ -89,7 +89,7 @@ TEST(JsonExport, TheV3FieldsRoundTrip) {
     const ConversationRecord c = recorded_v3("json_v3");
     const json doc = conversation_to_json(c);
     const std::string first = doc.dump(1);
-    EXPECT_EQ(doc["version"], 2);
+    EXPECT_EQ(doc["version"], kConversationFormatVersion);
     const json& run = doc["runs"][0];
     EXPECT_EQ(run["prompt_ids"], json({1, 529, 9999, 13}));
     EXPECT_EQ(run["prompt_pieces"][1], "<|user|>");
@@ -185,6 +185,74 @@ TEST(ChromeTrace, SpeculativeStepsHaveDraftAndVerifySlices) {
     EXPECT_DOUBLE_EQ(spec["verify"].second, 0.6);
     EXPECT_DOUBLE_EQ(spec["draft"].first, 1.23);
     EXPECT_DOUBLE_EQ(spec["draft"].second, 0.15);
+}
+
+ConversationRecord recorded_evictions(const std::string& name) {
+    const auto path = test::temp_db(name);
+    {
+        StoreWriter w(path);
+        for (const auto& e : test::kv_eviction_run(1, 1)) w.record(e);
+    }
+    Store store(path);
+    return store.load_conversation(store.list_conversations().at(0).id);
+}
+
+// The KV policy's evictions travel in the JSON export (format 3) and come back equal; a version 2
+// document has none and still imports; in a version 3 document the field is required.
+TEST(JsonExport, KvEvictionsRoundTrip) {
+    const ConversationRecord c = recorded_evictions("json_kv");
+    const json doc = conversation_to_json(c);
+    EXPECT_EQ(doc["version"], 3);
+    const json& ev = doc["runs"][0]["kv_evictions"];
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0]["policy"], "streaming");
+    EXPECT_EQ(ev[0]["budget"], 6);
+    EXPECT_EQ(ev[0]["evicted"], json({2, 3, 4}));
+    EXPECT_EQ(ev[1]["kept"], json({0, 1, 7, 8}));
+    EXPECT_EQ(ev[1]["reasons"], json({0, 0, 1, 2}));
+    EXPECT_EQ(ev[1]["step"], 3);
+    const std::string first = doc.dump(1);
+    Store store(test::temp_db("json_kv_import"));
+    const ConversationRecord back =
+        store.load_conversation(store.insert_conversation(conversation_from_json(doc)));
+    EXPECT_EQ(conversation_to_json(back).dump(1), first);
+    ASSERT_EQ(back.runs.at(0).kv_evictions.size(), 2u);
+    EXPECT_EQ(back.runs[0].kv_evictions[0].kept, (std::vector<int64_t>{0, 1, 5, 6, 7}));
+    EXPECT_DOUBLE_EQ(back.runs[0].kv_evictions[1].ms, 0.25);
+
+    json v2 = doc;
+    v2["version"] = 2;
+    v2["runs"][0].erase("kv_evictions");
+    EXPECT_TRUE(conversation_from_json(v2).runs.at(0).kv_evictions.empty());
+    json v3 = doc;
+    v3["runs"][0].erase("kv_evictions");
+    EXPECT_THROW(conversation_from_json(v3), Error);
+    json bad = doc;
+    bad["runs"][0]["kv_evictions"][0]["reasons"].erase(0);
+    EXPECT_THROW(conversation_from_json(bad), Error);
+}
+
+TEST(ChromeTrace, KvEvictionsAreInstantsWithTheirCounts) {
+    const json trace = run_to_chrome_trace(recorded_evictions("trace_kv").runs.at(0));
+    std::vector<json> instants;
+    bool named = false;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "KV policy")
+            named = e["tid"] == 5;
+        if (e["ph"] == "i" && e["name"] == "KV eviction") instants.push_back(e);
+    }
+    EXPECT_TRUE(named);
+    ASSERT_EQ(instants.size(), 2u);
+    EXPECT_EQ(instants[0]["tid"], 5);
+    EXPECT_DOUBLE_EQ(instants[0]["ts"].get<double>(), 1.925);
+    const json& a = instants[1]["args"];
+    EXPECT_EQ(a["evicted"], 2);
+    EXPECT_EQ(a["kept"], 4);
+    EXPECT_EQ(a["sinks"], 2);
+    EXPECT_EQ(a["recent"], 1);
+    EXPECT_EQ(a["heavy"], 1);
+    EXPECT_EQ(a["policy"], "streaming");
+    EXPECT_EQ(a["step"], 3);
 }
 
 TEST(MarkdownExport, SpeculativeTotalsAreInTheStats) {

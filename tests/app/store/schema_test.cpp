@@ -1,7 +1,7 @@
 // Opening session databases: a new file gets the current schema with WAL and foreign keys; a
-// file of an older schema version (1 or 2) is migrated with its data kept; a file that is not ours,
-// is corrupt, or comes from a newer version is refused with its name in the error and is left
-// byte for byte untouched.
+// file of an older schema version (1 or 2; 3 in kv_eviction_store_test) is migrated with its data
+// kept; a file that is not ours, is corrupt, or comes from a newer version is refused with its name
+// in the error and is left byte for byte untouched.
 #include "store/schema.h"
 
 #include <gtest/gtest.h>
@@ -96,7 +96,7 @@ TEST(SessionSchema, AVersion2FileIsMigratedWithItsRowsKept) {
             raw.query_int("SELECT count(*) FROM sqlite_master WHERE name = 'attention_stats'"), 0);
     }
     Store store(path);
-    EXPECT_EQ(store.db().query_int("PRAGMA user_version"), 3);
+    EXPECT_EQ(store.db().query_int("PRAGMA user_version"), kSchemaVersion);
     const ConversationRecord c = store.load_conversation(1);
     EXPECT_EQ(c.title, "v2 chat");
     ASSERT_EQ(c.messages.size(), 2u);

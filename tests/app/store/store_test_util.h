@@ -162,4 +162,35 @@ inline std::vector<Event> v3_run(uint64_t run, uint64_t conversation) {
     return ev;
 }
 
+// A synthetic run under a StreamingLLM-like policy (budget 6, 2 sinks): the prefill cached
+// positions 0..7, step 1 evicted 2..4 (kept sinks 0, 1 and recent 5..7), step 3 evicted 5..6.
+inline std::vector<Event> kv_eviction_run(uint64_t run, uint64_t conversation) {
+    std::vector<Event> ev =
+        synthetic_run(run, conversation, RunKind::Send, 0, "long?", {"a", "b", "c", "d"});
+    const RunFinished fin = std::get<RunFinished>(ev.back());
+    ev.pop_back();
+    KvEviction e;
+    e.run = run;
+    e.step = 1;
+    e.policy = "streaming";
+    e.budget = 6;
+    e.length_before = 8;
+    e.evicted = {2, 3, 4};
+    e.kept = {0, 1, 5, 6, 7};
+    e.reasons = {0, 0, 1, 1, 1};
+    e.ms = 0.125;
+    e.t_ns = 1925;
+    ev.push_back(e);
+    e.step = 3;
+    e.length_before = 6;
+    e.evicted = {5, 6};
+    e.kept = {0, 1, 7, 8};
+    e.reasons = {0, 0, 1, 2};
+    e.ms = 0.25;
+    e.t_ns = 3925;
+    ev.push_back(e);
+    ev.push_back(fin);
+    return ev;
+}
+
 }  // namespace fluoro::app::test
