@@ -100,14 +100,6 @@ void Sequence::make_room(int64_t incoming, std::span<const float> observed, int6
     const int64_t length = int64_t(tokens_.size());
     if (limit <= 0) limit = budget();
     if (length + incoming <= limit) return;
-    if (!evicting()) {
-        // The same message as before policies existed: the context (or budget) is full.
-        if (policy_.budget > 0 && policy_.budget < context_size())
-            (void)kv_decide(policy_, context_size(), {length, incoming, {}, {}, {}});  // throws
-        throw Error("the context is full: " + std::to_string(incoming) +
-                    " tokens do not fit in the " + std::to_string(budget() - length) + " left of " +
-                    std::to_string(context_size()));
-    }
     const auto start = std::chrono::steady_clock::now();
     std::vector<float> attention;
     if (policy_.needs_scores()) attention = slot_attention();
