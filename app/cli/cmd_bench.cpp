@@ -102,7 +102,7 @@ void add_bench_command(CLI::App& app) {
                                 {"model_name", model_name},
                                 {"arch", m.model->hparams().arch},
                                 {"threads", m.backend->threads()},
-                                {"backend", "cpu"},
+                                {"backend", std::string(m.backend->name())},
                                 {"kernel_isa", cpu::kernel_isa_name()},
                                 {"kv_type", kv_type_name(m.kv->shape().type)},
                                 {"kv_layout", o->kv_layout},
@@ -125,9 +125,10 @@ void add_bench_command(CLI::App& app) {
             "| model | size | backend | threads | test | t/s |\n| --- | --- | --- | --- | --- | "
             "--- |\n");
         for (const auto& r : results)
-            std::printf("| %s | %s | cpu | %d | %s | %.2f ± %.2f |\n", model_name.c_str(),
+            std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f |\n", model_name.c_str(),
                         app::format_bytes(m.model->file().file_size()).c_str(),
-                        m.backend->threads(), r.test.c_str(), r.mean_tps, r.sd_tps);
+                        std::string(m.backend->name()).c_str(), m.backend->threads(),
+                        r.test.c_str(), r.mean_tps, r.sd_tps);
     });
 }
 

@@ -8,6 +8,7 @@
 #include "common/format.h"
 #include "core/error.h"
 #include "report/model_report.h"
+#include "session/backend_factory.h"
 
 namespace fluoro::cli {
 namespace {
@@ -32,7 +33,8 @@ nlohmann::ordered_json system_report_json() {
             {"caches", caches},
             {"isa", isa},
             {"default_threads", cpu::ThreadPool::default_threads()},
-            {"kernel_isa", cpu::kernel_isa_name()}};
+            {"kernel_isa", cpu::kernel_isa_name()},
+            {"cuda", app::cuda_status()}};
 }
 
 std::string system_report_text(const nlohmann::ordered_json& j) {
@@ -59,6 +61,7 @@ std::string system_report_text(const nlohmann::ordered_json& j) {
     if (!lacks.empty()) line("ISA (not available)", lacks.substr(1));
     line("default threads", n("default_threads") + " (physical cores usable by this process)");
     line("kernel path", j["kernel_isa"].get<std::string>());
+    line("CUDA backend", j["cuda"].get<std::string>());
     return out;
 }
 

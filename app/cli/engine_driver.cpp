@@ -4,6 +4,7 @@
 
 #include "cli/interrupt.h"
 #include "core/error.h"
+#include "session/backend_factory.h"
 #include "store/data_dir.h"
 
 namespace fluoro::cli {
@@ -43,7 +44,7 @@ void apply_level(DriverOptions& o, const std::string& level) {
 }
 
 EngineDriver::EngineDriver(const DriverOptions& opt)
-    : opt_(opt), engine_(EngineOptions{opt.level, 64, 8}) {
+    : opt_(opt), engine_(EngineOptions{opt.level, 64, 8, app::make_backend}) {
     if (opt_.save) {
         const std::filesystem::path db =
             opt_.db.empty() ? app::default_db_path() : std::filesystem::path(opt_.db);
@@ -53,6 +54,7 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     }
     const app::EngineSettings s = opt_.engine.settings();
     ModelSettings ms;
+    ms.backend = s.backend;
     ms.threads = s.threads;
     ms.ctx = s.ctx;
     ms.batch = s.batch;

@@ -8,6 +8,8 @@
 namespace fluoro::cli {
 
 void EngineFlags::add_to(CLI::App& cmd) {
+    cmd.add_option("--backend", backend, "Backend: cpu or cuda (an NVIDIA GPU)")
+        ->capture_default_str();
     cmd.add_option("-t,--threads", engine.threads, "CPU threads (default: physical cores)");
     cmd.add_option("-c,--ctx", engine.ctx, "Context size in tokens")->capture_default_str();
     cmd.add_option("-b,--batch", engine.batch, "Tokens per prefill step")->capture_default_str();
@@ -19,6 +21,9 @@ void EngineFlags::add_to(CLI::App& cmd) {
 
 app::EngineSettings EngineFlags::settings() const {
     app::EngineSettings s = engine;
+    const std::optional<BackendKind> b = parse_backend_kind(backend);
+    if (!b) throw Error("--backend must be cpu or cuda, not '" + backend + "'");
+    s.backend = *b;
     const std::optional<KvType> kv = parse_kv_type(kv_type);
     if (!kv) throw Error("--kv-type must be f32, f16, q8_0 or q4_0, not '" + kv_type + "'");
     s.kv_type = *kv;

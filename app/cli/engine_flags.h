@@ -1,5 +1,5 @@
 // Command-line flags shared by the `fluoro` commands that run a model: engine settings
-// (threads, context, batch, KV type, attention implementation) and sampling settings, with
+// (backend, threads, context, batch, KV type, attention implementation) and sampling settings, with
 // llama.cpp-style names.
 #pragma once
 
@@ -13,10 +13,11 @@ namespace fluoro::cli {
 
 struct EngineFlags {
     app::EngineSettings engine;
+    std::string backend = "cpu";
     std::string kv_type = "f16";
     std::string attention{attention_impl_name(kDefaultAttentionImpl)};
     void add_to(CLI::App& cmd);
-    app::EngineSettings settings() const;  // validates kv_type and attention
+    app::EngineSettings settings() const;  // validates backend, kv_type and attention
 };
 
 // --spec, --draft-model, --draft-max, --exit-layer, --ngram-max

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "session/backend_factory.h"
 
 namespace fluoro::app {
 
@@ -10,7 +11,7 @@ LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& 
     if (s.ctx < 1) throw Error("the context size must be at least 1 token");
     if (s.batch < 1) throw Error("the batch size must be at least 1 token");
     LoadedModel m;
-    m.backend = std::make_unique<cpu::CpuBackend>(s.threads);
+    m.backend = make_backend(s.backend, s.threads);
     m.backend->set_attention_impl(s.attention);
     ModelLoadOptions opt;
     opt.max_batch = s.batch;

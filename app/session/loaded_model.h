@@ -1,17 +1,19 @@
-// A model ready to run: the CPU backend, the loaded Model and a KV cache — what every `fluoro`
-// command that computes needs, built from the shared command-line settings.
+// A model ready to run: its backend (CPU or CUDA), the loaded Model and a KV cache — what every
+// `fluoro` command that computes needs, built from the shared command-line settings.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/backend.h"
+#include "backend/backend_kind.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
 namespace fluoro::app {
 
 struct EngineSettings {
+    BackendKind backend = BackendKind::Cpu;
     int threads = 0;         // 0 = physical cores
     int64_t ctx = 4096;      // tokens per sequence (clamped to the model's trained context)
     int64_t batch = 512;     // tokens per prefill step
@@ -21,7 +23,7 @@ struct EngineSettings {
 };
 
 struct LoadedModel {
-    std::unique_ptr<cpu::CpuBackend> backend;
+    std::unique_ptr<Backend> backend;
     std::unique_ptr<Model> model;
     std::unique_ptr<KvCache> kv;
     int64_t ctx = 0;

@@ -4,6 +4,7 @@
 // forward function drives the CPU backend and, later, the CUDA one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -48,6 +49,10 @@ class Backend {
   public:
     virtual ~Backend() = default;
     virtual std::string_view name() const = 0;
+    // Host threads the backend computes with (the CPU's pool; 1 for a GPU backend's driver).
+    virtual int threads() const { return 1; }
+    // Attention working memory allocated so far, in bytes (it only grows: the peak).
+    virtual size_t attention_scratch_bytes() const { return 0; }
 
     // --- memory ---
     // Makes a GGUF tensor resident (CPU: a zero-copy view into the mapping). Throws
@@ -100,8 +105,12 @@ class Backend {
     virtual void geglu_tanh(Act gate, const Act& up) = 0;  // gate = gelu_tanh(gate) * up
     virtual void softcap(Act x, float cap) = 0;            // x = cap * tanh(x / cap)
     virtual void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) = 0;
-    // Copies an activation matrix to host memory (the logits at the end of a step).
+    // Copies an activation matrix to host memory (the logits at the end of a step); returns when
+    // the copy is done.
     virtual void read(const Act& x, std::span<float> host) = 0;
+    // Waits until every operation queued so far has finished (an asynchronous backend's work is
+    // only queued when its call returns; the CPU's is done). Profiling calls it to time ops.
+    virtual void synchronize() {}
 };
 
 }  // namespace fluoro

@@ -43,8 +43,12 @@ int64_t pool_blocks(const KvShape& s) {
 
 }  // namespace
 
-PagedKvCache::PagedKvCache(KvShape shape)
-    : KvCache(std::move(shape)), bt_(shape_.block_tokens), pool_(pool_blocks(shape_)) {
+PagedKvCache::PagedKvCache(KvShape shape, std::shared_ptr<KvMemory> memory)
+    : KvCache(std::move(shape)),
+      bt_(shape_.block_tokens),
+      pool_(pool_blocks(shape_)),
+      memory_(std::move(memory)) {
+    if (!memory_) throw Error("KV cache: no memory to allocate the pool in");
     const KvShape& s = shape_;
     const size_t rows = size_t(pool_.size()) * size_t(bt_);
     std::vector<size_t> k_offset, v_offset;
@@ -58,17 +62,30 @@ PagedKvCache::PagedKvCache(KvShape shape)
         offset += v_row_bytes_.back() * rows;
     }
     bytes_ = offset;
-    data_.reset(new (std::nothrow) std::byte[bytes_]);
-    if (!data_)
-        throw Error("KV cache: cannot allocate " + mib((long double)bytes_) + " for a pool of " +
+    data_ = memory_->allocate(bytes_);
+    if (data_ == nullptr)
+        throw Error("KV cache: cannot allocate " + mib((long double)bytes_) + " of " +
+                    std::string(memory_->name()) + " memory for a pool of " +
                     std::to_string(pool_.size()) + " blocks x " + std::to_string(bt_) +
                     " tokens; use a smaller context or pool");
     for (int64_t il = 0; il < s.n_layer; ++il) {
-        k_base_.push_back(data_.get() + k_offset[size_t(il)]);
-        v_base_.push_back(data_.get() + v_offset[size_t(il)]);
+        k_base_.push_back(data_ + k_offset[size_t(il)]);
+        v_base_.push_back(data_ + v_offset[size_t(il)]);
     }
     tables_.resize(size_t(s.n_seq));
     length_.assign(size_t(s.n_seq), 0);
+}
+
+PagedKvCache::~PagedKvCache() {
+    memory_->release(data_);
+}
+
+PagedKvCache::LayerStorage PagedKvCache::layer_storage(int64_t layer) const {
+    if (layer < 0 || layer >= int64_t(k_base_.size()))
+        throw Error("KV cache: layer " + std::to_string(layer) + " of " +
+                    std::to_string(k_base_.size()));
+    const size_t l = size_t(layer);
+    return {k_base_[l], v_base_[l], k_row_bytes_[l], v_row_bytes_[l]};
 }
 
 void PagedKvCache::check_seq(int64_t seq) const {
@@ -102,8 +119,8 @@ void PagedKvCache::copy_block(int32_t from, int32_t to) {
     const size_t first_from = size_t(from) * size_t(bt_), first_to = size_t(to) * size_t(bt_);
     for (size_t il = 0; il < k_base_.size(); ++il) {
         const size_t kb = k_row_bytes_[il], vb = v_row_bytes_[il];
-        std::memcpy(k_base_[il] + first_to * kb, k_base_[il] + first_from * kb, size_t(bt_) * kb);
-        std::memcpy(v_base_[il] + first_to * vb, v_base_[il] + first_from * vb, size_t(bt_) * vb);
+        memory_->move(k_base_[il] + first_to * kb, k_base_[il] + first_from * kb, size_t(bt_) * kb);
+        memory_->move(v_base_[il] + first_to * vb, v_base_[il] + first_from * vb, size_t(bt_) * vb);
     }
 }
 
@@ -234,8 +251,8 @@ void PagedKvCache::compact(int64_t seq, std::span<const int64_t> keep) {
             const size_t kb = k_row_bytes_[il], vb = v_row_bytes_[il];
             for (const Move& m : moves) {
                 const size_t d = slot(m.dst), s = slot(m.src);
-                std::memmove(k_base_[il] + d * kb, k_base_[il] + s * kb, size_t(m.rows) * kb);
-                std::memmove(v_base_[il] + d * vb, v_base_[il] + s * vb, size_t(m.rows) * vb);
+                memory_->move(k_base_[il] + d * kb, k_base_[il] + s * kb, size_t(m.rows) * kb);
+                memory_->move(v_base_[il] + d * vb, v_base_[il] + s * vb, size_t(m.rows) * vb);
             }
         }
     }

@@ -16,15 +16,20 @@
 
 #include "kv/block_pool.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_memory.h"
 
 namespace fluoro {
 
 class PagedKvCache final : public KvCache {
   public:
     // Pool of ceil(pool_tokens / block_tokens) blocks (pool_tokens 0: n_seq * ceil(n_ctx /
-    // block_tokens), so every sequence can fill its context at once). Throws Error
-    // for an invalid shape or, naming the MiB, when the pool cannot be allocated.
-    explicit PagedKvCache(KvShape shape);
+    // block_tokens), so every sequence can fill its context at once), its rows in `memory`
+    // (host by default; a CUDA backend passes device memory). Throws Error for an invalid shape
+    // or, naming the MiB, when the pool cannot be allocated.
+    explicit PagedKvCache(KvShape shape, std::shared_ptr<KvMemory> memory = host_kv_memory());
+    ~PagedKvCache() override;
+    PagedKvCache(const PagedKvCache&) = delete;
+    PagedKvCache& operator=(const PagedKvCache&) = delete;
 
     int64_t length(int64_t seq) const override;
     // Growing allocates the blocks up to n (Error naming the budget when the pool is full);
@@ -48,6 +53,16 @@ class PagedKvCache final : public KvCache {
     // blocks, the partial last one included; the first write to a shared block copies it.
     void share_prefix(int64_t src_seq, int64_t dst_seq, int64_t n_tokens);
     std::span<const int32_t> blocks_of(int64_t seq) const;
+    int64_t block_tokens() const { return bt_; }
+    // One layer's storage: pool row r (= block * block_tokens + offset) starts at
+    // k + r * k_row_bytes (v likewise), in the memory's address space (device for CUDA).
+    struct LayerStorage {
+        std::byte* k = nullptr;
+        std::byte* v = nullptr;
+        size_t k_row_bytes = 0, v_row_bytes = 0;
+    };
+    LayerStorage layer_storage(int64_t layer) const;
+    const KvMemory& memory() const { return *memory_; }
     const BlockPool& pool() const { return pool_; }
     // Test hook: the pool hands out its free blocks in a seeded random order from now on.
     void shuffle_free_blocks(uint64_t seed) { pool_.shuffle_free_blocks(seed); }
@@ -66,7 +81,8 @@ class PagedKvCache final : public KvCache {
 
     int64_t bt_ = 0;  // block_tokens
     BlockPool pool_;
-    std::unique_ptr<std::byte[]> data_;
+    std::shared_ptr<KvMemory> memory_;
+    std::byte* data_ = nullptr;  // memory_->allocate(bytes_)
     size_t bytes_ = 0;
     std::vector<std::byte*> k_base_, v_base_;        // (n_layer): row 0 of block 0
     std::vector<size_t> k_row_bytes_, v_row_bytes_;  // (n_layer)

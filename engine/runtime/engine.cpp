@@ -79,7 +79,7 @@ class CaptureFreeDrafter final : public spec::Drafter {
 struct Engine::State {
     // Model side (all null when no model is loaded). Destroyed in reverse order: the sequence and
     // KV before the model, the model before the backends it calls.
-    std::unique_ptr<cpu::CpuBackend> cpu;
+    std::unique_ptr<Backend> backend;
     std::unique_ptr<ProfilingBackend> profiling;
     std::unique_ptr<Model> model;
     std::unique_ptr<KvCache> kv;
@@ -128,7 +128,7 @@ struct Engine::State {
         kv.reset();
         model.reset();
         profiling.reset();
-        cpu.reset();
+        backend.reset();
         model_path.clear();
     }
 };
@@ -245,16 +245,21 @@ void Engine::rt_load(const LoadModel& c) {
     const ModelSettings& ms = c.settings;
     if (ms.ctx < 1) throw Error("the context size must be at least 1 token");
     if (ms.batch < 1) throw Error("the batch size must be at least 1 token");
+    // The backend first: when it cannot run here (no GPU, no driver) the error leaves the
+    // loaded model and its backend working.
+    std::unique_ptr<Backend> backend = opt_.backend_factory
+                                           ? opt_.backend_factory(ms.backend, ms.threads)
+                                           : make_cpu_only_backend(ms.backend, ms.threads);
     s.drop_model();
     if (s.conversation != 0) {
         s.conversation = 0;
         s.messages.clear();
     }
     try {
-        s.cpu = std::make_unique<cpu::CpuBackend>(ms.threads);
-        s.cpu->set_attention_impl(ms.attention);
-        s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
-        s.profiling = std::make_unique<ProfilingBackend>(*s.cpu);
+        s.backend = std::move(backend);
+        s.backend->set_attention_impl(ms.attention);
+        s.backend->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
+        s.profiling = std::make_unique<ProfilingBackend>(*s.backend);
         ModelLoadOptions lo;
         lo.max_batch = ms.batch;
         lo.max_logit_rows = std::min<int64_t>(kMaxDraftTokens + 1, ms.batch);  // verification
@@ -283,9 +288,9 @@ void Engine::rt_load(const LoadModel& c) {
     ev.path = s.model_path;
     ev.name = s.model->file().get_string("general.name").value_or(c.path.filename().string());
     ev.arch = s.model->hparams().arch;
-    ev.backend = std::string(s.cpu->name());
+    ev.backend = std::string(s.backend->name());
     ev.kv_type = std::string(kv_type_name(ms.kv_type));
-    ev.threads = s.cpu->threads();
+    ev.threads = s.backend->threads();
     ev.ctx = s.ctx;
     ev.weights_bytes = s.profiling->weights_bytes();
     emit(std::move(ev));
@@ -320,7 +325,7 @@ void Engine::rt_settings(const ChangeSettings& c) {
     if (c.system_prompt) s.system_prompt = *c.system_prompt;
     if (c.attention) {
         s.model_settings.attention = *c.attention;
-        if (s.cpu) s.cpu->set_attention_impl(*c.attention);
+        if (s.backend) s.backend->set_attention_impl(*c.attention);
     }
     if (c.speculative) {
         c.speculative->validate();
@@ -339,7 +344,7 @@ void Engine::rt_apply_capture() {
     State& s = *state_;
     // Scoring KV policies read the accumulated attention the statistics pass computes.
     s.capture.stats = s.capture_cmd.stats || s.kv_policy.needs_scores();
-    if (s.cpu) s.cpu->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
+    if (s.backend) s.backend->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
 }
 
 void Engine::rt_build_drafter() {
@@ -387,7 +392,7 @@ void Engine::rt_build_drafter() {
         case SpecMode::Off:
             return;
     }
-    s.drafter = std::make_unique<CaptureFreeDrafter>(std::move(d), *s.cpu, s.capture);
+    s.drafter = std::make_unique<CaptureFreeDrafter>(std::move(d), *s.backend, s.capture);
 }
 
 void Engine::rt_set_capture(const SetAttentionCapture& c) {
@@ -532,9 +537,9 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
     rs.model_path = s.model_path;
     rs.model_name = s.model->file().get_string("general.name").value_or(s.model_path);
     rs.arch = s.model->hparams().arch;
-    rs.backend = std::string(s.cpu->name());
+    rs.backend = std::string(s.backend->name());
     rs.kv_type = std::string(kv_type_name(s.model_settings.kv_type));
-    rs.threads = s.cpu->threads();
+    rs.threads = s.backend->threads();
     rs.ctx = s.ctx;
     rs.wall_clock_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::system_clock::now().time_since_epoch())

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend_kind.h"
 #include "chat/chat_render.h"
 #include "runtime/command_queue.h"
 #include "runtime/engine_commands.h"
@@ -32,6 +33,8 @@ struct EngineOptions {
     TelemetryLevel level = TelemetryLevel::Summary;
     size_t max_pending_snapshots = 64;  // EventStream budget for bulky snapshots
     int64_t kv_snapshot_every = 8;      // decode steps between KV snapshots at level Full
+    // Makes the backend of each model load (ModelSettings::backend); empty: the CPU backend only.
+    BackendFactory backend_factory;
 };
 
 class Engine {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/attention_capture.h"
+#include "backend/backend_kind.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_policy.h"
 #include "sampling/sampling_params.h"
@@ -19,6 +20,7 @@
 namespace fluoro {
 
 struct ModelSettings {
+    BackendKind backend = BackendKind::Cpu;
     int threads = 0;      // 0 = physical cores
     int64_t ctx = 4096;   // tokens of context (clamped to the model's trained context)
     int64_t batch = 512;  // tokens per prefill step

@@ -3,15 +3,21 @@
 namespace fluoro {
 
 ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c)
-    : slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr) {
-    if (slot_) start_ = std::chrono::steady_clock::now();
+    : inner_(b.inner_), slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr) {
+    if (!slot_) return;
+    inner_.synchronize();
+    start_ = std::chrono::steady_clock::now();
 }
 
 ProfilingBackend::Scope::~Scope() {
-    if (slot_)
-        *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - start_)
-                      .count();
+    if (!slot_) return;
+    try {
+        inner_.synchronize();
+    } catch (...) {  // a failed kernel is reported by the next call that checks; not here
+    }
+    *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start_)
+                  .count();
 }
 
 Weight ProfilingBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) {

@@ -1,7 +1,8 @@
 // A Backend decorator that measures: it forwards every call to the backend it wraps and, while
 // timing is on, adds the steady_clock time of each operation to its category (matmul passes its
 // own; attention -> Attention; rms_norm, rope -> NormRope; swiglu, geglu -> Ffn; the rest ->
-// Other). It also counts the bytes of the weights and activation buffers allocated through it.
+// Other), synchronizing an asynchronous backend around each timed call. It also counts the bytes
+// of the weights and activation buffers allocated through it.
 // The model is built on the decorator (Model::load takes any Backend&), so the kernels and the
 // architectures stay untouched. Used from the engine thread only, like the backend it wraps;
 // only set_timing() may be called from elsewhere.
@@ -28,6 +29,8 @@ class ProfilingBackend final : public Backend {
     int64_t scratch_bytes() const { return scratch_bytes_; }
 
     std::string_view name() const override { return inner_.name(); }
+    int threads() const override { return inner_.threads(); }
+    size_t attention_scratch_bytes() const override { return inner_.attention_scratch_bytes(); }
     Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) override;
     std::unique_ptr<KvCache> create_kv(const KvShape& shape) override;
     Act alloc_act(int64_t rows, int64_t width) override;
@@ -62,9 +65,12 @@ class ProfilingBackend final : public Backend {
     void softcap(Act x, float cap) override;
     void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;
     void read(const Act& x, std::span<float> host) override;
+    void synchronize() override { inner_.synchronize(); }
 
   private:
-    // Times one forwarded call into a category when timing is on; a no-op otherwise.
+    // Times one forwarded call into a category when timing is on; a no-op otherwise. An
+    // asynchronous backend (CUDA) is synchronized before and after the call, so the time is the
+    // operation's own (and timing costs a wait per op: it is on at telemetry level Full only).
     class Scope {
       public:
         Scope(ProfilingBackend& b, OpCategory c);
@@ -73,6 +79,7 @@ class ProfilingBackend final : public Backend {
         Scope& operator=(const Scope&) = delete;
 
       private:
+        Backend& inner_;
         int64_t* slot_;
         std::chrono::steady_clock::time_point start_;
     };

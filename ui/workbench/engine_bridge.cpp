@@ -7,6 +7,7 @@
 #include <QMetaObject>
 
 #include "core/error.h"
+#include "session/backend_factory.h"
 
 namespace fluoro::ui {
 
@@ -26,7 +27,7 @@ EngineBridge::EngineBridge(const std::filesystem::path& db, QObject* parent, Tel
             store_error_ = QString::fromStdString(e.what());
         }
     }
-    engine_ = std::make_unique<Engine>(EngineOptions{level, 64, 8});
+    engine_ = std::make_unique<Engine>(EngineOptions{level, 64, 8, app::make_backend});
     timer_.setInterval(16);
     connect(&timer_, &QTimer::timeout, this, &EngineBridge::pump);
     timer_.start();

@@ -10,11 +10,13 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "backend/attention_capture.h"
 #include "kv/kv_cache.h"
+#include "session/backend_factory.h"
 
 namespace fluoro::ui {
 
@@ -120,9 +122,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     kv_type_ = new QComboBox(model);
     kv_type_->addItems({"f16", "f32", "q8_0", "q4_0"});
     kv_type_->setCurrentText(st.value("model/kv_type", "f16").toString());
-    auto* backend = later(new QComboBox(model), 11);
-    backend->addItems({"CPU", "CUDA"});
-    m->addRow(tr("Backend"), backend);
+    backend_ = new QComboBox(model);
+    backend_->addItems({"CPU", "CUDA"});
+    if (!app::cuda_built()) {  // listed, not offered: say why
+        auto* items = qobject_cast<QStandardItemModel*>(backend_->model());
+        if (items != nullptr) items->item(1)->setEnabled(false);
+    }
+    backend_->setToolTip(tr("CUDA: %1").arg(QString::fromStdString(app::cuda_status())));
+    backend_->setCurrentIndex(app::cuda_built() ? st.value("model/backend", 0).toInt() : 0);
+    m->addRow(tr("Backend"), backend_);
     m->addRow(tr("Threads"), threads_);
     m->addRow(tr("Context"), ctx_);
     m->addRow(tr("KV type"), kv_type_);
@@ -178,6 +186,7 @@ ChangeSettings SettingsPanel::change_settings() const {
 
 ModelSettings SettingsPanel::model_settings() const {
     ModelSettings s;
+    s.backend = backend_->currentIndex() == 1 ? BackendKind::Cuda : BackendKind::Cpu;
     s.threads = threads_->value();
     s.ctx = ctx_->value();
     s.kv_type = parse_kv_type(kv_type_->currentText().toStdString()).value_or(KvType::F16);
@@ -195,6 +204,7 @@ void SettingsPanel::save() const {
     st.setValue("sampling/seed", seed_->value());
     st.setValue("sampling/max_tokens", max_tokens_->value());
     st.setValue("sampling/system_prompt", system_prompt_->toPlainText());
+    st.setValue("model/backend", backend_->currentIndex());
     st.setValue("model/threads", threads_->value());
     st.setValue("model/ctx", ctx_->value());
     st.setValue("model/kv_type", kv_type_->currentText());

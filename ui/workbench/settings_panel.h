@@ -1,8 +1,8 @@
 // The settings panel. Sampling, max tokens, the system prompt and speculative decoding apply
 // through ChangeSettings (from the next run), the attention kernel and the KV cache policy too (at
-// once); threads, context and KV type through LoadModel (the model is reloaded). Features whose
-// engine work lands in later issues are shown, disabled, with a tooltip naming the issue — the
-// panel never pretends they work. Values are remembered in QSettings.
+// once); backend, threads, context and KV type through LoadModel (the model is reloaded). Features
+// whose engine work lands in later issues are shown, disabled, with a tooltip naming the issue —
+// the panel never pretends they work. Values are remembered in QSettings.
 #pragma once
 
 #include <QWidget>
@@ -39,7 +39,7 @@ class SettingsPanel : public QWidget {
 
     QDoubleSpinBox *temperature_, *top_p_, *min_p_, *repeat_penalty_;
     QSpinBox *top_k_, *seed_, *max_tokens_, *threads_, *ctx_;
-    QComboBox *kv_type_, *attention_, *spec_mode_;
+    QComboBox *backend_, *kv_type_, *attention_, *spec_mode_;
     QLineEdit* draft_model_;
     QSpinBox *max_draft_, *exit_layer_;
     QPlainTextEdit* system_prompt_;

@@ -19,7 +19,7 @@ class CpuBackend final : public Backend {
     explicit CpuBackend(int n_threads);  // n_threads <= 0: ThreadPool::default_threads()
 
     std::string_view name() const override { return "cpu"; }
-    int threads() const { return pool_.size(); }
+    int threads() const override { return pool_.size(); }
     ThreadPool& pool() { return pool_; }
 
     Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) override;
@@ -46,7 +46,7 @@ class CpuBackend final : public Backend {
     void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
                        std::span<const int32_t> deltas, const RopeParams& p) override;
     // Bytes of attention working memory allocated so far (it only grows: the peak).
-    size_t attention_scratch_bytes() const { return attn_scratch_.bytes(); }
+    size_t attention_scratch_bytes() const override { return attn_scratch_.bytes(); }
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;

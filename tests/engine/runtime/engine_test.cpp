@@ -121,6 +121,43 @@ TEST(Engine, AFailingCommandYieldsAnErrorEventAndTheEngineLivesOn) {
     EXPECT_THROW(engine.submit_blocking(ChangeSettings{std::nullopt, 0, std::nullopt}), Error);
 }
 
+TEST(Engine, ABackendThatCannotRunLeavesTheLoadedModelWorking) {
+    // The engine library alone has no CUDA backend: asking for it is a clear error, and the model
+    // loaded on the CPU before keeps answering (the GUI's backend switch relies on this).
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    LoadModel cuda = load_tiny();
+    cuda.settings.backend = BackendKind::Cuda;
+    try {
+        engine.submit_blocking(cuda);
+        FAIL() << "a CUDA load succeeded in a build without CUDA";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();
+    }
+    engine.submit(greedy(3));
+    engine.submit(SendMessage{"still here"});
+    const auto events = next_run(engine);
+    EXPECT_EQ(std::get<RunFinished>(events.back()).stop, "max_tokens");
+    EXPECT_EQ(std::get<RunFinished>(events.back()).n_tokens, 3);
+}
+
+TEST(Engine, TheBackendFactoryMakesEachLoadsBackend) {
+    std::vector<BackendKind> asked;
+    EngineOptions o;
+    o.backend_factory = [&](BackendKind k, int threads) {
+        asked.push_back(k);
+        return make_cpu_only_backend(BackendKind::Cpu, threads);
+    };
+    Engine engine(o);
+    LoadModel c = load_tiny();
+    c.settings.backend = BackendKind::Cuda;  // the factory decides what that means
+    engine.submit_blocking(c);
+    const auto loaded = all_of<ModelLoaded>(engine.events().drain());
+    ASSERT_EQ(loaded.size(), 1u);
+    EXPECT_EQ(loaded[0].backend, "cpu");
+    EXPECT_EQ(asked, std::vector<BackendKind>{BackendKind::Cuda});
+}
+
 TEST(Engine, CancelStopsTheRunWithinOneStep) {
     Engine engine({TelemetryLevel::Summary});
     engine.submit_blocking(load_tiny());

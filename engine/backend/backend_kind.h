@@ -1,0 +1,26 @@
+// Which backend runs a model, and how the engine gets one. The engine library knows only the CPU
+// backend; a program built with the CUDA backend (app/session/backend_factory.h) hands the engine
+// a factory that can make both, so the engine needs no link to CUDA.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "backend/backend.h"
+
+namespace fluoro {
+
+enum class BackendKind { Cpu, Cuda };
+std::string_view backend_kind_name(BackendKind k);  // "cpu", "cuda"
+std::optional<BackendKind> parse_backend_kind(std::string_view name);
+
+// Makes a backend of that kind; `threads` is the CPU backend's thread count (<= 0: physical
+// cores). Throws Error with the reason when the kind cannot run here.
+using BackendFactory = std::function<std::unique_ptr<Backend>(BackendKind kind, int threads)>;
+
+// The CPU backend; for Cuda an Error saying this program was built without the CUDA backend.
+std::unique_ptr<Backend> make_cpu_only_backend(BackendKind kind, int threads);
+
+}  // namespace fluoro

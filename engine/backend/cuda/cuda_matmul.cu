@@ -1,0 +1,899 @@
+// Quantized matrix products (see cuda_matmul.h).
+//
+// GEMV (decode): a warp owns kRows consecutive output rows. Each ggml block is split into
+// kParts "parts" of kE elements; lane L handles part L % kParts of block (it * 32 / kParts +
+// L / kParts), so adjacent lanes read adjacent bytes of the same block and one warp-wide load
+// instruction touches one or two cache lines. A part is dequantized to f32 in registers (integer
+// nibbles/bytes become floats with the 2^23 magic-number trick, no int->float conversion unit),
+// and each x value loaded (float2/float4, through L1) is used for all kRows rows and, per token,
+// for every row. f32 FMA accumulation, then a warp-shuffle reduction.
+//
+// GEMM (prefill): the weight is dequantized into an F16 scratch (in chunks of at most
+// kMaxChunkElems elements), x is converted to F16, and cublasGemmEx runs with f32 compute and
+// f32 output. BF16 weights are dequantized to F32 instead (BF16's range exceeds F16's) and F32
+// weights go straight to cublasSgemm.
+//
+// get_rows and the GEMM dequantizer share one exact per-element dequantizer (elem()) that keeps
+// the CPU reference's order of operations with __fmul_rn/__fadd_rn/__fsub_rn (never contracted).
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_matmul.h"
+#include "backend/cuda/gemm.h"
+#include "core/error.h"
+
+namespace fluoro::cuda {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Small device helpers.
+
+__device__ __forceinline__ float half_at(const uint8_t* p) {  // p 2-byte aligned
+    return __half2float(*reinterpret_cast<const __half*>(p));
+}
+__device__ __forceinline__ uint32_t u16_at(const uint8_t* p) {  // p 2-byte aligned
+    return *reinterpret_cast<const uint16_t*>(p);
+}
+__device__ __forceinline__ uint32_t u32_at(const uint8_t* p) {  // p 4-byte aligned
+    return *reinterpret_cast<const uint32_t*>(p);
+}
+__device__ __forceinline__ uint32_t u32_at_a2(const uint8_t* p) {  // p 2-byte aligned
+    return u16_at(p) | (u16_at(p + 2) << 16);
+}
+// Byte k (0..3) of w, exactly, as a float in [0, 256): the float 2^23 + b is 0x4B0000bb.
+__device__ __forceinline__ float byte_f(uint32_t w, int k) {
+    return __int_as_float(static_cast<int>(__byte_perm(w, 0x4Bu, 0x4550u | k))) - 8388608.0f;
+}
+// A small non-negative integer (< 2^23) as a float, exactly, without I2F.
+__device__ __forceinline__ float int_f(uint32_t v) {
+    return __int_as_float(static_cast<int>(0x4B000000u | v)) - 8388608.0f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-type traits. Each has:
+//   kElems, kBytes: block geometry (ggml);  kAlign: alignment the GEMV loads need of a block;
+//   kParts (divides 32), kE elements per part, in kRuns runs of kRunLen contiguous elements;
+//   run_start(p, r): offset in the block of run r of part p;
+//   part(b, p, w): w[kE] = the part's dequantized values, run after run (FMA allowed);
+//   elem(b, j): element j of the block exactly as the CPU reference computes it.
+
+// Element j's 4-bit value in the legacy nibble layout (low nibble of qs[j] for j < 16, high
+// nibble of qs[j - 16] otherwise).
+__device__ __forceinline__ int legacy_nibble(const uint8_t* qs, int j) {
+    return j < 16 ? (qs[j] & 0xF) : (qs[j - 16] >> 4);
+}
+
+struct TQ4_0 {
+    static constexpr int kElems = 32, kBytes = 18, kAlign = 2;
+    static constexpr int kParts = 4, kE = 8, kRuns = 2, kRunLen = 4;
+    __device__ static int run_start(int p, int r) { return 16 * r + 4 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float bias = -8.0f * d;
+        const uint32_t q = u32_at_a2(b + 2 + 4 * p);
+        const uint32_t lo = q & 0x0F0F0F0Fu, hi = (q >> 4) & 0x0F0F0F0Fu;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            w[k] = fmaf(byte_f(lo, k), d, bias);
+            w[4 + k] = fmaf(byte_f(hi, k), d, bias);
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        return __fmul_rn(static_cast<float>(legacy_nibble(b + 2, j) - 8), half_at(b));
+    }
+};
+
+struct TQ4_1 {
+    static constexpr int kElems = 32, kBytes = 20, kAlign = 4;
+    static constexpr int kParts = 4, kE = 8, kRuns = 2, kRunLen = 4;
+    __device__ static int run_start(int p, int r) { return 16 * r + 4 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float m = half_at(b + 2);
+        const uint32_t q = u32_at(b + 4 + 4 * p);
+        const uint32_t lo = q & 0x0F0F0F0Fu, hi = (q >> 4) & 0x0F0F0F0Fu;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            w[k] = fmaf(byte_f(lo, k), d, m);
+            w[4 + k] = fmaf(byte_f(hi, k), d, m);
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        return __fadd_rn(__fmul_rn(static_cast<float>(legacy_nibble(b + 4, j)), half_at(b)),
+                         half_at(b + 2));
+    }
+};
+
+// Q5_0/Q5_1: the 5th bit of element j is bit j of the little-endian 32-bit qh.
+struct TQ5_0 {
+    static constexpr int kElems = 32, kBytes = 22, kAlign = 2;
+    static constexpr int kParts = 4, kE = 8, kRuns = 2, kRunLen = 4;
+    __device__ static int run_start(int p, int r) { return 16 * r + 4 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float bias = -16.0f * d;
+        const uint32_t qh = u32_at_a2(b + 2);
+        const uint32_t q = u32_at_a2(b + 6 + 4 * p);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const uint32_t q0 = ((q >> (8 * k)) & 0xF) | (((qh >> (4 * p + k)) & 1) << 4);
+            const uint32_t q1 = ((q >> (8 * k + 4)) & 0xF) | (((qh >> (16 + 4 * p + k)) & 1) << 4);
+            w[k] = fmaf(int_f(q0), d, bias);
+            w[4 + k] = fmaf(int_f(q1), d, bias);
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const uint32_t qh = u32_at_a2(b + 2);
+        const int q = legacy_nibble(b + 6, j) | static_cast<int>(((qh >> j) & 1) << 4);
+        return __fmul_rn(static_cast<float>(q - 16), half_at(b));
+    }
+};
+
+struct TQ5_1 {
+    static constexpr int kElems = 32, kBytes = 24, kAlign = 4;
+    static constexpr int kParts = 4, kE = 8, kRuns = 2, kRunLen = 4;
+    __device__ static int run_start(int p, int r) { return 16 * r + 4 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float m = half_at(b + 2);
+        const uint32_t qh = u32_at(b + 4);
+        const uint32_t q = u32_at(b + 8 + 4 * p);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const uint32_t q0 = ((q >> (8 * k)) & 0xF) | (((qh >> (4 * p + k)) & 1) << 4);
+            const uint32_t q1 = ((q >> (8 * k + 4)) & 0xF) | (((qh >> (16 + 4 * p + k)) & 1) << 4);
+            w[k] = fmaf(int_f(q0), d, m);
+            w[4 + k] = fmaf(int_f(q1), d, m);
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const uint32_t qh = u32_at(b + 4);
+        const int q = legacy_nibble(b + 8, j) | static_cast<int>(((qh >> j) & 1) << 4);
+        return __fadd_rn(__fmul_rn(static_cast<float>(q), half_at(b)), half_at(b + 2));
+    }
+};
+
+struct TQ8_0 {
+    static constexpr int kElems = 32, kBytes = 34, kAlign = 2;
+    static constexpr int kParts = 4, kE = 8, kRuns = 1, kRunLen = 8;
+    __device__ static int run_start(int p, int) { return 8 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float bias = -128.0f * d;  // q = u - 128 with u = q ^ 0x80 in [0, 256)
+        const uint32_t q0 = u32_at_a2(b + 2 + 8 * p) ^ 0x80808080u;
+        const uint32_t q1 = u32_at_a2(b + 6 + 8 * p) ^ 0x80808080u;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            w[k] = fmaf(byte_f(q0, k), d, bias);
+            w[4 + k] = fmaf(byte_f(q1, k), d, bias);
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        return __fmul_rn(static_cast<float>(static_cast<int8_t>(b[2 + j])), half_at(b));
+    }
+};
+
+// Q4_K/Q5_K sub-block j's (0..7) 6-bit scale and min (ggml's get_scale_min_k4).
+__device__ __forceinline__ void k4_scale_min(const uint8_t* s, int j, int& sc, int& mn) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        mn = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+        mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+// The same from the 12 scale bytes held in three registers (byte k of the 12 is byte k % 4 of
+// s[k / 4]).
+__device__ __forceinline__ uint32_t sbyte(const uint32_t (&s)[3], int k) {
+    const uint32_t word = k < 4 ? s[0] : (k < 8 ? s[1] : s[2]);
+    return (word >> (8 * (k & 3))) & 0xFF;
+}
+__device__ __forceinline__ void k4_scale_min_r(const uint32_t (&s)[3], int j, uint32_t& sc,
+                                               uint32_t& mn) {
+    if (j < 4) {
+        sc = sbyte(s, j) & 63;
+        mn = sbyte(s, j + 4) & 63;
+    } else {
+        sc = (sbyte(s, j + 4) & 0xF) | ((sbyte(s, j - 4) >> 6) << 4);
+        mn = (sbyte(s, j + 4) >> 4) | ((sbyte(s, j) >> 6) << 4);
+    }
+}
+
+// Q4_K (kQH = false) and Q5_K (kQH = true). Block: d, dmin (fp16), scales[12], [qh[32]], qs[128].
+// Chunk g (0..3) of 64 elements reads qs[32g .. 32g+32): low nibbles are sub-block 2g (elements
+// 64g + l), high nibbles sub-block 2g+1 (elements 64g + 32 + l); Q5_K adds 16 when bit `sub` of
+// qh[l] is set. Part p (0..15): g = p / 4, l in [8 (p % 4), 8 (p % 4) + 8): runs 64g + l0 and
+// 64g + 32 + l0 of 8 elements.
+template <bool kQH>
+struct TK4 {
+    static constexpr int kElems = 256, kBytes = kQH ? 176 : 144, kAlign = 8;
+    static constexpr int kQs = kQH ? 48 : 16;
+    static constexpr int kParts = 16, kE = 16, kRuns = 2, kRunLen = 8;
+    __device__ static int run_start(int p, int r) { return 64 * (p >> 2) + 32 * r + 8 * (p & 3); }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b);
+        const float dmin = half_at(b + 2);
+        const uint32_t s[3] = {u32_at(b + 4), u32_at(b + 8), u32_at(b + 12)};
+        const int g = p >> 2;
+        const int l0 = 8 * (p & 3);
+        const uint2 q = *reinterpret_cast<const uint2*>(b + kQs + 32 * g + l0);
+        uint2 h = make_uint2(0, 0);
+        if constexpr (kQH) h = *reinterpret_cast<const uint2*>(b + 16 + l0);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int sub = 2 * g + half;
+            uint32_t sc, mn;
+            k4_scale_min_r(s, sub, sc, mn);
+            const float dl = d * int_f(sc);
+            const float ml = -(dmin * int_f(mn));
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                const uint32_t qw = k < 4 ? q.x : q.y;
+                uint32_t v = (qw >> (8 * (k & 3) + 4 * half)) & 0xF;
+                if constexpr (kQH) {
+                    const uint32_t hw = k < 4 ? h.x : h.y;
+                    v |= ((hw >> (8 * (k & 3) + sub)) & 1) << 4;
+                }
+                w[8 * half + k] = fmaf(int_f(v), dl, ml);
+            }
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const int g = j >> 6;
+        const int half = (j >> 5) & 1;
+        const int l = j & 31;
+        const int sub = 2 * g + half;
+        int sc, mn;
+        k4_scale_min(b + 4, sub, sc, mn);
+        const float dl = __fmul_rn(half_at(b), static_cast<float>(sc));
+        const float ml = __fmul_rn(half_at(b + 2), static_cast<float>(mn));
+        const uint8_t qb = b[kQs + 32 * g + l];
+        int v = half == 0 ? (qb & 0xF) : (qb >> 4);
+        if constexpr (kQH) {
+            if ((b[16 + l] >> sub) & 1) v += 16;
+        }
+        return __fsub_rn(__fmul_rn(dl, static_cast<float>(v)), ml);
+    }
+};
+using TQ4_K = TK4<false>;
+using TQ5_K = TK4<true>;
+
+// Q6_K: ql[128], qh[64], scales[16] (int8), d (fp16). Half h (0..1) uses ql[64h..], qh[32h..],
+// scales[8h..]; for l < 32: element l   = ql[l] low nibble,    qh[l] bits 0-1, scale is
+//                                  l+32 = ql[l+32] low nibble, bits 2-3, scale is + 2
+//                                  l+64 = ql[l] high nibble,   bits 4-5, scale is + 4
+//                                  l+96 = ql[l+32] high nibble, bits 6-7, scale is + 6
+// (is = l / 16), value d * scale * (q - 32). With b the ql byte index within the half (0..63),
+// the low nibble is element 128h + b and the high nibble element 128h + b + 64. Part p (0..31)
+// takes ql bytes b = 2p, 2p+1 of both halves: runs 2p, 2p + 64, 128 + 2p, 192 + 2p of 2.
+struct TQ6_K {
+    static constexpr int kElems = 256, kBytes = 210, kAlign = 2;
+    static constexpr int kParts = 32, kE = 8, kRuns = 4, kRunLen = 2;
+    __device__ static int run_start(int p, int r) { return 64 * r + 2 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = half_at(b + 208);
+        const int hi_q = p >= 16 ? 1 : 0;  // byte in ql[l + 32]: qh bits 2-3 / 6-7, scale + 2
+        const int is = ((p & 15) >> 3) + 2 * hi_q;
+        const int shift = 2 * hi_q;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const uint32_t ql = u16_at(b + 64 * h + 2 * p);
+            const uint32_t qh = u16_at(b + 128 + 32 * h + 2 * (p & 15));
+            const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192 + 8 * h);
+            const float s_lo = d * static_cast<float>(sc[is]);
+            const float s_hi = d * static_cast<float>(sc[is + 4]);
+#pragma unroll
+            for (int k = 0; k < 2; ++k) {
+                const uint32_t qlb = (ql >> (8 * k)) & 0xFF;
+                const uint32_t qhb = (qh >> (8 * k)) & 0xFF;
+                const uint32_t q_lo = (qlb & 0xF) | (((qhb >> shift) & 3) << 4);
+                const uint32_t q_hi = (qlb >> 4) | (((qhb >> (shift + 4)) & 3) << 4);
+                // run 2h: elements 128h + 2p + k; run 2h + 1: 128h + 64 + 2p + k
+                w[4 * h + k] = fmaf(int_f(q_lo), s_lo, -32.0f * s_lo);
+                w[4 * h + 2 + k] = fmaf(int_f(q_hi), s_hi, -32.0f * s_hi);
+            }
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const int h = j >> 7;
+        const int r = j & 127;
+        const int k = r >> 5;  // which of the four quarters
+        const int l = r & 31;
+        const int is = l >> 4;
+        const uint8_t qlb = b[64 * h + l + ((k & 1) ? 32 : 0)];
+        const int low = (k < 2) ? (qlb & 0xF) : (qlb >> 4);
+        const int high = (b[128 + 32 * h + l] >> (2 * k)) & 3;
+        const int q = (low | (high << 4)) - 32;
+        const float sc = static_cast<float>(static_cast<int8_t>(b[192 + 8 * h + is + 2 * k]));
+        return __fmul_rn(__fmul_rn(half_at(b + 208), sc), static_cast<float>(q));
+    }
+};
+
+// Plain float types: a "block" of one element.
+struct TF32 {
+    static constexpr int kElems = 1, kBytes = 4;
+    __device__ static float elem(const uint8_t* b, int) {
+        return *reinterpret_cast<const float*>(b);
+    }
+};
+struct TF16 {
+    static constexpr int kElems = 1, kBytes = 2;
+    __device__ static float elem(const uint8_t* b, int) { return half_at(b); }
+};
+struct TBF16 {
+    static constexpr int kElems = 1, kBytes = 2;
+    __device__ static float elem(const uint8_t* b, int) { return __uint_as_float(u16_at(b) << 16); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// GEMV kernels.
+
+constexpr int kWarpsPerCta = 4;
+constexpr int kGemvThreads = 32 * kWarpsPerCta;
+
+template <int kN>
+__device__ __forceinline__ void load_run(const float* x, float* dst) {
+    if constexpr (kN % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < kN; i += 4) {
+            const float4 v = __ldg(reinterpret_cast<const float4*>(x + i));
+            dst[i] = v.x;
+            dst[i + 1] = v.y;
+            dst[i + 2] = v.z;
+            dst[i + 3] = v.w;
+        }
+    } else {
+        static_assert(kN % 2 == 0, "runs are float2 or float4 multiples");
+#pragma unroll
+        for (int i = 0; i < kN; i += 2) {
+            const float2 v = __ldg(reinterpret_cast<const float2*>(x + i));
+            dst[i] = v.x;
+            dst[i + 1] = v.y;
+        }
+    }
+}
+
+// Warp-wide sum, result in every lane.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xFFFFFFFFu, v, off);
+    return v;
+}
+
+// y[t * n_out + o] for t < n_tok (<= kTok) and the warp's kRows rows o. Rows past n_out are
+// computed on row n_out - 1 (no divergence) and not stored.
+template <class Q, int kTok, int kRows>
+__global__ void __launch_bounds__(kGemvThreads)
+    gemv_quant_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                      const float* __restrict__ x, int n_tok, float* __restrict__ y) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarpsPerCta + (threadIdx.x >> 5);
+    const int64_t row0 = warp * kRows;
+    if (row0 >= n_out) return;  // whole warp leaves together
+
+    const uint8_t* rows[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+        const int64_t row = row0 + r < n_out ? row0 + r : n_out - 1;
+        rows[r] = w + static_cast<size_t>(row) * row_bytes;
+    }
+
+    float acc[kRows][kTok];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) acc[r][t] = 0.0f;
+
+    constexpr int kBlocksPerIter = 32 / Q::kParts;
+    const int part = lane % Q::kParts;
+    const int64_t n_blocks = n_in / Q::kElems;
+    for (int64_t blk = lane / Q::kParts; blk < n_blocks; blk += kBlocksPerIter) {
+        float wv[kRows][Q::kE];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) Q::part(rows[r] + blk * Q::kBytes, part, wv[r]);
+
+        const float* xb = x + blk * Q::kElems;
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) {
+            if (t < n_tok) {
+                float xv[Q::kE];
+#pragma unroll
+                for (int run = 0; run < Q::kRuns; ++run) {
+                    load_run<Q::kRunLen>(xb + t * n_in + Q::run_start(part, run),
+                                         xv + run * Q::kRunLen);
+                }
+#pragma unroll
+                for (int r = 0; r < kRows; ++r)
+#pragma unroll
+                    for (int e = 0; e < Q::kE; ++e) acc[r][t] = fmaf(wv[r][e], xv[e], acc[r][t]);
+            }
+        }
+    }
+
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) {
+            const float s = warp_sum(acc[r][t]);
+            if (lane == 0 && t < n_tok && row0 + r < n_out) y[t * n_out + row0 + r] = s;
+        }
+    }
+}
+
+// Plain float weights (any n_in, any alignment of the element type): lanes stride the row.
+template <class Q, int kTok, int kRows>
+__global__ void __launch_bounds__(kGemvThreads)
+    gemv_float_kernel(const uint8_t* __restrict__ w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                      const float* __restrict__ x, int n_tok, float* __restrict__ y) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarpsPerCta + (threadIdx.x >> 5);
+    const int64_t row0 = warp * kRows;
+    if (row0 >= n_out) return;
+
+    const uint8_t* rows[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+        const int64_t row = row0 + r < n_out ? row0 + r : n_out - 1;
+        rows[r] = w + static_cast<size_t>(row) * row_bytes;
+    }
+    float acc[kRows][kTok];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) acc[r][t] = 0.0f;
+
+    for (int64_t i = lane; i < n_in; i += 32) {
+        float wv[kRows];
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) wv[r] = Q::elem(rows[r] + i * Q::kBytes, 0);
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) {
+            if (t < n_tok) {
+                const float xv = __ldg(x + t * n_in + i);
+#pragma unroll
+                for (int r = 0; r < kRows; ++r) acc[r][t] = fmaf(wv[r], xv, acc[r][t]);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+        for (int t = 0; t < kTok; ++t) {
+            const float s = warp_sum(acc[r][t]);
+            if (lane == 0 && t < n_tok && row0 + r < n_out) y[t * n_out + row0 + r] = s;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row dequantization (get_rows, and the GEMM's weight conversion): one thread per element.
+// Output row i is table row ids[i] (ids == nullptr: row row0 + i); ids out of range give zeros.
+
+template <class OutT>
+__device__ __forceinline__ OutT from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) {
+    return __float2half_rn(v);
+}
+
+// Rows stride over blockIdx.y, elements of a row over x (no 64-bit division per element).
+template <class Q, class OutT>
+__global__ void dequant_rows_kernel(const uint8_t* __restrict__ table, size_t row_bytes,
+                                    int64_t row_len, int64_t n_rows_table,
+                                    const int32_t* __restrict__ ids, int64_t row0, int64_t n,
+                                    OutT* __restrict__ out) {
+    const int64_t j_stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    const int64_t j_begin = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int64_t i = blockIdx.y; i < n; i += gridDim.y) {
+        const int64_t row = ids != nullptr ? static_cast<int64_t>(ids[i]) : row0 + i;
+        const bool valid = row >= 0 && row < n_rows_table;
+        const uint8_t* src = table + (valid ? static_cast<size_t>(row) * row_bytes : 0);
+        OutT* dst = out + i * row_len;
+        for (int64_t j = j_begin; j < row_len; j += j_stride) {
+            float v = 0.0f;
+            if (valid) {
+                v = Q::elem(src + static_cast<size_t>(j / Q::kElems) * Q::kBytes,
+                            static_cast<int>(j % Q::kElems));
+            }
+            dst[j] = from_float<OutT>(v);
+        }
+    }
+}
+
+__global__ void f32_to_f16_kernel(const float* __restrict__ src, __half* __restrict__ dst,
+                                  int64_t n) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += stride)
+        dst[i] = __float2half_rn(src[i]);
+}
+
+unsigned grid_for(int64_t n, int threads) {
+    const int64_t blocks = (n + threads - 1) / threads;
+    return static_cast<unsigned>(std::clamp<int64_t>(blocks, 1, 132 * 64));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host dispatch.
+
+template <class F>
+void dispatch_type(GgmlType type, F&& f) {
+    switch (type) {
+        case GgmlType::F32:
+            return f(TF32{});
+        case GgmlType::F16:
+            return f(TF16{});
+        case GgmlType::BF16:
+            return f(TBF16{});
+        case GgmlType::Q4_0:
+            return f(TQ4_0{});
+        case GgmlType::Q4_1:
+            return f(TQ4_1{});
+        case GgmlType::Q5_0:
+            return f(TQ5_0{});
+        case GgmlType::Q5_1:
+            return f(TQ5_1{});
+        case GgmlType::Q8_0:
+            return f(TQ8_0{});
+        case GgmlType::Q4_K:
+            return f(TQ4_K{});
+        case GgmlType::Q5_K:
+            return f(TQ5_K{});
+        case GgmlType::Q6_K:
+            return f(TQ6_K{});
+        default:
+            break;
+    }
+    throw UnsupportedError("CUDA matmul: tensor type " + std::string(type_name(type)) +
+                           " is not supported");
+}
+
+template <class Q>
+constexpr bool kIsFloat = Q::kElems == 1;
+
+template <class Q, int kTok>
+void launch_gemv_tok(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                     const float* x, int n_tok, float* y, cudaStream_t stream) {
+    constexpr int kRows = kTok <= 2 ? 4 : 2;
+    constexpr int64_t kRowsPerCta = static_cast<int64_t>(kRows) * kWarpsPerCta;
+    const int64_t ctas = (n_out + kRowsPerCta - 1) / kRowsPerCta;
+    if (ctas > INT_MAX) throw Error("CUDA matmul: n_out " + std::to_string(n_out) + " too large");
+    if constexpr (kIsFloat<Q>) {
+        gemv_float_kernel<Q, kTok, kRows><<<static_cast<unsigned>(ctas), kGemvThreads, 0, stream>>>(
+            w, row_bytes, n_in, n_out, x, n_tok, y);
+    } else {
+        gemv_quant_kernel<Q, kTok, kRows><<<static_cast<unsigned>(ctas), kGemvThreads, 0, stream>>>(
+            w, row_bytes, n_in, n_out, x, n_tok, y);
+    }
+    FLUORO_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class Q>
+void launch_gemv(const uint8_t* w, size_t row_bytes, int64_t n_in, int64_t n_out, const float* x,
+                 int n_tok, float* y, cudaStream_t stream) {
+    if (n_tok == 1) return launch_gemv_tok<Q, 1>(w, row_bytes, n_in, n_out, x, n_tok, y, stream);
+    if (n_tok == 2) return launch_gemv_tok<Q, 2>(w, row_bytes, n_in, n_out, x, n_tok, y, stream);
+    if (n_tok <= 4) return launch_gemv_tok<Q, 4>(w, row_bytes, n_in, n_out, x, n_tok, y, stream);
+    launch_gemv_tok<Q, 8>(w, row_bytes, n_in, n_out, x, n_tok, y, stream);
+}
+
+template <class Q, class OutT>
+void launch_dequant_rows(const void* table, size_t row_bytes, int64_t row_len, int64_t n_rows_table,
+                         const int32_t* ids, int64_t row0, int64_t n, OutT* out,
+                         cudaStream_t stream) {
+    constexpr int kThreads = 256;
+    const dim3 grid(
+        static_cast<unsigned>(std::clamp<int64_t>((row_len + kThreads - 1) / kThreads, 1, 64)),
+        static_cast<unsigned>(std::clamp<int64_t>(n, 1, 65535)));
+    dequant_rows_kernel<Q, OutT><<<grid, kThreads, 0, stream>>>(
+        static_cast<const uint8_t*>(table), row_bytes, row_len, n_rows_table, ids, row0, n, out);
+    FLUORO_CUDA_CHECK(cudaGetLastError());
+}
+
+std::string shape_text(GgmlType type, int64_t n_out, int64_t n_in, int64_t n_tok,
+                       size_t row_bytes) {
+    return std::string(type_name(type)) + " weight [" + std::to_string(n_out) + " x " +
+           std::to_string(n_in) + "], row_bytes " + std::to_string(row_bytes) + ", n_tok " +
+           std::to_string(n_tok);
+}
+
+int gemv_align(GgmlType type) {
+    int align = 1;
+    dispatch_type(type, [&](auto q) {
+        using Q = decltype(q);
+        if constexpr (kIsFloat<Q>) {
+            align = Q::kBytes;
+        } else {
+            align = Q::kAlign;
+        }
+    });
+    return align;
+}
+
+// Bytes of a row of n elements (0 when n is not a whole number of blocks).
+size_t row_bytes_or_zero(GgmlType type, int64_t n) {
+    if (n < 0) return 0;
+    const auto b = row_bytes(type, static_cast<uint64_t>(n));
+    return b ? static_cast<size_t>(*b) : 0;
+}
+
+// Checks shared by every entry point; false when there is nothing to compute.
+bool check_args(const char* what, GgmlType type, const void* d_w, size_t row_bytes, int64_t n_in,
+                int64_t n_out, const float* d_x, int64_t n_tok, float* d_y) {
+    if (!can_matmul(type)) {
+        throw UnsupportedError(std::string("CUDA ") + what + ": tensor type " +
+                               std::string(type_name(type)) +
+                               " is not supported (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, "
+                               "Q4_K, Q5_K, Q6_K)");
+    }
+    const TypeTraits& tr = type_traits(type);
+    const auto shape = [&] { return shape_text(type, n_out, n_in, n_tok, row_bytes); };
+    if (n_in < 0 || n_out < 0 || n_tok < 0 || n_in % tr.block_elems != 0) {
+        throw Error(std::string("CUDA ") + what + ": bad shape " + shape() +
+                    " (n_in must be a non-negative multiple of the block size " +
+                    std::to_string(tr.block_elems) + ")");
+    }
+    const auto need = row_bytes_or_zero(type, n_in);
+    if (row_bytes < need) {
+        throw Error(std::string("CUDA ") + what + ": " + shape() + ": row_bytes is smaller than " +
+                    std::to_string(need) + " bytes of a row");
+    }
+    if (n_out == 0 || n_tok == 0) return false;
+    if (d_y == nullptr || (n_in != 0 && (d_w == nullptr || d_x == nullptr))) {
+        throw Error(std::string("CUDA ") + what + ": null device pointer for " + shape());
+    }
+    const auto align = static_cast<uintptr_t>(gemv_align(type));
+    if (reinterpret_cast<uintptr_t>(d_w) % align != 0 || row_bytes % align != 0) {
+        throw Error(std::string("CUDA ") + what + ": " + shape() +
+                    ": weight pointer or row_bytes " + "not " + std::to_string(align) +
+                    "-byte aligned");
+    }
+    if (reinterpret_cast<uintptr_t>(d_x) % 16 != 0 && tr.block_elems > 1) {
+        throw Error(std::string("CUDA ") + what + ": " + shape() + ": x not 16-byte aligned");
+    }
+    return true;
+}
+
+}  // namespace
+
+bool can_matmul(GgmlType type) {
+    switch (type) {
+        case GgmlType::F32:
+        case GgmlType::F16:
+        case GgmlType::BF16:
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+// Largest weight chunk the GEMM path dequantizes at once (elements).
+constexpr int64_t kMaxChunkElems = int64_t{64} << 20;
+constexpr size_t kScratchAlign = 256;
+
+size_t round_up(size_t v) {
+    return (v + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+}  // namespace
+
+struct Matmul::Impl {
+    cudaStream_t stream = nullptr;
+    CublasHandle cublas;
+    void* scratch = nullptr;
+    size_t scratch_size = 0;
+
+    explicit Impl(cudaStream_t s) : stream(s) {}
+    ~Impl() {
+        if (scratch != nullptr) {
+            cudaStreamSynchronize(stream);
+            cudaFree(scratch);
+        }
+    }
+
+    void ensure(size_t bytes) {
+        if (bytes <= scratch_size) return;
+        if (scratch != nullptr) {
+            // Work queued on the stream may still read the old buffer.
+            FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream));
+            FLUORO_CUDA_CHECK(cudaFree(scratch));
+            scratch = nullptr;
+            scratch_size = 0;
+        }
+        FLUORO_CUDA_CHECK(cudaMalloc(&scratch, bytes));
+        scratch_size = bytes;
+    }
+};
+
+// Rows of a chunk and scratch layout of the GEMM path for one call.
+namespace {
+struct GemmPlan {
+    size_t out_elem = 2;     // bytes per dequantized weight element (F16, or F32 for BF16)
+    int64_t chunk_rows = 0;  // rows dequantized per chunk
+    size_t w_bytes = 0;      // weight part of the scratch
+    size_t x_bytes = 0;      // F16 x (0 when x is used as f32)
+};
+
+GemmPlan plan_gemm(GgmlType type, int64_t n_in, int64_t n_out, int64_t n_tok) {
+    GemmPlan p;
+    if (type == GgmlType::F32) return p;  // straight to cublasSgemm
+    p.out_elem = type == GgmlType::BF16 ? 4 : 2;
+    const int64_t max_chunk = type == GgmlType::BF16 ? kMaxChunkElems / 2 : kMaxChunkElems;
+    p.chunk_rows = std::clamp<int64_t>(max_chunk / std::max<int64_t>(n_in, 1), 1, n_out);
+    p.w_bytes =
+        round_up(static_cast<size_t>(p.chunk_rows) * static_cast<size_t>(n_in) * p.out_elem);
+    if (type != GgmlType::BF16) {
+        p.x_bytes = round_up(static_cast<size_t>(n_tok) * static_cast<size_t>(n_in) * 2);
+    }
+    return p;
+}
+}  // namespace
+
+Matmul::Matmul(cudaStream_t stream) : impl_(std::make_unique<Impl>(stream)) {}
+Matmul::~Matmul() = default;
+
+void Matmul::reserve(int64_t max_tokens, int64_t max_in, int64_t max_weight_elems) {
+    if (max_tokens <= 0 || max_in <= 0 || max_weight_elems <= 0) return;
+    // A GEMM's F16 weight chunk holds at most max(kMaxChunkElems, n_in) elements (see
+    // plan_gemm), and never more than the weight; x takes n_tok * n_in halves.
+    const int64_t w_elems = std::min(max_weight_elems, std::max(kMaxChunkElems, max_in));
+    impl_->ensure(round_up(static_cast<size_t>(w_elems) * 2) +
+                  round_up(static_cast<size_t>(max_tokens) * static_cast<size_t>(max_in) * 2));
+}
+
+size_t Matmul::scratch_bytes() const {
+    return impl_->scratch_size;
+}
+
+void Matmul::run(GgmlType type, const void* d_w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                 const float* d_x, int64_t n_tok, float* d_y) {
+    if (n_tok <= kGemvMaxTokens) {
+        run_gemv(type, d_w, row_bytes, n_in, n_out, d_x, n_tok, d_y);
+    } else {
+        run_gemm(type, d_w, row_bytes, n_in, n_out, d_x, n_tok, d_y);
+    }
+}
+
+void Matmul::run_gemv(GgmlType type, const void* d_w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                      const float* d_x, int64_t n_tok, float* d_y) {
+    if (!check_args("matmul (GEMV)", type, d_w, row_bytes, n_in, n_out, d_x, n_tok, d_y)) return;
+    cudaStream_t stream = impl_->stream;
+    if (n_in == 0) {
+        FLUORO_CUDA_CHECK(cudaMemsetAsync(
+            d_y, 0, static_cast<size_t>(n_tok) * static_cast<size_t>(n_out) * sizeof(float),
+            stream));
+        return;
+    }
+    const auto* w = static_cast<const uint8_t*>(d_w);
+    dispatch_type(type, [&](auto q) {
+        using Q = decltype(q);
+        for (int64_t t0 = 0; t0 < n_tok; t0 += kGemvMaxTokens) {
+            const int nt = static_cast<int>(std::min<int64_t>(kGemvMaxTokens, n_tok - t0));
+            launch_gemv<Q>(w, row_bytes, n_in, n_out, d_x + t0 * n_in, nt, d_y + t0 * n_out,
+                           stream);
+        }
+    });
+}
+
+void Matmul::run_gemm(GgmlType type, const void* d_w, size_t row_bytes, int64_t n_in, int64_t n_out,
+                      const float* d_x, int64_t n_tok, float* d_y) {
+    if (!check_args("matmul (GEMM)", type, d_w, row_bytes, n_in, n_out, d_x, n_tok, d_y)) return;
+    cudaStream_t stream = impl_->stream;
+    if (n_in > INT_MAX || n_out > INT_MAX || n_tok > INT_MAX) {
+        throw Error("CUDA matmul (GEMM): " + shape_text(type, n_out, n_in, n_tok, row_bytes) +
+                    " exceeds cuBLAS' int dimensions");
+    }
+    if (n_in == 0) {
+        FLUORO_CUDA_CHECK(cudaMemsetAsync(
+            d_y, 0, static_cast<size_t>(n_tok) * static_cast<size_t>(n_out) * sizeof(float),
+            stream));
+        return;
+    }
+    cublasHandle_t handle = impl_->cublas.get();
+    if (type == GgmlType::F32 && row_bytes == static_cast<size_t>(n_in) * 4) {
+        gemm_f32(handle, d_x, static_cast<const float*>(d_w), d_y, n_tok, n_in, n_out, stream);
+        return;
+    }
+    GemmPlan plan = plan_gemm(type == GgmlType::F32 ? GgmlType::BF16 : type, n_in, n_out, n_tok);
+    const bool f32_path = type == GgmlType::F32 || type == GgmlType::BF16;
+    // An existing (reserved) scratch that holds x and at least 256 weight rows is used as it is,
+    // in smaller chunks if need be (BF16 weights, whose chunks are F32); otherwise it grows.
+    const size_t min_bytes =
+        plan.x_bytes + round_up(static_cast<size_t>(std::min<int64_t>(plan.chunk_rows, 256)) *
+                                static_cast<size_t>(n_in) * plan.out_elem);
+    if (impl_->scratch_size < min_bytes) impl_->ensure(plan.w_bytes + plan.x_bytes);
+    auto* scratch = static_cast<uint8_t*>(impl_->scratch);
+    // ensure() may have been satisfied by a larger earlier reservation; use all of it for W.
+    const size_t w_space = impl_->scratch_size - plan.x_bytes;
+    plan.chunk_rows = std::clamp<int64_t>(
+        static_cast<int64_t>(w_space / (static_cast<size_t>(n_in) * plan.out_elem)), 1, n_out);
+
+    FLUORO_CUBLAS_CHECK(cublasSetStream(handle, stream));
+    const int k = static_cast<int>(n_in);
+    const int n = static_cast<int>(n_tok);
+    const float alpha = 1.0f;
+    const float beta = 0.0f;
+    __half* x16 = nullptr;
+    if (!f32_path) {
+        x16 = reinterpret_cast<__half*>(scratch + w_space);
+        const int64_t nx = n_tok * n_in;
+        f32_to_f16_kernel<<<grid_for(nx, 256), 256, 0, stream>>>(d_x, x16, nx);
+        FLUORO_CUDA_CHECK(cudaGetLastError());
+    }
+    for (int64_t r0 = 0; r0 < n_out; r0 += plan.chunk_rows) {
+        const int64_t rows = std::min<int64_t>(plan.chunk_rows, n_out - r0);
+        const int m = static_cast<int>(rows);
+        // Column-major view (see gemm.cpp): C = yᵀ [n_out, n_tok] with ldc = n_out; this chunk
+        // is rows r0.. of C, i.e. C + r0. A = W chunk (row-major [rows, n_in]) with op T.
+        if (f32_path) {
+            auto* w32 = reinterpret_cast<float*>(scratch);
+            dispatch_type(type, [&](auto q) {
+                launch_dequant_rows<decltype(q), float>(d_w, row_bytes, n_in, n_out, nullptr, r0,
+                                                        rows, w32, stream);
+            });
+            FLUORO_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w32,
+                                            k, d_x, k, &beta, d_y + r0, static_cast<int>(n_out)));
+        } else {
+            auto* w16 = reinterpret_cast<__half*>(scratch);
+            dispatch_type(type, [&](auto q) {
+                launch_dequant_rows<decltype(q), __half>(d_w, row_bytes, n_in, n_out, nullptr, r0,
+                                                         rows, w16, stream);
+            });
+            FLUORO_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, w16,
+                                             CUDA_R_16F, k, x16, CUDA_R_16F, k, &beta, d_y + r0,
+                                             CUDA_R_32F, static_cast<int>(n_out),
+                                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        }
+    }
+}
+
+void get_rows(GgmlType type, const void* d_table, size_t row_bytes, int64_t row_len,
+              int64_t n_rows_table, const int32_t* d_ids, int64_t n, float* d_y,
+              cudaStream_t stream) {
+    if (!can_matmul(type)) {
+        throw UnsupportedError("CUDA get_rows: tensor type " + std::string(type_name(type)) +
+                               " is not supported");
+    }
+    const TypeTraits& tr = type_traits(type);
+    if (row_len < 0 || n < 0 || n_rows_table < 0 || row_len % tr.block_elems != 0 ||
+        row_bytes < row_bytes_or_zero(type, row_len)) {
+        throw Error("CUDA get_rows: bad shape: " + std::string(type_name(type)) + " table [" +
+                    std::to_string(n_rows_table) + " x " + std::to_string(row_len) +
+                    "], row_bytes " + std::to_string(row_bytes) + ", " + std::to_string(n) +
+                    " ids (row length must be a multiple of " + std::to_string(tr.block_elems) +
+                    ")");
+    }
+    if (n == 0 || row_len == 0) return;
+    if (d_y == nullptr || d_ids == nullptr || (n_rows_table > 0 && d_table == nullptr)) {
+        throw Error("CUDA get_rows: null device pointer");
+    }
+    dispatch_type(type, [&](auto q) {
+        launch_dequant_rows<decltype(q), float>(d_table, row_bytes, row_len, n_rows_table, d_ids, 0,
+                                                n, d_y, stream);
+    });
+}
+
+}  // namespace fluoro::cuda

@@ -1,0 +1,48 @@
+// The elementwise and row-wise operations of the forward pass on the GPU: RMSNorm, RoPE (both
+// pairings), gated activations, soft-capping, residual adds, row gathers, and the re-rotation of
+// cached keys after a KV compaction. Each matches the CPU backend (backend/cpu/cpu_backend.cpp),
+// the reference, to within f32 rounding (the tests compare them). All pointers are device
+// memory; every launch is asynchronous on `stream` and checked (Error naming the kernel).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cuda/cuda_attention.h"
+#include "tensor/ggml_type.h"
+
+namespace fluoro::cuda {
+
+// y = x / sqrt(mean(x^2) + eps) * w over each group of `group` values (rows x width, width a
+// multiple of group; w holds group values of w_type F32, F16 or BF16). x == y allowed.
+void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlType w_type,
+              int64_t group, float eps, float* y, cudaStream_t stream);
+
+// In place on rows x (n_head * head_dim): rotates the first n_rot dims of each head by
+// theta_i = pos[row] * freq_scale * freq_base^(-2i/n_rot), theta stepped in f32 as the CPU does
+// (theta_{i+1} = theta_i * theta_scale). neox: pairs (i, i + n_rot/2); else (2i, 2i+1).
+void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot, float freq_base,
+          float freq_scale, bool neox, const int32_t* pos, cudaStream_t stream);
+
+// Re-rotation of cached keys: for i < n, the K row at pool row rows[i] of `layer` (n_head_kv
+// heads of head_dim, element type layer.elem) is rotated by deltas[i] positions, with the same
+// theta stepping as rope(). rows and deltas are device arrays.
+void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim, int64_t n_rot,
+                   float freq_base, float freq_scale, bool neox, const int32_t* rows,
+                   const int32_t* deltas, int64_t n, cudaStream_t stream);
+
+void add(float* x, const float* y, int64_t n, cudaStream_t stream);  // x += y
+void scale(float* x, float s, int64_t n, cudaStream_t stream);       // x *= s
+// y[r, :] += bias (width values of bias_type F32/F16/BF16)
+void add_bias(float* y, int64_t rows, int64_t width, const void* bias, GgmlType bias_type,
+              cudaStream_t stream);
+void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream);      // silu(g) * u
+void geglu_tanh(float* gate, const float* up, int64_t n, cudaStream_t stream);  // gelu_tanh(g)*u
+void softcap(float* x, float cap, int64_t n, cudaStream_t stream);  // cap * tanh(x / cap)
+// y[i, :] = x[rows[i], :] for i < n (rows: device array); x and y do not overlap.
+void gather_rows(const float* x, int64_t width, const int32_t* rows, int64_t n, float* y,
+                 cudaStream_t stream);
+
+}  // namespace fluoro::cuda
