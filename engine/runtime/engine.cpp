@@ -660,7 +660,21 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                 }
                 emit_token(t, level);
             };
-            r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen, on_token,
+            // A step's events (capture, step, token) reach the consumer with one wake-up: with
+            // two cores, every extra wake-up can preempt a compute thread mid-step.
+            const auto on_token_batched = [&](const GeneratedToken& t) {
+                hold_wakes_ = true;
+                try {
+                    on_token(t);
+                } catch (...) {
+                    hold_wakes_ = false;
+                    events_.wake();
+                    throw;
+                }
+                hold_wakes_ = false;
+                events_.wake();
+            };
+            r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen, on_token_batched,
                          &cancel_flag_);
             // The forward pass whose logits gave the EOG token (or that a cancel interrupted)
             // has no streamed token of its own: report it as a step too.

@@ -34,7 +34,7 @@ struct EngineOptions {
     size_t max_pending_snapshots = 64;  // EventStream budget for bulky snapshots
     int64_t kv_snapshot_every = 8;      // decode steps between KV snapshots at level Full
     // Makes the backend of each model load (ModelSettings::backend); empty: the CPU backend only.
-    BackendFactory backend_factory;
+    BackendFactory backend_factory{};
 };
 
 class Engine {
@@ -80,7 +80,9 @@ class Engine {
     void rt_take_pending_capture();  // a SetAttentionCapture submitted during a run
     void rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns);
     void note_capture(const Command& c);  // any thread: remembers a SetAttentionCapture
-    void emit(Event e) { events_.push(std::move(e)); }
+    // While hold_wakes_ (one decode step's events), the consumer is woken once, at the end.
+    void emit(Event e) { events_.push(std::move(e), !hold_wakes_); }
+    bool hold_wakes_ = false;
     int64_t engine_ns() const;
 
     EngineOptions opt_;

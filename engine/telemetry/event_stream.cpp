@@ -21,7 +21,7 @@ bool EventStream::keep_snapshot_locked() {
     return offered_under_pressure_++ % 2 == 0;  // decimate: keep every other one
 }
 
-void EventStream::push(Event e) {
+void EventStream::push(Event e, bool wake) {
     {
         std::lock_guard lock(mu_);
         if (closed_) return;
@@ -38,6 +38,10 @@ void EventStream::push(Event e) {
         queue_.push_back(std::move(e));
         ++stats_.pushed;
     }
+    if (wake) cv_.notify_one();
+}
+
+void EventStream::wake() {
     cv_.notify_one();
 }
 

@@ -29,7 +29,10 @@ class EventStream {
     // At most max_pending_snapshots snapshots wait in the queue at any time (at least 2).
     explicit EventStream(size_t max_pending_snapshots = 64);
 
-    void push(Event e);
+    // wake = false leaves a waiting consumer asleep: a producer that emits several events at
+    // once (one decode step's) wakes it once, with wake(), after the last.
+    void push(Event e, bool wake = true);
+    void wake();
     // Waits up to `timeout` for an event; nullopt when none came (or the stream is closed and
     // empty).
     std::optional<Event> pop(std::chrono::milliseconds timeout);

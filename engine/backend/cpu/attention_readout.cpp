@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
+#include <vector>
 
 #include "backend/cpu/attention_split.h"
 #include "backend/cpu/kernels/vec_math.h"
@@ -13,52 +15,58 @@ namespace fluoro::cpu {
 namespace {
 
 constexpr int64_t kSinkKeys = 4;
+// Readouts of at most this many logits (query heads x keys) run on the calling thread; longer
+// ones in one task per query head.
+constexpr int64_t kSerialReadoutFloats = int64_t{1} << 14;
 constexpr int32_t kMaxTopK = 64;
 
-constexpr int64_t kTopKBlock = 64;  // keys whose max is checked before a top-k scan
-
-// Inserts x into top (k values, ascending) when larger than the smallest.
-void top_k_insert(float* top, int32_t k, float x) {
-    if (!(x > top[0])) return;
-    int32_t i = 1;
-    for (; i < k && top[i] < x; ++i) top[i - 1] = top[i];
-    top[i - 1] = x;
+double top_k_mass(const float* s, const float* block_max, int64_t n, float lse, int32_t k,
+                  float* buf) {
+    if (k <= 0 || n <= 0) return 0;
+    const int64_t n_blocks = (n + kSoftmaxStatsBlock - 1) / kSoftmaxStatsBlock;
+    // The k largest block maxima, ascending in top[0..k): insertion, as most blocks lose at once.
+    float top[kMaxTopK];
+    const int32_t kb = int32_t(std::min<int64_t>(k, n_blocks));
+    std::fill(top, top + kb, -std::numeric_limits<float>::infinity());
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const float x = block_max[b];
+        if (!(x > top[0])) continue;
+        int32_t i = 1;
+        for (; i < kb && top[i] < x; ++i) top[i - 1] = top[i];
+        top[i - 1] = x;
+    }
+    const float bound = kb == k ? top[0] : -std::numeric_limits<float>::infinity();
+    // Candidates: every logit >= bound of the blocks that reach it, gathered without branches
+    // (buf holds n_blocks * kSoftmaxStatsBlock floats).
+    size_t count = 0;
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        if (block_max[b] < bound) continue;
+        const int64_t j1 = std::min(n, (b + 1) * kSoftmaxStatsBlock);
+        for (int64_t j = b * kSoftmaxStatsBlock; j < j1; ++j) {
+            buf[count] = s[j];
+            count += s[j] >= bound ? 1 : 0;
+        }
+    }
+    const size_t kk = std::min(count, size_t(k));
+    if (kk < count) std::nth_element(buf, buf + (kk - 1), buf + count, std::greater<>());
+    double mass = 0;
+    for (size_t i = 0; i < kk; ++i) mass += double(std::exp(buf[i] - lse));
+    return mass;
 }
 
-// Sparsity of one row: logits s (n keys, the first at position `first`), log-sum-exp lse, and
-// its probabilities p = exp(s - lse) summing to sum_p. Entropy H = -Σ p (s - lse) = lse Σp - Σ p s;
-// "below the threshold" is p < thr, i.e. s < lse + log(thr); the top-k keys are those of the
-// largest logits. Every pass is a SIMD kernel but one blocked scan that looks only into blocks
-// whose max reaches the cut or beats the k-th largest so far.
-HeadSparsity sparsity_of(const VecMath& vm, const float* p, const float* s, int64_t n,
-                         int64_t first, float lse, float sum_p, int32_t top_k, float threshold) {
+// One head's sparsity from its row of logits s (n keys, the first at position `first`) and its
+// log-sum-exp: one fused pass (VecMath::softmax_stats) gives p = exp(s - lse), Σp, Σ p s, the
+// keys below the threshold (p < thr, i.e. s < lse + log(thr)) and the block maxima the top-k
+// search uses. Entropy H = -Σ p (s - lse) = lse Σp - Σ p s.
+HeadSparsity head_sparsity(const VecMath& vm, const float* s, int64_t n, int64_t first, float lse,
+                           const AttentionCapture& capture, float* p, float* block_max,
+                           float* top_buf) {
+    const SoftmaxStats st =
+        vm.softmax_stats(s, n, lse, lse + std::log(capture.threshold), p, block_max);
     HeadSparsity h;
-    float dot = 0;
-    vm.qk(KvElem::F32, p, 1, n, reinterpret_cast<const std::byte*>(s), 0, 1, 1.0f, &dot, 1);
-    h.entropy = std::max(0.0f, lse * sum_p - dot);
-    // One pass in blocks: a block whose max logit is below the cut is all "below" and cannot
-    // hold a top-k key (attention is sparse: most blocks); only the others are scanned.
-    const float cut = lse + std::log(threshold);
-    float top[kMaxTopK];  // the top_k largest logits so far, ascending
-    const int32_t k = int32_t(std::min<int64_t>(top_k, n));
-    std::fill(top, top + k, -std::numeric_limits<float>::infinity());
-    int64_t below = 0;
-    for (int64_t j0 = 0; j0 < n; j0 += kTopKBlock) {
-        const int64_t nb = std::min(kTopKBlock, n - j0);
-        const float mx = vm.max(s + j0, nb);
-        if (mx < cut) {
-            below += nb;
-            if (k == 0 || !(mx > top[0])) continue;
-        } else {
-            for (int64_t j = j0; j < j0 + nb; ++j) below += s[j] < cut ? 1 : 0;
-        }
-        if (k > 0 && mx > top[0])
-            for (int64_t j = j0; j < j0 + nb; ++j) top_k_insert(top, k, s[j]);
-    }
-    h.below_threshold = n > 0 ? float(double(below) / double(n)) : 0.0f;
-    double mass = 0;
-    for (int32_t i = 0; i < k; ++i) mass += std::exp(double(top[i]) - double(lse));
-    h.top_k_mass = float(mass);
+    h.entropy = std::max(0.0f, lse * st.sum_p - st.sum_ps);
+    h.top_k_mass = float(top_k_mass(s, block_max, n, lse, capture.top_k, top_buf));
+    h.below_threshold = n > 0 ? float(double(st.below) / double(n)) : 0.0f;
     double sink = 0;
     for (int64_t pos = first; pos < std::min(kSinkKeys, first + n); ++pos) sink += p[pos - first];
     h.sink_mass = float(sink);
@@ -187,26 +195,36 @@ void compute_sparsity(ThreadPool& pool, const AttentionParams& p, const Batch& b
     const int64_t pos = batch.positions[size_t(t)], seq = batch.seq_ids[size_t(t)];
     const KeyRange keys = key_range(p, pos);
     const int64_t n = keys.count;
-    if (int64_t(scratch.readout.size()) < shape.n_ctx * p.n_head)
-        scratch.readout.resize(size_t(shape.n_ctx * p.n_head));
+    // Per query head: n probabilities, then the block maxima; per worker: top-k candidates.
+    const int64_t n_blocks = (shape.n_ctx + kSoftmaxStatsBlock - 1) / kSoftmaxStatsBlock;
+    const int64_t stride = shape.n_ctx + n_blocks, top_stride = n_blocks * kSoftmaxStatsBlock;
+    if (int64_t(scratch.readout.size()) < stride * p.n_head)
+        scratch.readout.resize(size_t(stride * p.n_head));
+    if (int64_t(scratch.top_k.size()) < top_stride * pool.size())
+        scratch.top_k.resize(size_t(top_stride * pool.size()));
     LayerSparsity ls;
     ls.layer = int32_t(p.layer);
     ls.seq = seq;
     ls.pos = pos;
     ls.n_keys = n;
     ls.heads.resize(size_t(p.n_head));
-    pool.run(p.n_head, [&](int64_t h, int) {
-        float* probs = scratch.readout.data() + h * shape.n_ctx;
-        const float* s = scratch.stash.data() + h * scratch.stash_stride;
-        const float lse = scratch.lse[size_t(t * p.n_head + h)];
-        std::copy_n(s, n, probs);
-        const float sum_p = vm.exp_sub_sum(probs, n, lse);
+    const auto head = [&](int64_t h, int worker) {
+        float* probs = scratch.readout.data() + h * stride;
         ls.heads[size_t(h)] =
-            sparsity_of(vm, probs, s, n, keys.first, lse, sum_p, capture.top_k, capture.threshold);
-    });
+            head_sparsity(vm, scratch.stash.data() + h * scratch.stash_stride, n, keys.first,
+                          scratch.lse[size_t(t * p.n_head + h)], capture, probs,
+                          probs + shape.n_ctx, scratch.top_k.data() + worker * top_stride);
+    };
+    // A readout of a few thousand logits costs less than waking the pool (it runs every decode
+    // step of every layer while statistics are on).
+    if (p.n_head * n <= kSerialReadoutFloats) {
+        for (int64_t h = 0; h < p.n_head; ++h) head(h, 0);
+    } else {
+        pool.run(p.n_head, head);
+    }
     for (int64_t h = 0; h < p.n_head; ++h)  // H2O: each KV head's query heads, summed
         vm.add(key_scores.row(shape, p.layer, h / group, seq) + keys.first,
-               scratch.readout.data() + h * shape.n_ctx, n);
+               scratch.readout.data() + h * stride, n);
     capture.sparsity.push_back(std::move(ls));
 }
 

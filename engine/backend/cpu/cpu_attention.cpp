@@ -13,7 +13,7 @@ namespace fluoro::cpu {
 
 size_t AttentionScratch::bytes() const {
     return (per_worker.capacity() + partial.capacity() + lse.capacity() + stash.capacity() +
-            readout.capacity()) *
+            top_k.capacity() + readout.capacity()) *
            sizeof(float);
 }
 

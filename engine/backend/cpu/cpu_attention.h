@@ -43,6 +43,7 @@ struct AttentionScratch {
     // offset from the first key it attends to.
     std::vector<float> stash;
     int64_t stash_stride = 0;
+    std::vector<float> top_k;    // the readout's top-k candidates (reused)
     std::vector<float> readout;  // per worker n_ctx floats: probabilities for the sparsity readout
 
     size_t bytes() const;  // allocated bytes (peak scratch: the buffers only grow)

@@ -40,6 +40,7 @@ struct Case {
     std::vector<int32_t> positions;
     std::vector<int32_t> seqs;
     float q_amp = 2.0f;  // queries uniform in [-q_amp, q_amp]: the logit scale
+    int64_t n_ctx = 700;
 };
 
 float stored(KvType type, float x) {
@@ -72,7 +73,7 @@ class CpuAttentionTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CpuAttentionTest, MatchesFloat64Reference) {
     const Case& c = GetParam();
     std::mt19937 rng(7);
-    const int64_t n_ctx = 700, layer = 1, n_tok = int64_t(c.positions.size());
+    const int64_t n_ctx = c.n_ctx, layer = 1, n_tok = int64_t(c.positions.size());
     const int64_t d = c.head_dim, group = c.n_head / c.n_head_kv;
     KvShape shape;
     shape.n_layer = 2;
@@ -245,6 +246,19 @@ std::vector<Case> cases() {
                            prefill_seqs});
         }
         out.push_back({"odd_dims_softcap_" + tn, 6, 2, 40, 0, 50.0f, type, 2, 0, decode, {0}});
+        // 128 heads x 651 keys, and below 9 x 651: readouts in a pool region and serial.
+        out.push_back(
+            {"many_heads_parallel_readout_" + tn, 128, 4, 32, 0, 0, type, 2, 0, decode, {0}});
+        // 2501 keys: 40 blocks of 64 for the top-k bound, with a GQA group of 3 and of 8.
+        Case long_serial{"long_row_readout_" + tn, 9, 3, 64, 0, 0, type, 2, 0, {2500}, {1}};
+        long_serial.n_ctx = 2600;
+        out.push_back(long_serial);
+        Case long_parallel = long_serial;
+        long_parallel.name = "long_row_group8_readout_" + tn;
+        long_parallel.n_head = 32;
+        long_parallel.n_head_kv = 4;
+        long_parallel.head_dim = 32;
+        out.push_back(long_parallel);
         out.push_back(
             {"group6_window_" + tn, 12, 2, 32, 100, 0, type, 2, 0, prefill, prefill_seqs});
         out.push_back({"runs_of_1_" + tn, 4, 1, 64, 0, 0, type, 2, 1, decode, {0}});

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -159,6 +160,41 @@ TEST_P(VecMathTest, SoftmaxPieces) {
         vm().scale(e.data(), n, 0.5f, true);
         for (int64_t i = 0; i < n; ++i)
             ASSERT_EQ(e[size_t(i)], fp16_to_fp32(fp32_to_fp16(scaled[size_t(i)])));
+    }
+}
+
+TEST_P(VecMathTest, SoftmaxStatsIsOnePassOfExpSumsAndBlockMaxima) {
+    for (int64_t n : {int64_t{1}, int64_t{17}, int64_t{63}, int64_t{64}, int64_t{65}, int64_t{1000},
+                      int64_t{4100}}) {
+        std::vector<float> s = random_floats(n, rng, 5.0f);
+        s[size_t(n / 3)] = 20.0f;
+        double ref_sum = 0, ref_ps = 0;
+        for (float x : s) ref_sum += std::exp(double(x) - 20.0);
+        const float lse = float(20.0 + std::log(ref_sum));
+        ref_sum = 0;
+        std::vector<float> p(static_cast<size_t>(n), -1.0f);
+        std::vector<float> bm(size_t((n + kSoftmaxStatsBlock - 1) / kSoftmaxStatsBlock), 0.0f);
+        const float cut = lse + std::log(2e-3f);
+        const SoftmaxStats st = vm().softmax_stats(s.data(), n, lse, cut, p.data(), bm.data());
+        int64_t below = 0;
+        for (float x : s) below += x < cut ? 1 : 0;
+        EXPECT_EQ(st.below, below) << n;
+        for (int64_t i = 0; i < n; ++i) {
+            const double ref = std::exp(double(s[size_t(i)] - lse));
+            ref_sum += ref;
+            ref_ps += ref * double(s[size_t(i)]);
+            ASSERT_NEAR(p[size_t(i)], ref, ref * 3e-7 + 1e-37) << "n " << n << " i " << i;
+        }
+        EXPECT_NEAR(st.sum_p, 1.0, 1e-5) << n;
+        EXPECT_NEAR(st.sum_p, ref_sum, ref_sum * 1e-5) << n;  // float sums of 4k terms
+        EXPECT_NEAR(st.sum_ps, ref_ps, std::fabs(ref_ps) * 1e-5 + 1e-6) << n;
+        for (size_t b = 0; b < bm.size(); ++b) {
+            const size_t lo = b * size_t(kSoftmaxStatsBlock),
+                         hi = std::min(size_t(n), lo + size_t(kSoftmaxStatsBlock));
+            EXPECT_EQ(bm[b], *std::max_element(s.begin() + std::ptrdiff_t(lo),
+                                               s.begin() + std::ptrdiff_t(hi)))
+                << "n " << n << " block " << b;
+        }
     }
 }
 

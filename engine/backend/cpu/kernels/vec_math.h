@@ -18,6 +18,14 @@ namespace fluoro::cpu {
 
 enum class KvElem { F32, F16 };  // element type of cached K/V rows
 
+// What the attention readout needs from one row of logits besides its probabilities.
+inline constexpr int64_t kSoftmaxStatsBlock = 64;  // logits per block_max entry
+struct SoftmaxStats {
+    float sum_p = 0;    // Σ p
+    float sum_ps = 0;   // Σ p · s (entropy = lse · Σp − Σ p·s)
+    int64_t below = 0;  // how many s < cut
+};
+
 struct VecMath {
     // dst[i] = fp16(src[i]) (round to nearest even).
     void (*f32_to_f16)(const float* src, uint16_t* dst, int64_t n);
@@ -36,6 +44,11 @@ struct VecMath {
     float (*max)(const float* x, int64_t n);  // n >= 1
     // x[i] = exp(x[i] - sub); returns Σ x[i].
     float (*exp_sub_sum)(float* x, int64_t n, float sub);
+    // One pass over a row of logits s (n >= 1): p[i] = exp(s[i] - lse), block_max[b] = the max
+    // of s over [b * kSoftmaxStatsBlock, ...) for each of the ceil(n / kSoftmaxStatsBlock) blocks,
+    // and the sums and count above. p must not alias s.
+    SoftmaxStats (*softmax_stats)(const float* s, int64_t n, float lse, float cut, float* p,
+                                  float* block_max);
     // x[i] *= s; then, with round, x[i] = fp32(fp16(x[i])).
     void (*scale)(float* x, int64_t n, float s, bool round);
     // x[i] = cap * tanh(x[i] / cap).

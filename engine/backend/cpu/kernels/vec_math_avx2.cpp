@@ -49,6 +49,10 @@ struct Avx2 {
     static T div(T a, T b) { return _mm256_div_ps(a, b); }
     static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
     static T max(T a, T b) { return _mm256_max_ps(a, b); }
+    // How many lanes have a < b.
+    static int count_less(T a, T b) {
+        return __builtin_popcount(unsigned(_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_LT_OQ))));
+    }
     static float reduce_add(T v) {
         __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
         r = _mm_add_ps(r, _mm_movehl_ps(r, r));

@@ -56,6 +56,10 @@ struct Avx512 {
     static T div(T a, T b) { return _mm512_div_ps(a, b); }
     static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
     static T max(T a, T b) { return _mm512_max_ps(a, b); }
+    // How many lanes have a < b.
+    static int count_less(T a, T b) {
+        return __builtin_popcount(unsigned(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ)));
+    }
     static float reduce_add(T v) { return _mm512_reduce_add_ps(v); }
     static float reduce_max(T v) { return _mm512_reduce_max_ps(v); }
     // Four horizontal sums: fold each vector to 8 lanes (a|b and c|d side by side), then to one

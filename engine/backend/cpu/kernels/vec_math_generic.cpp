@@ -25,6 +25,7 @@ struct Scalar {
     static T div(T a, T b) { return a / b; }
     static T fma(T a, T b, T c) { return a * b + c; }  // not fused: -ffp-contract=off here
     static T max(T a, T b) { return a > b ? a : b; }
+    static int count_less(T a, T b) { return a < b ? 1 : 0; }
     static float reduce_add(T v) { return v; }
     static void reduce4(T a, T b, T c, T d, float* out) {
         out[0] = a;

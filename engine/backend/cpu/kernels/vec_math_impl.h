@@ -249,6 +249,42 @@ struct VecMathImpl {
         return sum;
     }
 
+    static SoftmaxStats softmax_stats(const float* s, int64_t n, float lse, float cut, float* p,
+                                      float* block_max) {
+        const T vlse = V::set1(lse), vcut = V::set1(cut);
+        T acc_p = V::zero(), acc_ps = V::zero();
+        float tail_p = 0, tail_ps = 0;
+        int64_t below = 0;
+        for (int64_t b0 = 0; b0 < n; b0 += kSoftmaxStatsBlock) {
+            const int64_t b1 = std::min(n, b0 + kSoftmaxStatsBlock);
+            int64_t i = b0;
+            float m = s[b0];
+            if (b1 - b0 >= W) {
+                T vmax = V::load(s + b0);
+                for (; i + W <= b1; i += W) {
+                    const T x = V::load(s + i);
+                    const T e = V::exp(V::sub(x, vlse));
+                    V::store(p + i, e);
+                    acc_p = V::add(acc_p, e);
+                    acc_ps = V::fma(e, x, acc_ps);
+                    vmax = V::max(vmax, x);
+                    below += V::count_less(x, vcut);
+                }
+                m = V::reduce_max(vmax);
+            }
+            for (; i < b1; ++i) {
+                const float e = V::exp1(s[i] - lse);
+                p[i] = e;
+                tail_p += e;
+                tail_ps += e * s[i];
+                m = std::max(m, s[i]);
+                below += s[i] < cut ? 1 : 0;
+            }
+            block_max[b0 / kSoftmaxStatsBlock] = m;
+        }
+        return {V::reduce_add(acc_p) + tail_p, V::reduce_add(acc_ps) + tail_ps, below};
+    }
+
     static void scale(float* x, int64_t n, float s, bool round) {
         const T vs = V::set1(s);
         int64_t i = 0;
@@ -319,8 +355,9 @@ struct VecMathImpl {
     }
 
     static VecMath table() {
-        return VecMath{&f32_to_f16, &round_f16, &qk,       &pv,     &max,        &exp_sub_sum,
-                       &scale,      &softcap,   &rms_norm, &swiglu, &geglu_tanh, &add};
+        return VecMath{&f32_to_f16,  &round_f16,     &qk,    &pv,      &max,
+                       &exp_sub_sum, &softmax_stats, &scale, &softcap, &rms_norm,
+                       &swiglu,      &geglu_tanh,    &add};
     }
 };
 
