@@ -225,6 +225,7 @@ void Engine::rt_execute(const Command& c) {
         if (s.conversation == 0) rt_new_conversation(s.system_prompt);
         return rt_generate(RunKind::Send, int64_t(s.messages.size()), send->text);
     }
+    if (const auto* comp = std::get_if<Complete>(&c)) return rt_complete(*comp);
     if (std::holds_alternative<Regenerate>(c)) {
         if (s.messages.empty() || s.messages.back().role != "assistant")
             throw Error("nothing to regenerate: the conversation does not end with a reply");
@@ -310,6 +311,44 @@ void Engine::rt_new_conversation(std::string system_prompt) {
     s.messages.clear();
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
     emit(ConversationStarted{s.conversation, s.system_prompt});
+}
+
+void Engine::rt_complete(const Complete& c) {
+    State& s = *state_;
+    const std::vector<ChatMessage>& m = c.messages;
+    const size_t first = !m.empty() && m.front().role == "system" ? 1 : 0;
+    if (m.size() <= first || m.back().role != "user")
+        throw Error("a completion needs messages that end with a user message");
+    for (size_t i = first; i < m.size(); ++i)
+        if (m[i].role != "user" && m[i].role != "assistant")
+            throw Error("message " + std::to_string(i) + " has role '" + m[i].role +
+                        "': only the first message may be 'system', the others 'user' or "
+                        "'assistant'");
+    if (c.max_tokens && *c.max_tokens < 1)
+        throw Error("max_tokens must be at least 1, not " + std::to_string(*c.max_tokens));
+    if (c.sampling) c.sampling->validate();
+    // This run's settings; the engine's own come back afterwards, also on failure.
+    const SamplingParams sampling = s.sampling;
+    const int64_t max_tokens = s.max_tokens;
+    const std::string system_prompt = s.system_prompt;
+    const auto restore = [&] {
+        s.sampling = sampling;
+        if (s.sampler) s.sampler->set_params(sampling);
+        s.max_tokens = max_tokens;
+        s.system_prompt = system_prompt;
+    };
+    if (c.sampling) s.sampling = *c.sampling;
+    if (c.max_tokens) s.max_tokens = *c.max_tokens;
+    try {
+        if (c.sampling && s.sampler) s.sampler->set_params(*c.sampling);
+        rt_new_conversation(first == 1 ? m.front().content : std::string());
+        s.messages.assign(m.begin() + std::ptrdiff_t(first), m.end() - 1);
+        rt_generate(RunKind::Send, int64_t(s.messages.size()), m.back().content);
+    } catch (...) {
+        restore();
+        throw;
+    }
+    restore();
 }
 
 void Engine::rt_settings(const ChangeSettings& c) {

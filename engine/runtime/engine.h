@@ -72,6 +72,7 @@ class Engine {
     void rt_new_conversation(std::string system_prompt);
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
+    void rt_complete(const Complete& c);
     void rt_build_drafter();  // for the speculative settings, when none is built
     void rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns);
     void rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns);

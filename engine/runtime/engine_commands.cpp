@@ -12,6 +12,7 @@ struct Namer {
     std::string_view operator()(const EditAndResend&) const { return "edit"; }
     std::string_view operator()(const ChangeSettings&) const { return "settings"; }
     std::string_view operator()(const SetAttentionCapture&) const { return "attention_capture"; }
+    std::string_view operator()(const Complete&) const { return "complete"; }
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "backend/attention_capture.h"
 #include "backend/backend_kind.h"
+#include "chat/chat_render.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_policy.h"
 #include "sampling/sampling_params.h"
@@ -44,6 +45,16 @@ struct SendMessage {
 };
 // Generates the last reply again (the conversation must end with an assistant message).
 struct Regenerate {};
+// A stateless request, as an OpenAI-style chat completion is: starts a new conversation holding
+// `messages` (a leading "system" message is its system prompt; the rest are "user" and
+// "assistant" turns ending with a "user" one) and generates the reply. sampling and max_tokens
+// apply to this run only. Like any run, it reuses the KV of the longest prefix its prompt shares
+// with the tokens already cached (a system prompt repeated by every request is computed once).
+struct Complete {
+    std::vector<ChatMessage> messages;
+    std::optional<SamplingParams> sampling = std::nullopt;
+    std::optional<int64_t> max_tokens = std::nullopt;
+};
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.
 struct EditAndResend {
@@ -84,10 +95,10 @@ struct SetAttentionCapture {
 };
 
 using Command = std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate,
-                             EditAndResend, ChangeSettings, SetAttentionCapture>;
+                             EditAndResend, ChangeSettings, SetAttentionCapture, Complete>;
 
 // "load_model", "unload_model", "new_conversation", "send", "regenerate", "edit", "settings",
-// "attention_capture".
+// "attention_capture", "complete".
 std::string_view command_name(const Command& c);
 
 }  // namespace fluoro

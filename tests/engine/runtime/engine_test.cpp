@@ -158,6 +158,53 @@ TEST(Engine, TheBackendFactoryMakesEachLoadsBackend) {
     EXPECT_EQ(asked, std::vector<BackendKind>{BackendKind::Cuda});
 }
 
+TEST(Engine, CompleteRunsAStatelessRequestAndReusesTheSharedPrefix) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(5));
+    const std::string system = "You are a terse assistant. Answer in one word. Rules follow.";
+    Complete first{{{"system", system}, {"user", "hello"}}};
+    first.max_tokens = 2;  // this run only
+    engine.submit(first);
+    const auto a = next_run(engine);
+    EXPECT_EQ(all_of<ConversationStarted>(a).at(0).system_prompt, system);
+    EXPECT_EQ(all_of<RunStarted>(a).at(0).system_prompt, system);
+    EXPECT_EQ(std::get<RunFinished>(a.back()).n_tokens, 2);
+    // A second request: earlier turns, the same system prompt, another question.
+    engine.submit(Complete{
+        {{"system", system}, {"user", "hello"}, {"assistant", "hi"}, {"user", "and now?"}}});
+    const auto b = next_run(engine);
+    const auto& fb = std::get<RunFinished>(b.back());
+    EXPECT_EQ(fb.stop, "max_tokens");
+    EXPECT_EQ(fb.n_tokens, 5);  // the engine's own setting is back
+    EXPECT_GT(fb.cached_tokens, 0);
+    EXPECT_LT(fb.cached_tokens, fb.prompt_tokens);
+    EXPECT_EQ(all_of<RunStarted>(b).at(0).kept_messages, 2);  // the two earlier turns
+}
+
+TEST(Engine, CompleteRefusesMessagesItCannotRun) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    const auto refused = [&](std::vector<ChatMessage> m, const char* why) {
+        try {
+            engine.submit_blocking(Complete{std::move(m)});
+            ADD_FAILURE() << "accepted: " << why;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    refused({}, "end with a user message");
+    refused({{"system", "s"}}, "end with a user message");
+    refused({{"user", "a"}, {"assistant", "b"}}, "end with a user message");
+    refused({{"user", "a"}, {"tool", "b"}, {"user", "c"}}, "role 'tool'");
+    Complete bad{{{"user", "a"}}};
+    bad.max_tokens = 0;
+    EXPECT_THROW(engine.submit_blocking(bad), Error);
+    engine.submit(greedy(3));
+    engine.submit(Complete{{{"user", "still fine"}}});
+    EXPECT_EQ(std::get<RunFinished>(next_run(engine).back()).n_tokens, 3);
+}
+
 TEST(Engine, CancelStopsTheRunWithinOneStep) {
     Engine engine({TelemetryLevel::Summary});
     engine.submit_blocking(load_tiny());
