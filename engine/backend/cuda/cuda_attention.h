@@ -51,8 +51,9 @@ struct AttnShape {
     float softcap = 0.0f;  // score = softcap * tanh(score / softcap) after scaling; 0 = off
 };
 
-// Writes token t's K row (n_head_kv * head_dim_k f32 at k + t * k_width) and V row into pool row
-// slot_row[t] of the layer, converting to the cache's element type. Asynchronous.
+// Writes token t's K row (the n_head_kv * head_dim_k f32 at k + t * n_head_kv * head_dim_k: rows
+// are dense) and V row likewise into pool row slot_row[t] of the layer, converting to the cache's
+// element type. Asynchronous.
 void kv_store(const KvLayerDev& layer, const AttnBatchDev& batch, const AttnShape& shape,
               const float* k, const float* v, cudaStream_t stream);
 

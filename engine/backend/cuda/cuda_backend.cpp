@@ -44,6 +44,18 @@ PagedKvCache& device_cache(KvCache& kv, const char* op) {
     return *paged;
 }
 
+AttnShape attn_shape(const AttentionParams& p) {
+    AttnShape sh;
+    sh.n_head = p.n_head;
+    sh.n_head_kv = p.n_head_kv;
+    sh.head_dim_k = p.head_dim_k;
+    sh.head_dim_v = p.head_dim_v;
+    sh.scale = p.scale;
+    sh.window = p.window;
+    sh.softcap = p.softcap;
+    return sh;
+}
+
 KvLayerDev layer_dev(const PagedKvCache& kv, int64_t layer) {
     const PagedKvCache::LayerStorage s = kv.layer_storage(layer);
     return {s.k, s.v, s.k_row_bytes, s.v_row_bytes,
@@ -267,14 +279,7 @@ void CudaBackend::attention(const AttentionParams& p, const Act& q, const Act& k
     b.block_tokens = bt;
     b.max_pos = max_pos;
     b.same_seq_consecutive = consecutive;
-    AttnShape sh;
-    sh.n_head = p.n_head;
-    sh.n_head_kv = p.n_head_kv;
-    sh.head_dim_k = p.head_dim_k;
-    sh.head_dim_v = p.head_dim_v;
-    sh.scale = p.scale;
-    sh.window = p.window;
-    sh.softcap = p.softcap;
+    const AttnShape sh = attn_shape(p);
     const KvLayerDev layer = layer_dev(cache, p.layer);
 
     key_scores_.forget(p.layer, batch);  // new keys at these positions
@@ -307,14 +312,7 @@ void CudaBackend::serve_capture(const AttentionParams& p, const Act& q, const Ba
                                       cudaMemcpyDeviceToHost, stream_));
     FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
-    AttnShape sh;
-    sh.n_head = p.n_head;
-    sh.n_head_kv = p.n_head_kv;
-    sh.head_dim_k = p.head_dim_k;
-    sh.head_dim_v = p.head_dim_v;
-    sh.scale = p.scale;
-    sh.window = p.window;
-    sh.softcap = p.softcap;
+    const AttnShape sh = attn_shape(p);
     const KvLayerDev layer = layer_dev(cache, p.layer);
 
     // Every row asked for, computed into one device buffer and read back with one copy.

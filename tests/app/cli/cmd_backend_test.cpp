@@ -3,35 +3,20 @@
 // valid ones, and `fluoro info --system` reports what the CUDA backend can do here.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "app/cli/fluoro_cli.h"
 #include "session/backend_factory.h"
 #include "test_models.h"
 
 namespace fluoro {
 namespace {
 
-std::filesystem::path fluoro_binary() {
-    const auto self = std::filesystem::read_symlink("/proc/self/exe");
-    return self.parent_path().parent_path() / "app" / "fluoro";
-}
+using test::fluoro_binary;
 
-struct Result {
-    int rc = -1;
-    std::string out;  // stdout and stderr
-};
-
-Result fluoro(const std::string& args) {
-    const std::string cmd = fluoro_binary().string() + " " + args + " 2>&1";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    while (const size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-    r.rc = pclose(pipe);
-    return r;
+test::CliResult fluoro(const std::string& args) {
+    return test::run_fluoro(args);
 }
 
 bool gpu_usable() {
@@ -45,7 +30,7 @@ TEST(CmdBackend, CudaRunsOnAGpuAndIsRefusedWithTheReasonElsewhere) {
     std::string args = "run '";
     args += path.string();
     args += "' 'Say hi.' -n 4 --temp 0 --backend cuda";
-    const Result r = fluoro(args);
+    const test::CliResult r = fluoro(args);
     if (gpu_usable()) {
         EXPECT_EQ(r.rc, 0) << r.out;
         EXPECT_NE(r.out.find("decode 4 tok"), std::string::npos) << r.out;
@@ -59,14 +44,14 @@ TEST(CmdBackend, CudaRunsOnAGpuAndIsRefusedWithTheReasonElsewhere) {
 
 TEST(CmdBackend, UnknownBackendIsRefusedNamingTheValidOnes) {
     if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
-    const Result r = fluoro("run /nonexistent.gguf hi --backend tpu");
+    const test::CliResult r = fluoro("run /nonexistent.gguf hi --backend tpu");
     EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.out.find("--backend must be cpu or cuda"), std::string::npos) << r.out;
 }
 
 TEST(CmdBackend, InfoSystemReportsTheCudaBackend) {
     if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
-    const Result r = fluoro("info --system");
+    const test::CliResult r = fluoro("info --system");
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("CUDA backend"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(app::cuda_status()), std::string::npos) << r.out;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "app/cli/fluoro_cli.h"
 #include "test_models.h"
 
 namespace fluoro {
@@ -20,25 +21,10 @@ std::string quoted(const std::filesystem::path& p) {
     return q;
 }
 
-std::filesystem::path fluoro_binary() {
-    const auto self = std::filesystem::read_symlink("/proc/self/exe");
-    return self.parent_path().parent_path() / "app" / "fluoro";
-}
+using test::fluoro_binary;
 
-struct Result {
-    int rc = -1;
-    std::string out;  // stdout and stderr
-};
-
-Result run(const std::string& args) {
-    const std::string cmd = fluoro_binary().string() + " run " + args + " 2>&1";
-    Result r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    while (const size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-    r.rc = pclose(pipe);
-    return r;
+test::CliResult run(const std::string& args) {
+    return test::run_fluoro("run " + args);
 }
 
 TEST(CmdRunKvPolicy, StreamingRunsPastTheContextWhereFullStops) {
@@ -46,10 +32,10 @@ TEST(CmdRunKvPolicy, StreamingRunsPastTheContextWhereFullStops) {
     if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
     const std::string base =
         quoted(path) + "'Tell me a long story about a dragon.' -n 100 -c 64 -t 2 --temp 0";
-    const Result full = run(base);
+    const test::CliResult full = run(base);
     EXPECT_EQ(full.rc, 0) << full.out;
     EXPECT_NE(full.out.find("stop: context_full"), std::string::npos) << full.out;
-    const Result streaming = run(base + " --kv-policy streaming");
+    const test::CliResult streaming = run(base + " --kv-policy streaming");
     EXPECT_EQ(streaming.rc, 0) << streaming.out;
     EXPECT_NE(streaming.out.find("decode 100 tok"), std::string::npos) << streaming.out;
     EXPECT_NE(streaming.out.find("stop: max_tokens"), std::string::npos) << streaming.out;
@@ -59,11 +45,11 @@ TEST(CmdRunKvPolicy, BadNamesAndBudgetsAreRefused) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
     const std::string base = quoted(path) + "'Hi' -n 4 -c 64 -t 2";
-    const Result bad = run(base + " --kv-policy lru");
+    const test::CliResult bad = run(base + " --kv-policy lru");
     EXPECT_NE(bad.rc, 0);
     EXPECT_NE(bad.out.find("--kv-policy must be full, window, streaming"), std::string::npos)
         << bad.out;
-    const Result big = run(base + " --kv-policy window --kv-budget 100000");
+    const test::CliResult big = run(base + " --kv-policy window --kv-budget 100000");
     EXPECT_NE(big.rc, 0) << big.out;
     EXPECT_NE(big.out.find("exceeds the context"), std::string::npos) << big.out;
 }
