@@ -13,6 +13,7 @@ fast=0
 
 install_debs "${FLUORO_DEBS[@]}"
 [ "$fast" = 1 ] || install_debs "${FLUORO_SANITIZER_DEBS[@]}"
+install_pip_openai
 "$FLUORO_ROOT/scripts/fetch-model.sh" --all
 
 # Real-model tests must run here, never skip: a missing model fails them.

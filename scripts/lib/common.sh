@@ -30,6 +30,7 @@ FLUORO_DEBS=(
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
     libsqlite3-dev                                            # the session store (app/store)
+    libcpp-httplib-dev                                        # fluoro serve (app/server)
     qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev         # the Qt workbench (SVG export)
     xvfb xauth                                                # GUI tests and screenshots
     desktop-file-utils appstream                              # package checks (installers/)
@@ -48,6 +49,16 @@ install_debs() {
     export DEBIAN_FRONTEND=noninteractive
     run_step apt-update as_root apt-get update -q
     run_step apt-install as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# install_pip_openai: the `openai` Python client (tests/server/openai_client_test.py); no-op when
+# it imports already. Debian's pip refuses --user installs without --break-system-packages.
+install_pip_openai() {
+    python3 -c "import openai" >/dev/null 2>&1 && return 0
+    note "installing the openai Python package"
+    if ! python3 -m pip install --user --quiet openai >"$FLUORO_LOG_DIR/pip-openai.log" 2>&1; then
+        run_step pip-openai python3 -m pip install --user --quiet --break-system-packages openai
+    fi
 }
 
 # cmake_build DIR TARGET... [-- CMAKE_ARGS...]: configures (once) and builds quietly.

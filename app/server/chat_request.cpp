@@ -1,0 +1,180 @@
+#include "server/chat_request.h"
+
+#include <nlohmann/json.hpp>
+
+#include <exception>
+
+namespace fluoro::app {
+namespace {
+
+using nlohmann::json;
+
+// Concatenation by appending (GCC 12 warns falsely on "literal" + std::string).
+template <class... A>
+std::string cat(const A&... a) {
+    std::string s;
+    ((s += a), ...);
+    return s;
+}
+
+std::string type_name_of(const json& v) {
+    return v.type_name();
+}
+
+[[noreturn]] void wrong_type(const std::string& param, const char* expected, const json& v) {
+    throw RequestError(cat("'", param, "' must be ", expected, ", not ", type_name_of(v)), param);
+}
+
+// The field when present and not null.
+const json* field(const json& obj, const char* name) {
+    const auto it = obj.find(name);
+    if (it == obj.end() || it->is_null()) return nullptr;
+    return &*it;
+}
+
+double number(const json& obj, const char* name, double fallback) {
+    const json* v = field(obj, name);
+    if (!v) return fallback;
+    if (!v->is_number()) wrong_type(name, "a number", *v);
+    return v->get<double>();
+}
+
+std::string message_content(const json& content, const std::string& param) {
+    if (content.is_string()) return content.get<std::string>();
+    if (!content.is_array()) wrong_type(param, "a string or an array of text parts", content);
+    std::string text;
+    for (size_t i = 0; i < content.size(); ++i) {
+        const json& part = content[i];
+        const std::string p = cat(param, "[", std::to_string(i), "]");
+        if (!part.is_object()) wrong_type(p, "an object", part);
+        const json* type = field(part, "type");
+        if (!type || !type->is_string() || type->get<std::string>() != "text")
+            throw RequestError(cat("only text content parts are supported ('", p, ".type')"),
+                               cat(p, ".type"));
+        const json* t = field(part, "text");
+        if (!t || !t->is_string()) wrong_type(cat(p, ".text"), "a string", t ? *t : json());
+        text += t->get<std::string>();
+    }
+    return text;
+}
+
+std::vector<ChatMessage> parse_messages(const json& body) {
+    const json* msgs = field(body, "messages");
+    if (!msgs) throw RequestError("'messages' is required", "messages");
+    if (!msgs->is_array()) wrong_type("messages", "an array", *msgs);
+    if (msgs->empty()) throw RequestError("'messages' must not be empty", "messages");
+    std::vector<ChatMessage> out;
+    for (size_t i = 0; i < msgs->size(); ++i) {
+        const json& m = (*msgs)[i];
+        const std::string p = cat("messages[", std::to_string(i), "]");
+        if (!m.is_object()) wrong_type(p, "an object", m);
+        const json* role = field(m, "role");
+        if (!role) throw RequestError(cat("'", p, ".role' is required"), cat(p, ".role"));
+        if (!role->is_string()) wrong_type(cat(p, ".role"), "a string", *role);
+        std::string r = role->get<std::string>();
+        if (r == "developer") r = "system";
+        if (r == "system") {
+            if (i != 0)
+                throw RequestError(cat("only the first message may be a system message (", p, ")"),
+                                   cat(p, ".role"));
+        } else if (r != "user" && r != "assistant") {
+            throw RequestError(cat("unsupported role '", r, "' (", p,
+                                   "): use system, developer, user or assistant"),
+                               cat(p, ".role"));
+        }
+        const json* content = field(m, "content");
+        if (!content) throw RequestError(cat("'", p, ".content' is required"), cat(p, ".content"));
+        out.push_back(ChatMessage{r, message_content(*content, cat(p, ".content"))});
+    }
+    if (out.back().role != "user")
+        throw RequestError("the last message must be a user message", "messages");
+    if (out.size() == 1 && out.front().role == "system")
+        throw RequestError("'messages' needs a user message", "messages");
+    return out;
+}
+
+}  // namespace
+
+ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults) {
+    json j;
+    try {
+        j = json::parse(body);
+    } catch (const json::parse_error& e) {
+        throw RequestError(cat("malformed JSON body: ", e.what()), "");
+    }
+    if (!j.is_object()) throw RequestError("the request body must be a JSON object", "");
+
+    ChatRequest r;
+    if (const json* model = field(j, "model")) {
+        if (!model->is_string()) wrong_type("model", "a string", *model);
+        r.model = model->get<std::string>();
+    }
+    r.complete.messages = parse_messages(j);
+
+    if (const json* s = field(j, "stream")) {
+        if (!s->is_boolean()) wrong_type("stream", "a boolean", *s);
+        r.stream = s->get<bool>();
+    }
+    if (const json* so = field(j, "stream_options")) {
+        if (!so->is_object()) wrong_type("stream_options", "an object", *so);
+        if (const json* u = field(*so, "include_usage")) {
+            if (!u->is_boolean()) wrong_type("stream_options.include_usage", "a boolean", *u);
+            r.include_usage = u->get<bool>();
+        }
+    }
+    for (const char* name : {"max_completion_tokens", "max_tokens"}) {
+        const json* v = field(j, name);
+        if (!v) continue;
+        if (!v->is_number_integer()) wrong_type(name, "an integer", *v);
+        const int64_t n = v->get<int64_t>();
+        if (n < 1)
+            throw RequestError(cat("'", name, "' must be at least 1, not ", std::to_string(n)),
+                               name);
+        r.complete.max_tokens = n;
+        break;
+    }
+    if (const json* n = field(j, "n")) {
+        if (!n->is_number_integer()) wrong_type("n", "an integer", *n);
+        if (n->get<int64_t>() != 1) throw RequestError("only n = 1 is supported", "n");
+    }
+    if (const json* stop = field(j, "stop")) {
+        const bool empty = (stop->is_array() && stop->empty()) ||
+                           (stop->is_string() && stop->get<std::string>().empty());
+        if (!empty) throw RequestError("'stop' sequences are not supported", "stop");
+    }
+    if (const json* tools = field(j, "tools")) {
+        if (!(tools->is_array() && tools->empty()))
+            throw RequestError("tools are not supported", "tools");
+    }
+    if (field(j, "functions")) throw RequestError("functions are not supported", "functions");
+    if (const json* lp = field(j, "logprobs")) {
+        if (!lp->is_boolean()) wrong_type("logprobs", "a boolean", *lp);
+        if (lp->get<bool>()) throw RequestError("logprobs are not supported", "logprobs");
+    }
+    if (const json* rf = field(j, "response_format")) {
+        const json* t = rf->is_object() ? field(*rf, "type") : nullptr;
+        if (!t || !t->is_string() || t->get<std::string>() != "text")
+            throw RequestError("only response_format {\"type\":\"text\"} is supported",
+                               "response_format");
+    }
+
+    SamplingParams p = defaults;
+    p.temperature = float(number(j, "temperature", p.temperature));
+    p.top_p = float(number(j, "top_p", p.top_p));
+    p.frequency_penalty = float(number(j, "frequency_penalty", p.frequency_penalty));
+    p.presence_penalty = float(number(j, "presence_penalty", p.presence_penalty));
+    if (const json* seed = field(j, "seed")) {
+        if (!seed->is_number_integer()) wrong_type("seed", "an integer", *seed);
+        p.seed =
+            seed->is_number_unsigned() ? seed->get<uint64_t>() : uint64_t(seed->get<int64_t>());
+    }
+    try {
+        p.validate();
+    } catch (const std::exception& e) {
+        throw RequestError(e.what(), "");
+    }
+    r.complete.sampling = p;
+    return r;
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,41 @@
+// An OpenAI chat-completion request body (POST /v1/chat/completions) parsed and validated into
+// the engine's stateless Complete command. Anything the engine cannot honour is rejected with a
+// RequestError naming the parameter, which the server returns as a 400 in OpenAI's error shape.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "runtime/engine_commands.h"
+#include "sampling/sampling_params.h"
+
+namespace fluoro::app {
+
+// A request the server refuses: message for the client, param the offending field ("" if none).
+class RequestError : public std::runtime_error {
+  public:
+    RequestError(const std::string& message, std::string param)
+        : std::runtime_error(message), param_(std::move(param)) {}
+    const std::string& param() const { return param_; }
+
+  private:
+    std::string param_;
+};
+
+struct ChatRequest {
+    std::string model;  // echoed in the response ("" when the request has none)
+    Complete complete;  // messages, this request's sampling (always set) and max_tokens
+    bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage
+};
+
+// Parses `body`. `defaults` are the server's sampling settings, which the request's temperature,
+// top_p, seed, frequency_penalty and presence_penalty override. Content is a string or an array of
+// {"type":"text","text":...} parts (concatenated). "developer" is read as "system". Only the first
+// message may be a system one and the last must be a user one. Throws RequestError.
+ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults);
+
+}  // namespace fluoro::app

@@ -1,0 +1,110 @@
+#include "server/chat_response.h"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+namespace fluoro::app {
+
+using nlohmann::json;
+
+CompletionIds new_completion_ids(std::string model) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+    CompletionIds ids;
+    ids.id = "chatcmpl-";
+    ids.id += buf;
+    ids.created = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    ids.model = std::move(model);
+    return ids;
+}
+
+std::string finish_reason(const RunFinished& f) {
+    if (f.stop == "max_tokens" || f.stop == "context_full") return "length";
+    return "stop";
+}
+
+json usage_json(const RunFinished& f) {
+    return json{{"prompt_tokens", f.prompt_tokens},
+                {"completion_tokens", f.n_tokens},
+                {"total_tokens", f.prompt_tokens + f.n_tokens},
+                {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}}};
+}
+
+json timings_json(const RunFinished& f) {
+    return json{{"prompt_tokens", f.prompt_tokens},
+                {"cached_tokens", f.cached_tokens},
+                {"prompt_ms", f.prefill_ms},
+                {"prompt_per_second",
+                 f.prefill_ms > 0 ? 1000.0 * double(f.computed_tokens) / f.prefill_ms : 0.0},
+                {"ttft_ms", f.ttft_ms},
+                {"predicted_tokens", f.n_tokens},
+                {"predicted_ms", f.decode_ms},
+                {"predicted_per_second",
+                 f.decode_ms > 0 ? 1000.0 * double(f.decode_steps) / f.decode_ms : 0.0},
+                {"drafted_tokens", f.drafted_tokens},
+                {"accepted_tokens", f.accepted_tokens}};
+}
+
+json completion_json(const CompletionIds& ids, const RunFinished& f) {
+    json choice{{"index", 0},
+                {"message", {{"role", "assistant"}, {"content", f.text}}},
+                {"logprobs", nullptr},
+                {"finish_reason", finish_reason(f)}};
+    return json{{"id", ids.id},
+                {"object", "chat.completion"},
+                {"created", ids.created},
+                {"model", ids.model},
+                {"choices", json::array({choice})},
+                {"usage", usage_json(f)},
+                {"timings", timings_json(f)}};
+}
+
+json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
+                std::string_view finish) {
+    json delta = json::object();
+    if (first) delta["role"] = "assistant";
+    if (finish.empty()) delta["content"] = std::string(content);
+    json choice{{"index", 0}, {"delta", delta}, {"logprobs", nullptr}};
+    choice["finish_reason"] = finish.empty() ? json(nullptr) : json(std::string(finish));
+    return json{{"id", ids.id},
+                {"object", "chat.completion.chunk"},
+                {"created", ids.created},
+                {"model", ids.model},
+                {"choices", json::array({choice})}};
+}
+
+json usage_chunk_json(const CompletionIds& ids, const RunFinished& f) {
+    return json{{"id", ids.id},
+                {"object", "chat.completion.chunk"},
+                {"created", ids.created},
+                {"model", ids.model},
+                {"choices", json::array()},
+                {"usage", usage_json(f)},
+                {"timings", timings_json(f)}};
+}
+
+json error_json(std::string_view message, std::string_view type, std::string_view param,
+                std::string_view code) {
+    const auto or_null = [](std::string_view s) {
+        return s.empty() ? json(nullptr) : json(std::string(s));
+    };
+    return json{{"error",
+                 {{"message", std::string(message)},
+                  {"type", std::string(type)},
+                  {"param", or_null(param)},
+                  {"code", or_null(code)}}}};
+}
+
+std::string sse_event(const json& j) {
+    std::string s = "data: ";
+    // Invalid UTF-8 in a piece (never expected: pieces are whole sequences) is replaced.
+    s += j.dump(-1, ' ', false, json::error_handler_t::replace);
+    s += "\n\n";
+    return s;
+}
+
+}  // namespace fluoro::app

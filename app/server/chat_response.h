@@ -1,0 +1,48 @@
+// The JSON an OpenAI-compatible server answers with: chat.completion objects, streamed
+// chat.completion.chunk objects, usage and the llama.cpp-style `timings` block, and error bodies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/events.h"
+
+namespace fluoro::app {
+
+// The identity every object of one completion carries.
+struct CompletionIds {
+    std::string id;     // "chatcmpl-..."
+    int64_t created;    // seconds since the Unix epoch
+    std::string model;  // echoed from the request
+};
+
+// A fresh "chatcmpl-<hex>" id and the current time.
+CompletionIds new_completion_ids(std::string model);
+
+// RunFinished.stop as an OpenAI finish_reason: "eog" and "cancelled" -> "stop", "max_tokens" and
+// "context_full" -> "length".
+std::string finish_reason(const RunFinished& f);
+
+nlohmann::json usage_json(const RunFinished& f);
+nlohmann::json timings_json(const RunFinished& f);
+
+// The whole non-streaming response.
+nlohmann::json completion_json(const CompletionIds& ids, const RunFinished& f);
+// One streamed chunk: a delta with `content` (and role "assistant" when first), or with
+// finish_reason set when finish_reason is non-empty.
+nlohmann::json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
+                          std::string_view finish_reason = {});
+// The last streamed chunk with stream_options.include_usage: usage + timings, no choices.
+nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f);
+
+// {"error":{"message","type","param","code"}}; param and code are null when empty.
+nlohmann::json error_json(std::string_view message, std::string_view type = "invalid_request_error",
+                          std::string_view param = {}, std::string_view code = {});
+
+// "data: <json>\n\n"
+std::string sse_event(const nlohmann::json& j);
+
+}  // namespace fluoro::app

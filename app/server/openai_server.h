@@ -1,0 +1,74 @@
+// `fluoro serve`: an OpenAI-compatible HTTP server (POST /v1/chat/completions, streamed or not,
+// and GET /v1/models) over one engine. Generations run one at a time, in arrival order as far as
+// the mutex allows; requests beyond the running one wait, up to max_queue of them (more get a
+// 429). A streamed request whose client goes away cancels its generation.
+//
+// The server knows the engine only through CompletionBackend, so it lives in fluoro_app and tests
+// run it in-process over a bare Engine; the CLI adapts its EngineDriver (which also saves runs to
+// the session store with --save).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "runtime/engine_commands.h"
+#include "sampling/sampling_params.h"
+#include "telemetry/events.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace fluoro::app {
+
+struct CompletionBackend {
+    // Runs the command to its end on the calling thread, calling on_event (on that thread) for
+    // every event of the run, and returns its RunFinished (stop "error" with the message on
+    // failure). Never called concurrently.
+    std::function<RunFinished(Complete, const std::function<void(const Event&)>& on_event)> run;
+    // Stops the running generation (any thread); it then finishes with stop "cancelled".
+    std::function<void()> cancel;
+};
+
+struct ServerOptions {
+    std::string model_id = "model";  // GET /v1/models; the default "model" of responses
+    std::string api_key;             // non-empty: every request needs "Authorization: Bearer KEY"
+    size_t max_body = size_t(1) << 20;  // bytes; larger request bodies get a 413
+    int max_queue = 16;                 // requests waiting behind the running one; more: 429
+    SamplingParams sampling;            // defaults that requests override
+    bool log = true;                    // one line per request on stderr
+};
+
+struct ServerCounters {
+    int64_t completions = 0;  // completion requests that ran a generation
+    int64_t cancelled = 0;    // generations stopped because the client went away
+    int64_t rejected = 0;     // 4xx/5xx answers
+};
+
+class OpenAiServer {
+  public:
+    OpenAiServer(ServerOptions opt, CompletionBackend backend);
+    ~OpenAiServer();  // stop()
+    OpenAiServer(const OpenAiServer&) = delete;
+    OpenAiServer& operator=(const OpenAiServer&) = delete;
+
+    // Binds host:port (port 0: an ephemeral one) and serves on a thread of its own; returns the
+    // bound port. Throws fluoro::Error when it cannot bind.
+    int start(const std::string& host, int port);
+    // Stops listening, lets running requests end, joins the thread. Idempotent.
+    void stop();
+    ServerCounters counters() const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fluoro::app

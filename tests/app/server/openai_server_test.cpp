@@ -1,0 +1,501 @@
+// The OpenAI-compatible server in-process over a bare Engine on a small seeded model: responses
+// and their usage/timings against the engine's RunFinished, prompt-prefix reuse across requests,
+// streaming (same text as a non-streamed answer), request validation and its error bodies, the
+// API key, the body limit, the queue limit, serialized concurrent clients and a streaming client
+// that goes away (its generation is cancelled; the server goes on).
+#include "server/openai_server.h"
+
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "gguf/test_model.h"
+#include "runtime/engine.h"
+#include "test_temp.h"
+
+namespace fluoro::app {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+std::filesystem::path tiny_model() {
+    const auto path = test::unique_temp_path("server_tiny.gguf");
+    if (!std::filesystem::exists(path)) {
+        gguf::TestModelSpec spec;
+        spec.n_ctx = 4096;
+        gguf::write_test_model(path, spec);
+    }
+    return path;
+}
+
+// A CompletionBackend over an Engine driven by hand, as the CLI's EngineDriver does. Remembers
+// every RunFinished; token_delay slows the stream down (disconnect tests).
+struct TestEngine {
+    Engine engine{EngineOptions{TelemetryLevel::Summary}};
+    std::mutex mu;
+    std::vector<RunFinished> finished;
+    std::chrono::milliseconds token_delay{0};
+    std::atomic<int> running{0}, max_running{0};
+
+    TestEngine() {
+        LoadModel load{tiny_model(), {}};
+        load.settings.threads = 1;
+        load.settings.ctx = 4096;
+        engine.submit_blocking(load);
+        engine.events().drain();
+    }
+
+    RunFinished last() {
+        std::lock_guard<std::mutex> lock(mu);
+        return finished.empty() ? RunFinished{} : finished.back();
+    }
+    size_t runs() {
+        std::lock_guard<std::mutex> lock(mu);
+        return finished.size();
+    }
+
+    CompletionBackend backend() {
+        CompletionBackend b;
+        b.run = [this](Complete c, const std::function<void(const Event&)>& on_event) {
+            const int now = ++running;
+            int seen = max_running.load();
+            while (now > seen && !max_running.compare_exchange_weak(seen, now)) {
+            }
+            engine.submit(std::move(c));
+            for (;;) {
+                auto ev = engine.events().pop(50ms);
+                if (!ev) continue;
+                on_event(*ev);
+                if (std::holds_alternative<TokenEvent>(*ev) && token_delay.count() > 0)
+                    std::this_thread::sleep_for(token_delay);
+                RunFinished f;
+                if (const auto* err = std::get_if<ErrorEvent>(&*ev)) {
+                    if (err->run != 0) continue;
+                    f.stop = "error";
+                    f.error = err->message;
+                } else if (const auto* fin = std::get_if<RunFinished>(&*ev)) {
+                    f = *fin;
+                } else {
+                    continue;
+                }
+                --running;
+                std::lock_guard<std::mutex> lock(mu);
+                finished.push_back(f);
+                return f;
+            }
+        };
+        b.cancel = [this] { engine.cancel(); };
+        return b;
+    }
+};
+
+struct Served {
+    TestEngine eng;
+    OpenAiServer server;
+    int port = 0;
+    explicit Served(ServerOptions opt = {}, std::chrono::milliseconds delay = 0ms)
+        : server(with_defaults(std::move(opt)), eng.backend()) {
+        eng.token_delay = delay;
+        port = server.start("127.0.0.1", 0);
+    }
+    static ServerOptions with_defaults(ServerOptions o) {
+        o.model_id = "tiny.gguf";
+        o.log = false;
+        return o;
+    }
+    httplib::Client client() const {
+        httplib::Client c("127.0.0.1", port);
+        c.set_read_timeout(120, 0);
+        c.set_write_timeout(30, 0);
+        return c;
+    }
+    httplib::Result post(const std::string& body) const {
+        auto c = client();
+        return c.Post("/v1/chat/completions", body, "application/json");
+    }
+};
+
+json request(const std::string& user, int64_t max_tokens = 12, bool stream = false,
+             const std::string& system = "You are a terse assistant that answers briefly.") {
+    json messages = json::array();
+    if (!system.empty()) messages.push_back({{"role", "system"}, {"content", system}});
+    messages.push_back({{"role", "user"}, {"content", user}});
+    json j{{"model", "whatever-model"},
+           {"messages", messages},
+           {"max_tokens", max_tokens},
+           {"temperature", 0},
+           {"seed", 7}};
+    if (stream) {
+        j["stream"] = true;
+        j["stream_options"] = {{"include_usage", true}};
+    }
+    return j;
+}
+
+// The `data:` payloads of an event stream, in order.
+std::vector<std::string> sse_data(const std::string& body) {
+    std::vector<std::string> out;
+    std::istringstream in(body);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("data: ", 0) == 0) out.push_back(line.substr(6));
+    }
+    return out;
+}
+
+void expect_error(const httplib::Result& r, int status, const std::string& param = {}) {
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, status) << r->body;
+    const json j = json::parse(r->body);
+    ASSERT_TRUE(j.contains("error")) << r->body;
+    EXPECT_TRUE(j["error"]["message"].is_string());
+    EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+    EXPECT_TRUE(j["error"].contains("type"));
+    EXPECT_TRUE(j["error"].contains("param"));
+    EXPECT_TRUE(j["error"].contains("code"));
+    if (!param.empty()) {
+        EXPECT_EQ(j["error"]["param"], param) << r->body;
+    }
+}
+
+TEST(OpenAiServer, ANonStreamedCompletionReportsTheRunsUsage) {
+    Served s;
+    const auto r = s.post(request("Hello there").dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_NE(r->get_header_value("Content-Type").find("application/json"), std::string::npos);
+    const json j = json::parse(r->body);
+    const RunFinished f = s.eng.last();
+    EXPECT_EQ(j["object"], "chat.completion");
+    EXPECT_EQ(j["model"], "whatever-model");
+    EXPECT_EQ(j["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+    EXPECT_GT(j["created"].get<int64_t>(), 0);
+    ASSERT_EQ(j["choices"].size(), 1u);
+    EXPECT_EQ(j["choices"][0]["index"], 0);
+    EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+    EXPECT_EQ(j["choices"][0]["message"]["content"], f.text);
+    EXPECT_EQ(j["choices"][0]["finish_reason"], f.stop == "eog" ? "stop" : "length");
+    const json& u = j["usage"];
+    EXPECT_GT(f.prompt_tokens, 0);
+    EXPECT_EQ(u["prompt_tokens"], f.prompt_tokens);
+    EXPECT_EQ(u["completion_tokens"], f.n_tokens);
+    EXPECT_EQ(u["total_tokens"], f.prompt_tokens + f.n_tokens);
+    EXPECT_EQ(u["prompt_tokens_details"]["cached_tokens"], f.cached_tokens);
+    const json& t = j["timings"];
+    EXPECT_EQ(t["prompt_tokens"], f.prompt_tokens);
+    EXPECT_EQ(t["cached_tokens"], f.cached_tokens);
+    EXPECT_EQ(t["predicted_tokens"], f.n_tokens);
+    for (const char* k :
+         {"prompt_ms", "ttft_ms", "predicted_per_second", "drafted_tokens", "accepted_tokens"})
+        EXPECT_TRUE(t.contains(k)) << k;
+
+    // The same system prompt with another question: its tokens come from the cache.
+    const auto r2 = s.post(request("What is the capital of France?").dump());
+    ASSERT_TRUE(r2);
+    ASSERT_EQ(r2->status, 200) << r2->body;
+    const json j2 = json::parse(r2->body);
+    const RunFinished f2 = s.eng.last();
+    EXPECT_GT(f2.cached_tokens, 0);
+    EXPECT_EQ(j2["usage"]["prompt_tokens_details"]["cached_tokens"], f2.cached_tokens);
+    EXPECT_EQ(j2["usage"]["prompt_tokens"], f2.prompt_tokens);
+    EXPECT_EQ(j2["usage"]["completion_tokens"], f2.n_tokens);
+    EXPECT_EQ(s.server.counters().completions, 2);
+}
+
+TEST(OpenAiServer, AStreamedCompletionSendsTheSameTextInChunks) {
+    Served s;
+    const auto plain = s.post(request("Tell me a story", 16).dump());
+    ASSERT_TRUE(plain);
+    ASSERT_EQ(plain->status, 200) << plain->body;
+    const std::string expected =
+        json::parse(plain->body)["choices"][0]["message"]["content"].get<std::string>();
+
+    const auto r = s.post(request("Tell me a story", 16, true).dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_NE(r->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+    const RunFinished f = s.eng.last();
+    const auto data = sse_data(r->body);
+    ASSERT_GE(data.size(), 4u) << r->body;
+    EXPECT_EQ(data.back(), "[DONE]");
+    std::string text, finish;
+    bool usage_seen = false;
+    std::string id;
+    for (size_t i = 0; i + 1 < data.size(); ++i) {
+        const json c = json::parse(data[i]);
+        EXPECT_EQ(c["object"], "chat.completion.chunk");
+        EXPECT_EQ(c["model"], "whatever-model");
+        if (i == 0) {
+            id = c["id"];
+            EXPECT_EQ(c["choices"][0]["delta"]["role"], "assistant");
+        } else {
+            EXPECT_EQ(c["id"], id);
+        }
+        if (c["choices"].empty()) {  // the usage chunk, last before [DONE]
+            EXPECT_EQ(i + 2, data.size());
+            usage_seen = true;
+            EXPECT_EQ(c["usage"]["prompt_tokens"], f.prompt_tokens);
+            EXPECT_EQ(c["usage"]["completion_tokens"], f.n_tokens);
+            EXPECT_EQ(c["usage"]["prompt_tokens_details"]["cached_tokens"], f.cached_tokens);
+            EXPECT_EQ(c["timings"]["predicted_tokens"], f.n_tokens);
+            continue;
+        }
+        const json& ch = c["choices"][0];
+        if (!ch["finish_reason"].is_null()) {
+            EXPECT_TRUE(finish.empty());
+            finish = ch["finish_reason"];
+            continue;
+        }
+        EXPECT_TRUE(finish.empty()) << "content after the finish chunk";
+        if (ch["delta"].contains("content")) text += ch["delta"]["content"].get<std::string>();
+    }
+    EXPECT_TRUE(usage_seen);
+    EXPECT_GT(f.n_tokens, 0);
+    EXPECT_EQ(finish, f.stop == "eog" ? "stop" : "length");
+    EXPECT_EQ(text, expected);
+    EXPECT_EQ(text, f.text);
+
+    // Without include_usage there is no usage chunk.
+    json no_usage = request("Tell me a story", 4, true);
+    no_usage.erase("stream_options");
+    const auto r2 = s.post(no_usage.dump());
+    ASSERT_TRUE(r2);
+    ASSERT_EQ(r2->status, 200);
+    for (const auto& d : sse_data(r2->body)) {
+        if (d != "[DONE]") {
+            EXPECT_FALSE(json::parse(d).contains("usage")) << d;
+        }
+    }
+}
+
+TEST(OpenAiServer, ContentPartsAreConcatenated) {
+    Served s;
+    json parts = request("");
+    parts["messages"][1]["content"] = json::array(
+        {{{"type", "text"}, {"text", "Hello "}}, {{"type", "text"}, {"text", "there"}}});
+    const auto a = s.post(parts.dump());
+    ASSERT_TRUE(a);
+    ASSERT_EQ(a->status, 200) << a->body;
+    const auto b = s.post(request("Hello there").dump());
+    ASSERT_TRUE(b);
+    ASSERT_EQ(b->status, 200) << b->body;
+    EXPECT_EQ(json::parse(a->body)["choices"][0]["message"]["content"],
+              json::parse(b->body)["choices"][0]["message"]["content"]);
+}
+
+TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
+    Served s;
+    expect_error(s.post("{\"messages\": [}"), 400);
+    expect_error(s.post("[1, 2]"), 400);
+    expect_error(s.post(json{{"model", "m"}}.dump()), 400, "messages");
+    expect_error(s.post(json{{"messages", "hello"}}.dump()), 400, "messages");
+    expect_error(s.post(json{{"messages", json::array()}}.dump()), 400, "messages");
+    json bad_role = request("hi");
+    bad_role["messages"][1]["role"] = "wizard";
+    expect_error(s.post(bad_role.dump()), 400, "messages[1].role");
+    json late_system = request("hi");
+    late_system["messages"].push_back({{"role", "system"}, {"content", "x"}});
+    expect_error(s.post(late_system.dump()), 400);
+    json ends_with_assistant = request("hi");
+    ends_with_assistant["messages"].push_back({{"role", "assistant"}, {"content", "x"}});
+    expect_error(s.post(ends_with_assistant.dump()), 400, "messages");
+    json no_content = request("hi");
+    no_content["messages"][1].erase("content");
+    expect_error(s.post(no_content.dump()), 400, "messages[1].content");
+    json n2 = request("hi");
+    n2["n"] = 2;
+    expect_error(s.post(n2.dump()), 400, "n");
+    json wrong_type = request("hi");
+    wrong_type["temperature"] = "hot";
+    expect_error(s.post(wrong_type.dump()), 400, "temperature");
+    json zero_tokens = request("hi");
+    zero_tokens["max_tokens"] = 0;
+    expect_error(s.post(zero_tokens.dump()), 400, "max_tokens");
+    json stop = request("hi");
+    stop["stop"] = "\n";
+    expect_error(s.post(stop.dump()), 400, "stop");
+    json image = request("hi");
+    image["messages"][1]["content"] = json::array({{{"type", "image_url"}, {"image_url", "x"}}});
+    expect_error(s.post(image.dump()), 400);
+    expect_error(s.client().Get("/v1/nowhere"), 404);
+    EXPECT_EQ(s.eng.runs(), 0u);  // nothing reached the engine
+
+    // Harmless extras are accepted: n = 1, user, penalties, stop: null, max_completion_tokens.
+    json ok = request("hi");
+    ok["n"] = 1;
+    ok["user"] = "someone";
+    ok["presence_penalty"] = 0.0;
+    ok["stop"] = nullptr;
+    ok.erase("max_tokens");
+    ok["max_completion_tokens"] = 3;
+    const auto r = s.post(ok.dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    EXPECT_LE(json::parse(r->body)["usage"]["completion_tokens"].get<int64_t>(), 3);
+}
+
+TEST(OpenAiServer, ABodyOverTheLimitGets413) {
+    ServerOptions o;
+    o.max_body = 512;
+    Served s(o);
+    const auto r = s.post(request(std::string(2000, 'a')).dump());
+    expect_error(r, 413);
+    const auto small = s.post(request("hi", 2).dump());
+    ASSERT_TRUE(small);
+    EXPECT_EQ(small->status, 200);
+}
+
+TEST(OpenAiServer, TheApiKeyIsRequiredWhenSet) {
+    ServerOptions o;
+    o.api_key = "sesame";
+    Served s(o);
+    expect_error(s.post(request("hi", 2).dump()), 401);
+    {
+        auto c = s.client();
+        c.set_bearer_token_auth("wrong");
+        expect_error(c.Post("/v1/chat/completions", request("hi", 2).dump(), "application/json"),
+                     401);
+        expect_error(c.Get("/v1/models"), 401);
+    }
+    auto c = s.client();
+    c.set_bearer_token_auth("sesame");
+    const auto r = c.Post("/v1/chat/completions", request("hi", 2).dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+    const auto m = c.Get("/v1/models");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->status, 200);
+}
+
+TEST(OpenAiServer, ModelsListsTheLoadedModel) {
+    Served s;
+    const auto r = s.client().Get("/v1/models");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+    const json j = json::parse(r->body);
+    EXPECT_EQ(j["object"], "list");
+    ASSERT_EQ(j["data"].size(), 1u);
+    EXPECT_EQ(j["data"][0]["id"], "tiny.gguf");
+    EXPECT_EQ(j["data"][0]["object"], "model");
+    EXPECT_EQ(j["data"][0]["owned_by"], "fluoroscope");
+}
+
+TEST(OpenAiServer, ConcurrentClientsAreServedOneAtATime) {
+    Served s;
+    const std::vector<std::string> questions = {"Why is the sky blue?", "Name a prime number"};
+    std::vector<std::string> expected;
+    for (const auto& q : questions) {
+        const auto r = s.post(request(q, 24).dump());
+        ASSERT_TRUE(r);
+        ASSERT_EQ(r->status, 200);
+        expected.push_back(r->body);
+    }
+    std::vector<std::string> got(questions.size());
+    std::vector<int> status(questions.size(), 0);
+    for (int round = 0; round < 2; ++round) {
+        std::vector<std::thread> threads;
+        for (size_t i = 0; i < questions.size(); ++i)
+            threads.emplace_back([&, i] {
+                const auto r = s.post(request(questions[i], 24, round == 1).dump());
+                if (r) {
+                    status[i] = r->status;
+                    got[i] = r->body;
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (size_t i = 0; i < questions.size(); ++i) {
+            ASSERT_EQ(status[i], 200) << got[i];
+            const std::string want = json::parse(expected[i])["choices"][0]["message"]["content"];
+            std::string text;
+            if (round == 0) {
+                text = json::parse(got[i])["choices"][0]["message"]["content"];
+            } else {
+                for (const auto& d : sse_data(got[i])) {
+                    if (d == "[DONE]") continue;
+                    const json c = json::parse(d);
+                    if (!c["choices"].empty() && c["choices"][0]["delta"].contains("content"))
+                        text += c["choices"][0]["delta"]["content"].get<std::string>();
+                }
+            }
+            EXPECT_EQ(text, want) << "question " << i << " round " << round;
+        }
+    }
+    EXPECT_EQ(s.eng.max_running.load(), 1);
+}
+
+// Streams a long answer and hangs up after `chunks` chunks; `on_streaming` runs once the first
+// chunk came.
+httplib::Result stream_and_hang_up(const Served& s, int chunks,
+                                   const std::function<void()>& on_streaming = {}) {
+    httplib::Request req;
+    req.method = "POST";
+    req.path = "/v1/chat/completions";
+    req.set_header("Content-Type", "application/json");
+    req.body = request("Tell me a very long story", 3000, true).dump();
+    int seen = 0;
+    req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+        if (++seen == 1 && on_streaming) on_streaming();
+        return seen < chunks;
+    };
+    auto c = s.client();
+    return c.send(req);
+}
+
+TEST(OpenAiServer, AClientThatHangsUpMidStreamCancelsItsGeneration) {
+    Served s({}, 2ms);
+    const auto r = stream_and_hang_up(s, 3);
+    EXPECT_FALSE(r);  // the client cancelled the read
+    for (int i = 0; i < 600 && s.server.counters().cancelled == 0; ++i)
+        std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(s.server.counters().cancelled, 1);
+    EXPECT_EQ(s.eng.last().stop, "cancelled");
+    EXPECT_LT(s.eng.last().n_tokens, 3000);
+    // The server and the engine go on.
+    const auto next = s.post(request("hi", 4).dump());
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->status, 200) << next->body;
+    EXPECT_NE(s.eng.last().stop, "cancelled");
+}
+
+TEST(OpenAiServer, RequestsBeyondTheQueueGet429) {
+    ServerOptions o;
+    o.max_queue = 0;  // the running request only
+    Served s(o, 2ms);
+    std::atomic<bool> streaming{false}, release{false};
+    std::thread first([&] {
+        httplib::Request req;
+        req.method = "POST";
+        req.path = "/v1/chat/completions";
+        req.set_header("Content-Type", "application/json");
+        req.body = request("Tell me a very long story", 3000, true).dump();
+        req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) {
+            streaming = true;
+            return !release.load();
+        };
+        auto c = s.client();
+        c.send(req);
+    });
+    for (int i = 0; i < 600 && !streaming.load(); ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(streaming.load());
+    expect_error(s.post(request("hi", 2).dump()), 429);
+    release = true;
+    first.join();
+    for (int i = 0; i < 600 && s.server.counters().cancelled == 0; ++i)
+        std::this_thread::sleep_for(50ms);
+    const auto r = s.post(request("hi", 2).dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+}
+
+}  // namespace
+}  // namespace fluoro::app

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""`fluoro serve` against the real `openai` Python client on SmolLM2: one plain and one streamed
+chat completion (temperature 0, max_tokens 8), their usage and the `timings` block.
+
+Usage: openai_client_test.py FLUORO_BINARY MODEL.gguf
+Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_REQUIRE_MODELS=1.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+SKIP = 77
+
+
+def skip_or_fail(why):
+    if os.environ.get("FLUORO_REQUIRE_MODELS") == "1":
+        print(f"FAIL: {why} (FLUORO_REQUIRE_MODELS=1)", file=sys.stderr)
+        sys.exit(1)
+    print(f"SKIP: {why}", file=sys.stderr)
+    sys.exit(SKIP)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    fluoro, model = sys.argv[1], sys.argv[2]
+    if not os.path.exists(model):
+        skip_or_fail(f"model {model} is missing (scripts/fetch-model.sh)")
+    try:
+        import openai
+    except ImportError:
+        skip_or_fail("the openai Python package is missing (pip install openai)")
+
+    port = free_port()
+    proc = subprocess.Popen([fluoro, "serve", model, "--port", str(port), "--api-key", "k3y",
+                             "-t", "2"], stderr=subprocess.PIPE, text=True)
+    try:
+        models = wait_ready_with_key(proc, port)
+        model_id = models["data"][0]["id"]
+        assert model_id == os.path.basename(model), models
+
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k3y",
+                               max_retries=0, timeout=120)
+        assert [m.id for m in client.models.list().data] == [model_id]
+        messages = [{"role": "system", "content": "You are a helpful assistant."},
+                    {"role": "user", "content": "What is the capital of France?"}]
+
+        r = client.chat.completions.create(model=model_id, messages=messages, temperature=0,
+                                           max_tokens=8, seed=1)
+        text = r.choices[0].message.content
+        print("plain:", repr(text), r.usage)
+        assert r.object == "chat.completion"
+        assert r.choices[0].message.role == "assistant"
+        assert text, r
+        assert r.choices[0].finish_reason in ("stop", "length")
+        u = r.usage
+        assert 0 < u.completion_tokens <= 8, u
+        assert u.prompt_tokens > 0 and u.total_tokens == u.prompt_tokens + u.completion_tokens, u
+        timings = r.model_extra["timings"]
+        assert timings["prompt_tokens"] == u.prompt_tokens, timings
+        assert timings["predicted_tokens"] == u.completion_tokens, timings
+        for k in ("cached_tokens", "prompt_ms", "ttft_ms", "predicted_per_second",
+                  "drafted_tokens", "accepted_tokens"):
+            assert k in timings, (k, timings)
+
+        stream = client.chat.completions.create(model=model_id, messages=messages, temperature=0,
+                                                max_tokens=8, seed=1, stream=True,
+                                                stream_options={"include_usage": True})
+        pieces, finish, usage, stimings = [], None, None, None
+        for chunk in stream:
+            if chunk.usage is not None:
+                usage = chunk.usage
+                stimings = chunk.model_extra.get("timings")
+            for c in chunk.choices:
+                if c.delta.content:
+                    pieces.append(c.delta.content)
+                if c.finish_reason:
+                    finish = c.finish_reason
+        streamed = "".join(pieces)
+        print("streamed:", repr(streamed), usage)
+        assert streamed == text, (streamed, text)
+        assert finish == r.choices[0].finish_reason, finish
+        assert usage is not None and usage.completion_tokens == u.completion_tokens, usage
+        assert usage.prompt_tokens == u.prompt_tokens, usage
+        # The same prompt again: all of it but the last token comes from the KV cache.
+        assert usage.prompt_tokens_details.cached_tokens > 0, usage
+        assert stimings and stimings["cached_tokens"] == usage.prompt_tokens_details.cached_tokens
+
+        try:
+            openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="wrong",
+                          max_retries=0).models.list()
+            raise AssertionError("a wrong API key was accepted")
+        except openai.AuthenticationError:
+            pass
+        print("OK")
+        return 0
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        sys.stderr.write(err or "")
+
+
+def wait_ready_with_key(proc, port, timeout=120):
+    deadline = time.time() + timeout
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/models",
+                                 headers={"Authorization": "Bearer k3y"})
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"fluoro serve exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(req, timeout=2) as r:
+                return json.load(r)
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("fluoro serve did not answer in time")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
