@@ -14,7 +14,7 @@ void add_ppl_command(CLI::App& app);
 void add_sessions_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_attn_command(CLI::App& app);
-void add_eval_command(CLI::App& app);  // `fluoro eval kv` (cmd_eval_kv.cpp)
+void add_eval_command(CLI::App& app);   // `fluoro eval kv` (cmd_eval_kv.cpp)
 void add_serve_command(CLI::App& app);  // OpenAI-compatible HTTP server (cmd_serve.cpp)
 
 }  // namespace fluoro::cli
