@@ -23,9 +23,12 @@ cp "$build"/tests/fluoro_cuda_tests "$build"/tests/fluoro_cuda_*_bench \
     "$build"/tests/fluoro_gguf_reshape "$dest/build/tests/"
 cp "$build/app/fluoro" "$dest/build/app/"
 strip "$dest"/build/tests/* "$dest"/build/app/fluoro
-for lib in libpcre2-8.so.0 libsqlite3.so.0; do
-    cp -L "$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}')" "$dest/lib/"
-done
+# Every shared library the binaries need but glibc, libstdc++/libgcc and CUDA's own (the GPU
+# machine has those): SQLite, PCRE2, cpp-httplib and what it pulls in (OpenSSL, zlib, brotli).
+ldd "$dest"/build/tests/* "$dest/build/app/fluoro" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+    grep -vE '^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcu[A-Za-z]*|ld-linux)[.-]' |
+    sort -u | while read -r name path; do cp -L "$path" "$dest/lib/$name"; done
+ls "$dest/lib"
 # Slices: 4 of SmolLM2's 30 layers and the first 16384 tokens; 6 of Gemma 3's 18 layers (one
 # global-attention layer) and the first 4096 tokens.
 "$build/tests/fluoro_gguf_reshape" "$models/SmolLM2-135M-Instruct.Q4_1.gguf" \
@@ -51,8 +54,11 @@ mkdir -p "$FLUORO_GPU_OUT" /tmp/fluoro-bench-models
 r="$b/build/tests/fluoro_gguf_reshape"
 "$r" "$b/models/smollm2-slice.gguf" /tmp/fluoro-bench-models/smollm2-135m-shape.gguf --layers 30 --vocab 49152
 "$r" "$b/models/gemma3-slice.gguf" /tmp/fluoro-bench-models/gemma3-270m-shape.gguf --layers 18 --vocab 262144
+# The CPU side of the model tests reads dequantized copies (see tests/cuda/cuda_model_test.cpp).
+"$r" "$b/models/smollm2-slice.gguf" /tmp/fluoro-bench-models/smollm2-slice-f32.gguf --dequantize
+"$r" "$b/models/gemma3-slice.gguf" /tmp/fluoro-bench-models/gemma3-slice-f32.gguf --dequantize
 FLUORO_GPU_PREBUILT=1 \
-FLUORO_GPU_MODELS="$b/models/smollm2-slice.gguf:$b/models/gemma3-slice.gguf" \
+FLUORO_GPU_MODELS="$b/models/smollm2-slice.gguf=/tmp/fluoro-bench-models/smollm2-slice-f32.gguf:$b/models/gemma3-slice.gguf=/tmp/fluoro-bench-models/gemma3-slice-f32.gguf" \
 FLUORO_GPU_BENCH_MODELS=/tmp/fluoro-bench-models/smollm2-135m-shape.gguf:/tmp/fluoro-bench-models/gemma3-270m-shape.gguf \
     bash "$root/scripts/gpu-check.sh" "$b/build"
 RUN

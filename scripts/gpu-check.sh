@@ -6,8 +6,10 @@
 #   env:   FLUORO_GPU_PREBUILT=1   use the binaries already in build-dir (scripts/gpu-bundle.sh
 #                                  builds them on a CPU machine when this one lacks the
 #                                  libraries the build needs)
-#          FLUORO_GPU_MODELS       colon-separated GGUFs for the CPU-vs-CUDA model tests
-#                                  (default: the default models in models/)
+#          FLUORO_GPU_MODELS       colon-separated GGUFs for the CPU-vs-CUDA model tests, each
+#                                  optionally "=REFERENCE" (the CPU's copy, dequantized)
+#                                  (default: the default models in models/, with references
+#                                  made here by fluoro_gguf_reshape --dequantize)
 #          FLUORO_GPU_BENCH_MODELS colon-separated GGUFs for pp512/tg128 (default: the same)
 #          FLUORO_GPU_PREFIX       extra CMAKE_PREFIX_PATH for the build (GTest, nlohmann_json, ...)
 #          FLUORO_GPU_OUT          folder for the logs (default: build-dir/gpu-check)
@@ -41,7 +43,7 @@ if [[ "${FLUORO_GPU_PREBUILT:-0}" != 1 ]]; then
     [[ -n "${FLUORO_GPU_PREFIX:-}" ]] && args+=(-DCMAKE_PREFIX_PATH="$FLUORO_GPU_PREFIX")
     cmake -S "$root" -B "$build" "${args[@]}" >"$out/configure.log" 2>&1 ||
         { tail -20 "$out/configure.log"; say "FAILED: configure (set FLUORO_GPU_PREFIX?)"; exit 1; }
-    cmake --build "$build" -j"$(nproc)" --target fluoro_cuda_tests fluoro \
+    cmake --build "$build" -j"$(nproc)" --target fluoro_cuda_tests fluoro fluoro_gguf_reshape \
         fluoro_cuda_gemv_bench fluoro_cuda_attention_bench >"$out/build.log" 2>&1 ||
         { tail -40 "$out/build.log"; say "FAILED: build"; exit 1; }
 fi
@@ -49,23 +51,36 @@ tests="$build/tests/fluoro_cuda_tests"
 fluoro="$build/app/fluoro"
 [[ -x "$tests" && -x "$fluoro" ]] || { say "missing binaries in $build"; exit 1; }
 
+# Model tests compare "model=CPU reference" pairs; the reference is the model dequantized to F32
+# (tests/cuda/cuda_model_test.cpp says why).
 models="${FLUORO_GPU_MODELS:-}"
+bench_models="${FLUORO_GPU_BENCH_MODELS:-}"
 if [[ -z "$models" ]]; then
     for f in "$root/models/SmolLM2-135M-Instruct.Q4_1.gguf" "$root/models/gemma-3-270m-q4_k_m.gguf"; do
-        [[ -f "$f" ]] && models="${models:+$models:}$f"
+        [[ -f "$f" ]] || continue
+        ref="$out/$(basename "$f" .gguf)-f32.gguf"
+        "$build/tests/fluoro_gguf_reshape" "$f" "$ref" --dequantize >/dev/null || ref="$f"
+        models="${models:+$models:}$f=$ref"
+        [[ -n "${FLUORO_GPU_BENCH_MODELS:-}" ]] || bench_models="${bench_models:+$bench_models:}$f"
     done
 fi
-bench_models="${FLUORO_GPU_BENCH_MODELS:-$models}"
 
 # 1. Tests: every op and both models against the CPU backend.
 status=0
 say "tests ($((($(date +%s) - start))) s in)"
-if ((have_gpu)); then
-    FLUORO_REQUIRE_CUDA=1 FLUORO_GPU_MODELS="$models" "$tests" --gtest_brief=1 2>&1 |
-        tee "$out/tests.log" || status=1
-else
-    "$tests" --gtest_brief=1 2>&1 | tee "$out/tests.log" || status=1
-fi
+# One process per suite, each under a time limit: a kernel fault leaves the CUDA context
+# unusable, so it must cost only its own suite, and a hang only a minute.
+: >"$out/tests.log"
+for suite in $("$tests" --gtest_list_tests | grep -E '^[A-Za-z].*\.$'); do
+    if ((have_gpu)); then
+        FLUORO_REQUIRE_CUDA=1 FLUORO_GPU_MODELS="$models" timeout 90 "$tests" --gtest_brief=1 \
+            --gtest_filter="$suite*" >>"$out/tests.log" 2>&1 || { status=1; say "FAILED suite $suite"; }
+    else
+        timeout 90 "$tests" --gtest_brief=1 --gtest_filter="$suite*" >>"$out/tests.log" 2>&1 ||
+            { status=1; say "FAILED suite $suite"; }
+    fi
+done
+grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests.log" | sort | uniq -c
 if ((!have_gpu)) && [[ "${FLUORO_GPU_DRY_RUN:-0}" != 1 ]]; then
     say "NO GPU: built and ran, but the device tests were skipped"
     exit 3
@@ -89,13 +104,14 @@ summary="$out/summary.md"
 IFS=: read -r -a bms <<<"$bench_models"
 for m in "${bms[@]}"; do
     [[ -f "$m" ]] || continue
-    for be in cuda cpu; do
+    for be in cuda cuda-d4096 cpu; do
         say "bench $(basename "$m") $be ($((($(date +%s) - start))) s in)"
         flags=(-p 512 -n 128 -r 5 --backend "$be")
+        [[ $be == cuda-d4096 ]] && flags=(-p 0 -n 128 -d 4096 -c 8192 -r 5 --backend cuda)
         [[ $be == cpu ]] && flags=(-p 512 -n 128 -r 2 --backend cpu -t "$(nproc)")
         if FLUORO_DATA_DIR="$out/data" timeout 240 "$fluoro" bench "$m" "${flags[@]}" \
             >"$out/bench-$be-$(basename "$m").log" 2>&1; then
-            grep -E '^\| .* \| (pp|tg)[0-9]+ \|' "$out/bench-$be-$(basename "$m").log" |
+            grep -E '^\| .* \| (pp|tg)[0-9]+(@d[0-9]+)? \|' "$out/bench-$be-$(basename "$m").log" |
                 awk -F'|' -v f="$(basename "$m")" '{printf "| %s |%s|%s|%s|%s|\n", f, $4, $5, $6, $7}' \
                     >>"$summary"
         else

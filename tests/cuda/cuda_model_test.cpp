@@ -1,14 +1,18 @@
 // Whole models on the CUDA backend against the CPU backend (the reference), on the same GGUF:
 // prefill logits, decode logits step by step, greedy continuations, chunked prefill, attention
-// capture, and a KV compaction (eviction) followed by decoding. Models: the files listed in
+// capture, and a KV compaction (eviction) followed by decoding. Models: the entries of
 // FLUORO_GPU_MODELS (colon-separated; scripts/gpu-check.sh passes slices of the default models
 // when whole files cannot be copied to the GPU machine), else the default models in
 // FLUORO_MODELS_DIR. Skipped without a GPU (failed with FLUORO_REQUIRE_CUDA=1).
 //
-// The two backends are not bit-identical: the CPU multiplies quantized weights by activations
-// quantized to Q8 (as llama.cpp does), the GPU by f32 activations (decode) or f16 ones (prefill
-// GEMM). Logits are compared by normalized RMS error per row, with the tolerances below; the
-// measured values are printed so a regression shows before it fails.
+// The CPU multiplies quantized weights by activations quantized to Q8 (as llama.cpp does), the
+// GPU by f32 activations (decode) or f16 ones (prefill GEMM). On Gemma 3 that alone moves the
+// logits by 12 % (normalized RMS; measured: CPU on a slice vs CPU on its dequantized copy), far
+// more than any kernel bug would show above. So an entry may name the CPU's model apart:
+// "model.gguf=reference.gguf", the reference being model.gguf with every quantized tensor
+// dequantized to F32 (fluoro_gguf_reshape --dequantize; the same weight values). Then both
+// sides compute quantized weights times unquantized activations and the tolerances are tight;
+// without a reference they are loose. Measured values are printed so a drift shows early.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,14 +47,28 @@ int64_t argmax(std::span<const float> row) {
     return int64_t(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
-std::vector<std::filesystem::path> model_files() {
-    std::vector<std::filesystem::path> out;
+// One model to compare: the GPU loads `gpu`, the CPU `cpu` (the same file, or its dequantized
+// copy).
+struct ModelPair {
+    std::filesystem::path gpu, cpu;
+    bool dequantized_reference() const { return cpu != gpu; }
+};
+
+std::vector<ModelPair> model_files() {
+    std::vector<ModelPair> out;
     if (const char* list = std::getenv("FLUORO_GPU_MODELS")) {
         std::string s = list;
         size_t at = 0;
         while (at <= s.size()) {
             const size_t end = std::min(s.find(':', at), s.size());
-            if (end > at) out.emplace_back(s.substr(at, end - at));
+            if (end > at) {
+                const std::string e = s.substr(at, end - at);
+                const size_t eq = e.find('=');
+                if (eq == std::string::npos)
+                    out.push_back({e, e});
+                else
+                    out.push_back({e.substr(0, eq), e.substr(eq + 1)});
+            }
             at = end + 1;
         }
         return out;
@@ -58,7 +76,7 @@ std::vector<std::filesystem::path> model_files() {
     const char* dir = std::getenv("FLUORO_MODELS_DIR");
     const std::filesystem::path d = dir ? dir : FLUORO_MODELS_DIR;
     for (const char* f : {"SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"})
-        if (std::filesystem::exists(d / f)) out.push_back(d / f);
+        if (std::filesystem::exists(d / f)) out.push_back({d / f, d / f});
     return out;
 }
 
@@ -132,19 +150,28 @@ class CudaModelTest : public test::CudaTest<::testing::TestWithParam<int>> {
             GTEST_SKIP() << "no model files";
         }
         if (size_t(GetParam()) >= files_.size()) GTEST_SKIP() << "fewer model files";
-        path_ = files_[size_t(GetParam())];
+        const ModelPair& p = files_[size_t(GetParam())];
+        path_ = p.gpu;
+        cpu_path_ = p.cpu;
+        // Normalized RMS error of logits, CPU vs CUDA. Against a dequantized reference only f16
+        // rounding (prefill GEMM, KV) and summation order differ.
+        tol_ = p.dequantized_reference() ? 0.01 : 0.15;
+        std::cout << path_.filename() << ": CPU reference " << cpu_path_.filename() << '\n';
     }
-    std::vector<std::filesystem::path> files_;
-    std::filesystem::path path_;
+    Side load_cpu(int64_t logit_rows, int64_t ctx = 1024) const {
+        return load(cpu_path_, false, logit_rows, ctx);
+    }
+    Side load_gpu(int64_t logit_rows, int64_t ctx = 1024) const {
+        return load(path_, true, logit_rows, ctx);
+    }
+    std::vector<ModelPair> files_;
+    std::filesystem::path path_, cpu_path_;
+    double tol_ = 0.01;
 };
-
-// Normalized RMS error of logits, CPU vs CUDA: prefill rows, then decode rows.
-constexpr double kPrefillTol = 0.03;
-constexpr double kDecodeTol = 0.03;
 
 TEST_P(CudaModelTest, PrefillLogitsMatchCpu) {
     const int64_t n = 96;
-    Side cpu = load(path_, false, n), gpu = load(path_, true, n);
+    Side cpu = load_cpu(n), gpu = load_gpu(n);
     const std::vector<int32_t> ids = prompt_ids(*cpu.model, n);
     const std::vector<float> a = run(cpu, ids, 0, 512, true), b = run(gpu, ids, 0, 512, true);
     ASSERT_EQ(a.size(), b.size());
@@ -160,12 +187,12 @@ TEST_P(CudaModelTest, PrefillLogitsMatchCpu) {
     }
     std::cout << path_.filename() << ": prefill " << n << " rows, worst nrmse " << worst
               << ", argmax agrees on " << agree << "/" << n << '\n';
-    EXPECT_LE(worst, kPrefillTol);
+    EXPECT_LE(worst, tol_);
     EXPECT_GE(agree, n * 9 / 10);
 }
 
 TEST_P(CudaModelTest, DecodeLogitsMatchCpuStepByStep) {
-    Side cpu = load(path_, false, 1), gpu = load(path_, true, 1);
+    Side cpu = load_cpu(1), gpu = load_gpu(1);
     const std::vector<int32_t> ids = prompt_ids(*cpu.model, 40);
     std::vector<float> a = run(cpu, ids, 0, 512, false), b = run(gpu, ids, 0, 512, false);
     const size_t nv = size_t(cpu.model->n_vocab());
@@ -193,18 +220,18 @@ TEST_P(CudaModelTest, DecodeLogitsMatchCpuStepByStep) {
     std::cout << path_.filename() << ": decode " << steps << " steps, worst nrmse " << worst
               << ", argmax agrees " << agree << "/" << steps << ", greedy identical for "
               << same_greedy << " tokens\n";
-    EXPECT_LE(worst, kDecodeTol);
+    EXPECT_LE(worst, tol_);
     EXPECT_GE(agree, steps * 9 / 10);
 }
 
 TEST_P(CudaModelTest, ChunkedPrefillMatchesWholePrefill) {
     const int64_t n = 200;
-    Side whole = load(path_, true, 1), chunked = load(path_, true, 1);
+    Side whole = load_gpu(1), chunked = load_gpu(1);
     const std::vector<int32_t> ids = prompt_ids(*whole.model, n);
     const std::vector<float> a = run(whole, ids, 0, 512, false);
     // Chunks of 7 (GEMM) and 3 (GEMV kernels): the cache holds the same keys either way.
     const std::vector<float> b = run(chunked, ids, 0, 7, false);
-    Side small = load(path_, true, 1);
+    Side small = load_gpu(1);
     const std::vector<float> c = run(small, ids, 0, 3, false);
     const double e1 = nrmse(b, a), e2 = nrmse(c, a);
     std::cout << path_.filename() << ": chunked prefill nrmse " << e1 << " (7), " << e2 << " (3)\n";
@@ -217,7 +244,7 @@ TEST_P(CudaModelTest, LongContextDecodeMatchesCpu) {
     // 1500 cached tokens: the decode kernel splits the key range (and Gemma's local layers
     // see only their window).
     const int64_t n = 1500;
-    Side cpu = load(path_, false, 1, 2048), gpu = load(path_, true, 1, 2048);
+    Side cpu = load_cpu(1, 2048), gpu = load_gpu(1, 2048);
     const std::vector<int32_t> ids = prompt_ids(*cpu.model, n);
     const std::vector<float> a = run(cpu, ids, 0, 512, false), b = run(gpu, ids, 0, 512, false);
     const std::vector<int32_t> one{ids[5]};
@@ -225,14 +252,14 @@ TEST_P(CudaModelTest, LongContextDecodeMatchesCpu) {
     const double e1 = nrmse(b, a), e2 = nrmse(b2, a2);
     std::cout << path_.filename() << ": 1500-token prefill nrmse " << e1 << ", decode after it "
               << e2 << '\n';
-    EXPECT_LE(e1, kPrefillTol);
-    EXPECT_LE(e2, kDecodeTol);
+    EXPECT_LE(e1, tol_);
+    EXPECT_LE(e2, tol_);
 }
 
 TEST_P(CudaModelTest, CompactionThenDecodeMatchesCpu) {
     // An eviction (keep the first 4 and the last 40 of 100 slots), keys re-rotated, then decode:
     // exercises device row moves and rope_shift_kv against the CPU's.
-    Side cpu = load(path_, false, 1), gpu = load(path_, true, 1);
+    Side cpu = load_cpu(1), gpu = load_gpu(1);
     const std::vector<int32_t> ids = prompt_ids(*cpu.model, 100);
     run(cpu, ids, 0, 512, false);
     run(gpu, ids, 0, 512, false);
@@ -245,11 +272,11 @@ TEST_P(CudaModelTest, CompactionThenDecodeMatchesCpu) {
     const std::vector<float> a = run(cpu, next, 44, 1, false), b = run(gpu, next, 44, 1, false);
     const double e = nrmse(b, a);
     std::cout << path_.filename() << ": decode after compaction nrmse " << e << '\n';
-    EXPECT_LE(e, kDecodeTol);
+    EXPECT_LE(e, tol_);
 }
 
 TEST_P(CudaModelTest, CapturedAttentionMatchesCpu) {
-    Side cpu = load(path_, false, 1), gpu = load(path_, true, 1);
+    Side cpu = load_cpu(1), gpu = load_gpu(1);
     AttentionCapture cc, gc;
     AttentionCaptureRegion r;
     r.layer = 1;
@@ -290,7 +317,7 @@ TEST_P(CudaModelTest, CapturedAttentionMatchesCpu) {
     EXPECT_FALSE(ks.empty());
     std::cout << path_.filename() << ": captured " << gc.rows.size()
               << " rows, worst |p_cpu - p_gpu| " << worst << '\n';
-    EXPECT_LE(worst, 0.02);
+    EXPECT_LE(worst, tol_ < 0.05 ? 0.01 : 0.05);
     cpu.backend->set_attention_capture(nullptr);
     gpu.backend->set_attention_capture(nullptr);
 }

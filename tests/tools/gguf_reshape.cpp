@@ -10,7 +10,10 @@
 // - inflating such a slice back to the real model's shapes and types, for throughput
 //   benchmarks (speed depends on shapes and types, not on weight values). Its outputs are not
 //   the real model's: never use it for quality numbers.
-//   usage: fluoro_gguf_reshape IN OUT [--layers N] [--vocab V]
+// --dequantize writes every block-quantized tensor as F32 (its exact dequantized values): the same
+// model without quantized weights, so that a backend comparison on it is free of the activation
+// quantization the CPU applies to quantized matmuls (and the GPU does not).
+//   usage: fluoro_gguf_reshape IN OUT [--layers N] [--vocab V] [--dequantize]
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -21,6 +24,8 @@
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "tensor/dequantize.h"
+#include "tensor/ggml_type.h"
 
 using fluoro::gguf::GgufFile;
 using fluoro::gguf::GgufWriter;
@@ -44,14 +49,17 @@ Value with_storage(const Value& v, Value::Storage s) {
 
 int run(int argc, char** argv) {
     if (argc < 3) {
-        std::cerr << "usage: fluoro_gguf_reshape IN OUT [--layers N] [--vocab V]\n";
+        std::cerr << "usage: fluoro_gguf_reshape IN OUT [--layers N] [--vocab V] [--dequantize]\n";
         return 2;
     }
     const std::string in = argv[1], out = argv[2];
     int64_t layers = -1, vocab = -1;
+    bool dequantize = false;
     for (int i = 3; i < argc; ++i) {
         const std::string a = argv[i];
-        if ((a == "--layers" || a == "--vocab") && i + 1 < argc) {
+        if (a == "--dequantize") {
+            dequantize = true;
+        } else if ((a == "--layers" || a == "--vocab") && i + 1 < argc) {
             (a == "--layers" ? layers : vocab) = std::stoll(argv[++i]);
         } else {
             std::cerr << "fluoro_gguf_reshape: unknown argument '" << a << "'\n";
@@ -128,8 +136,22 @@ int run(int argc, char** argv) {
     }
 
     // Tensors: non-layer ones first (vocabulary-sized ones resized), then layer by layer.
-    const auto add_rows = [&](const std::string& name, const TensorInfo& t) {
-        const std::span<const std::byte> data = f.tensor_data(t);
+    std::vector<std::byte> f32;
+    const auto add_rows = [&](const std::string& name, const TensorInfo& t_in) {
+        TensorInfo t = t_in;
+        std::span<const std::byte> data = f.tensor_data(t);
+        if (dequantize && fluoro::type_traits(t.type).block_elems > 1) {
+            uint64_t n = 1;
+            for (uint32_t d = 0; d < t.n_dims; ++d) n *= t.ne[d];
+            f32.resize(n * sizeof(float));
+            const uint64_t row = t.ne[0], rows = n / row, in_bytes = data.size() / rows;
+            for (uint64_t r = 0; r < rows; ++r)
+                fluoro::dequantize_row(t.type, data.data() + r * in_bytes,
+                                       reinterpret_cast<float*>(f32.data()) + r * row,
+                                       int64_t(row));
+            t.type = fluoro::GgmlType::F32;
+            data = f32;
+        }
         std::vector<uint64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
         if (t.n_dims == 2 && int64_t(t.ne[1]) == v0 && vocab != v0) {
             const size_t row = data.size() / size_t(t.ne[1]);

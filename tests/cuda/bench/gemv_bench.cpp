@@ -80,11 +80,17 @@ struct Shape {
 };
 
 size_t weight_bytes(const Shape& s) {
-    return static_cast<size_t>(*fluoro::row_bytes(s.type, static_cast<uint64_t>(s.n_in))) *
-           static_cast<size_t>(s.n_out);
+    const auto rb = fluoro::row_bytes(s.type, static_cast<uint64_t>(s.n_in));
+    if (!rb)
+        throw fluoro::Error(std::string("gemv_bench: ") + s.model + ": n_in " +
+                            std::to_string(s.n_in) + " is no whole number of " +
+                            std::string(fluoro::type_name(s.type)) + " blocks");
+    return static_cast<size_t>(*rb) * static_cast<size_t>(s.n_out);
 }
 
 int run() {
+    // Unbuffered, so that a crash still leaves the lines printed before it in a piped log.
+    std::setvbuf(stdout, nullptr, _IONBF, 0);
     const auto t_begin = std::chrono::steady_clock::now();
     const fluoro::cuda::DeviceStatus status = fluoro::cuda::probe_devices();
     if (!status.available) {
@@ -124,11 +130,15 @@ int run() {
         {"SmolLM2 up", 1536, 576, GgmlType::Q4_1},
         {"SmolLM2 down", 576, 1536, GgmlType::Q4_1},
         {"SmolLM2 lm_head", 49152, 576, GgmlType::Q8_0},
-        {"Gemma3 q", 1024, 640, GgmlType::Q4_K},
-        {"Gemma3 k/v", 256, 640, GgmlType::Q4_K},
-        {"Gemma3 up", 2048, 640, GgmlType::Q4_K},
+        // Gemma 3 270M Q4_K_M's own types: n_in 640 is no multiple of 256, so the tensors read
+        // by the hidden state are q5_0/q8_0 and only attn_output and ffn_down are k-quants.
+        {"Gemma3 q", 1024, 640, GgmlType::Q5_0},
+        {"Gemma3 k", 256, 640, GgmlType::Q5_0},
+        {"Gemma3 v", 256, 640, GgmlType::Q8_0},
+        {"Gemma3 o", 640, 1024, GgmlType::Q4_K},
+        {"Gemma3 gate/up", 2048, 640, GgmlType::Q5_0},
         {"Gemma3 down", 640, 2048, GgmlType::Q6_K},
-        {"Gemma3 lm_head", 262144, 640, GgmlType::Q6_K},
+        {"Gemma3 lm_head", 262144, 640, GgmlType::Q8_0},
         {"big", 16384, 16384, GgmlType::Q4_K},
         {"big", 16384, 16384, GgmlType::Q8_0},
     };
@@ -183,7 +193,7 @@ int run() {
     const std::vector<Shape> gemm_shapes = {
         {"SmolLM2 up", 1536, 576, GgmlType::Q4_1},
         {"SmolLM2 lm_head", 49152, 576, GgmlType::Q8_0},
-        {"Gemma3 lm_head", 262144, 640, GgmlType::Q6_K},
+        {"Gemma3 lm_head", 262144, 640, GgmlType::Q8_0},
     };
     std::printf("\nGEMM n_tok=%lld (dequantize to F16 + cublasGemmEx; median of 10 after 2)\n",
                 static_cast<long long>(kGemmTok));
