@@ -68,7 +68,17 @@ class Backend {
     // --- operations (x, y are activation matrices; rows = tokens) ---
     virtual void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) = 0;
     virtual void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) = 0;  // y = x·Wᵀ
-    virtual void add_bias(Act y, const Weight& bias) = 0;                           // y[r] += bias
+    // outs[j].y = x·outs[j].wᵀ for every j: products of one input (q/k/v, gate/up) in one call,
+    // so that a backend may fuse them (CUDA: one launch at decode). Same results as one matmul()
+    // per output.
+    struct MatmulOut {
+        const Weight* w = nullptr;
+        Act y;
+    };
+    virtual void matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
+        for (const MatmulOut& o : outs) matmul(*o.w, x, o.y, cat);
+    }
+    virtual void add_bias(Act y, const Weight& bias) = 0;  // y[r] += bias
     // y = x / rms(x) * w, normalizing each group of w.n_in() values (per row, or per head).
     virtual void rms_norm(const Act& x, const Weight& w, float eps, Act y) = 0;
     virtual void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,

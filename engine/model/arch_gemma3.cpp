@@ -70,9 +70,9 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         const RopeParams rope = layer_rope(il);
 
         be.rms_norm(x, L.attn_norm, eps, t);
-        be.matmul(L.wq, t, q, OpCategory::Matmul);  // q: (n, n_head * hd)
-        be.matmul(L.wk, t, k, OpCategory::Matmul);  // k, v: (n, n_head_kv * hd)
-        be.matmul(L.wv, t, v, OpCategory::Matmul);
+        // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
+        const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
+        be.matmul_many(t, qkv, OpCategory::Matmul);
         be.rms_norm(q, L.q_norm, eps, q);  // per-head norms, before RoPE
         be.rms_norm(k, L.k_norm, eps, k);
         be.rope(q, nh, hd, rope, b.positions);
@@ -91,8 +91,8 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.add(x, t);
 
         be.rms_norm(x, L.ffn_norm, eps, t);
-        be.matmul(L.gate, t, gate, OpCategory::Ffn);
-        be.matmul(L.up, t, up, OpCategory::Ffn);
+        const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};
+        be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.geglu_tanh(gate, up);  // gate = gelu_tanh(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
         be.rms_norm(t, L.post_ffn_norm, eps, t);

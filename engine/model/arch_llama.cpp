@@ -70,10 +70,10 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         Act q{buf_.q.data, n, nh * hd}, k{buf_.k.data, n, nkv * hd}, v{buf_.v.data, n, nkv * hd};
         attn.width = nh * hd;
 
-        be.rms_norm(x, L.attn_norm, eps, t);        // t = norm(x)
-        be.matmul(L.wq, t, q, OpCategory::Matmul);  // q: (n, n_head * hd)
-        be.matmul(L.wk, t, k, OpCategory::Matmul);  // k: (n, n_head_kv * hd)
-        be.matmul(L.wv, t, v, OpCategory::Matmul);
+        be.rms_norm(x, L.attn_norm, eps, t);  // t = norm(x)
+        // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
+        const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
+        be.matmul_many(t, qkv, OpCategory::Matmul);
         if (qkv_bias_) {
             be.add_bias(q, L.bq);
             be.add_bias(k, L.bk);
@@ -88,8 +88,8 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.add(x, t);  // residual
 
         be.rms_norm(x, L.ffn_norm, eps, t);
-        be.matmul(L.gate, t, gate, OpCategory::Ffn);  // gate, up: (n, n_ff)
-        be.matmul(L.up, t, up, OpCategory::Ffn);
+        const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};  // (n, n_ff)
+        be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.swiglu(gate, up);  // gate = silu(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
         be.add(x, t);

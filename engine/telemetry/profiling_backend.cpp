@@ -50,6 +50,11 @@ void ProfilingBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory c
     inner_.matmul(w, x, y, cat);
 }
 
+void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
+    Scope s(*this, cat);
+    inner_.matmul_many(x, outs, cat);
+}
+
 void ProfilingBackend::add_bias(Act y, const Weight& bias) {
     Scope s(*this, OpCategory::Other);
     inner_.add_bias(y, bias);

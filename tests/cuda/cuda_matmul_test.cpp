@@ -295,6 +295,57 @@ TEST_F(CudaMatmul, RunDispatchesByTokenCount) {
     check_product(mm, GgmlType::Q8_0, 100, 576, 1, Path::kAuto, 4103);
 }
 
+// run_many (one launch for outputs of one type) gives each output exactly what run() gives it:
+// q/k/v of one type, Gemma's mixed q5_0/q5_0/q8_0 (two launches), gate/up, a float weight
+// among them, and a batch too large for the GEMV (one GEMM each).
+TEST_F(CudaMatmul, RunManyEqualsOneRunPerOutput) {
+    Matmul mm(nullptr);
+    struct Case {
+        std::vector<std::pair<GgmlType, int64_t>> outs;  // type, n_out
+        int64_t n_in, n_tok;
+    };
+    const std::vector<Case> cases = {
+        {{{GgmlType::Q4_1, 576}, {GgmlType::Q4_1, 192}, {GgmlType::Q4_1, 192}}, 576, 1},
+        {{{GgmlType::Q5_0, 1024}, {GgmlType::Q5_0, 256}, {GgmlType::Q8_0, 256}}, 640, 1},
+        {{{GgmlType::Q4_K, 300}, {GgmlType::Q4_K, 77}}, 512, 3},
+        {{{GgmlType::Q8_0, 64}, {GgmlType::F16, 64}, {GgmlType::Q8_0, 65}}, 96, 8},
+        {{{GgmlType::Q4_1, 100}, {GgmlType::Q4_1, 50}}, 64, 20},
+    };
+    uint32_t seed = 4200;
+    for (const Case& c : cases) {
+        std::mt19937 rng(seed++);
+        const std::vector<float> x = random_x(c.n_in * c.n_tok, rng);
+        DeviceBuffer<float> d_x(x.size());
+        d_x.copy_from_host(x);
+        std::vector<DeviceBuffer<uint8_t>> ws;
+        std::vector<DeviceBuffer<float>> y_many, y_one;
+        std::vector<Matmul::Output> outs;
+        for (const auto& [type, n_out] : c.outs) {
+            const std::vector<uint8_t> w = make_weights(type, n_out, c.n_in, rng);
+            ws.emplace_back(w.size());
+            ws.back().copy_from_host(w);
+            y_many.emplace_back(static_cast<size_t>(n_out * c.n_tok));
+            y_one.emplace_back(static_cast<size_t>(n_out * c.n_tok));
+        }
+        for (size_t j = 0; j < c.outs.size(); ++j) {
+            const auto [type, n_out] = c.outs[j];
+            outs.push_back(
+                {type, ws[j].data(), bytes_per_row(type, c.n_in), n_out, y_many[j].data()});
+            mm.run(type, ws[j].data(), bytes_per_row(type, c.n_in), c.n_in, n_out, d_x.data(),
+                   c.n_tok, y_one[j].data());
+        }
+        mm.run_many(outs, c.n_in, d_x.data(), c.n_tok);
+        FLUORO_CUDA_CHECK(cudaDeviceSynchronize());
+        for (size_t j = 0; j < c.outs.size(); ++j) {
+            std::vector<float> a(y_many[j].size()), b(y_one[j].size());
+            y_many[j].copy_to_host(a);
+            y_one[j].copy_to_host(b);
+            EXPECT_EQ(a, b) << "case " << seed - 4201 << " output " << j << " ("
+                            << type_name(c.outs[j].first) << ")";
+        }
+    }
+}
+
 // A reservation up front, then GEMMs that fit in it, leave the scratch as it was.
 TEST_F(CudaMatmul, ReserveCoversLaterGemms) {
     Matmul mm(nullptr);

@@ -344,15 +344,224 @@ __global__ void merge_kernel(const float* __restrict__ part, int split, int dv,
     if (threadIdx.x == 0 && lse != nullptr) lse[row] = L > 0.0f ? M + logf(L) : kNegInf;
 }
 
+// ---- Decode: few query tokens, each against its whole key range ----------------------------
+// The tiled kernel above stages 32 keys in shared memory and needs five barriers per tile; with
+// one query token a block has too little work to hide that (23 us for 1k keys, measured on an
+// H200). attn_decode_kernel is the flash-decoding form instead: a block owns one token, one KV
+// head (all its group's query heads) and one split chunk; each of its 4 warps walks its own
+// 32-key tiles with no barrier: lane j scores key j against the group's queries (q broadcast from
+// shared memory), the warp updates its running max/sum per head, then lanes own dv/32 output
+// dimensions and accumulate the 32 V rows (probabilities shuffled from their lanes). The warps'
+// states are merged once at the end, in shared memory; output as the tiled kernel's (final, or
+// split partials for merge_kernel).
+constexpr int kDecWarps = 4;
+constexpr int kDecThreads = 32 * kDecWarps;
+constexpr int kDecMaxGroup = 8;
+
+template <int kN>
+struct HalfVec;  // kN consecutive __half as one load
+template <>
+struct HalfVec<2> {
+    using T = __half2;
+};
+template <>
+struct HalfVec<4> {
+    using T = uint2;
+};
+template <>
+struct HalfVec<8> {
+    using T = uint4;
+};
+
+template <int kN>
+__device__ __forceinline__ void load_halves(const __half* src, float* dst) {
+    const typename HalfVec<kN>::T raw = *reinterpret_cast<const typename HalfVec<kN>::T*>(src);
+    const __half* h = reinterpret_cast<const __half*>(&raw);
+#pragma unroll
+    for (int e = 0; e < kN; ++e) dst[e] = __half2float(h[e]);
+}
+
+template <int kD>
+__global__ void __launch_bounds__(kDecThreads) attn_decode_kernel(const AttnParams p) {
+    constexpr int kPer = kD / 32;  // output dimensions per lane
+    __shared__ float q_s[kDecMaxGroup][kD];
+    __shared__ float m_w[kDecWarps][kDecMaxGroup], l_w[kDecWarps][kDecMaxGroup];
+    __shared__ float acc_w[kDecWarps][kDecMaxGroup][kD];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int64_t t = blockIdx.x;
+    const int kvh = int(blockIdx.y);
+    const int c = int(blockIdx.z);
+    const int G = p.group;
+
+    for (int i = tid; i < G * kD; i += kDecThreads) {
+        const int g = i / kD, d = i % kD;
+        q_s[g][d] = p.q[(t * p.n_head + int64_t(kvh) * G + g) * kD + d];
+    }
+    const int ps = p.pos[t];
+    const int lo = p.window > 0 ? max(0, ps - p.window + 1) : 0;
+    const int64_t count = int64_t(ps) - lo + 1;
+    int64_t chunk = (count + p.split - 1) / p.split;
+    chunk = (chunk + 31) / 32 * 32;
+    const int64_t kbeg64 = lo + min(count, int64_t(c) * chunk);
+    const int kbeg = int(kbeg64);
+    const int kend = int(max(kbeg64, min(int64_t(ps) + 1, lo + int64_t(c + 1) * chunk)));
+    const int32_t* table = p.tables + int64_t(p.seq[t]) * p.table_pitch;
+    __syncthreads();
+
+    float m[kDecMaxGroup], l[kDecMaxGroup], acc[kDecMaxGroup][kPer];
+#pragma unroll
+    for (int g = 0; g < kDecMaxGroup; ++g) {
+        m[g] = kNegInf;
+        l[g] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) acc[g][e] = 0.0f;
+    }
+
+    for (int kt = kbeg + warp * 32; kt < kend; kt += kDecWarps * 32) {
+        const int key = kt + lane;
+        const bool valid = key < kend;
+        const int64_t row = valid ? int64_t(table[key / p.bt]) * p.bt + key % p.bt : 0;
+        // scores: lane = key
+        float dot[kDecMaxGroup];
+#pragma unroll
+        for (int g = 0; g < kDecMaxGroup; ++g) dot[g] = 0.0f;
+        if (valid) {
+            const __half* kr =
+                reinterpret_cast<const __half*>(p.k + row * p.k_row_bytes) + int64_t(kvh) * kD;
+#pragma unroll 4
+            for (int d0 = 0; d0 < kD; d0 += 8) {
+                float kf[8];
+                load_halves<8>(kr + d0, kf);
+#pragma unroll
+                for (int g = 0; g < kDecMaxGroup; ++g) {
+                    if (g < G) {
+#pragma unroll
+                        for (int e = 0; e < 8; ++e) dot[g] = fmaf(q_s[g][d0 + e], kf[e], dot[g]);
+                    }
+                }
+            }
+        }
+        // online softmax per query head; pr[g] = this lane's key's weight
+        float pr[kDecMaxGroup];
+#pragma unroll
+        for (int g = 0; g < kDecMaxGroup; ++g) {
+            pr[g] = 0.0f;
+            if (g < G) {
+                const float sc = valid ? finish_score(dot[g], p.scale, p.softcap) : kNegInf;
+                const float m_new = fmaxf(m[g], warp_max(sc));
+                float alpha = 1.0f;
+                if (m_new != kNegInf) {
+                    pr[g] = expf(sc - m_new);
+                    alpha = expf(m[g] - m_new);
+                }
+                l[g] = l[g] * alpha + warp_sum(pr[g]);
+                m[g] = m_new;
+#pragma unroll
+                for (int e = 0; e < kPer; ++e) acc[g][e] *= alpha;
+            }
+        }
+        // P V: lane owns dimensions lane * kPer ..
+        // Eight V rows are loaded before any is used, so their latencies overlap (one row at a
+        // time left the loop waiting on memory 32 times per tile). Rows past kend repeat the
+        // last valid row with weight 0 (pr is 0 there): no stale-memory NaN enters.
+        const int n_valid = min(32, kend - kt);
+        constexpr int kBatch = 8;
+        for (int j0 = 0; j0 < n_valid; j0 += kBatch) {
+            float vf[kBatch][kPer];
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) {
+                const int j = min(j0 + u, n_valid - 1);
+                const int64_t rj = __shfl_sync(0xffffffffu, row, j);
+                load_halves<kPer>(reinterpret_cast<const __half*>(p.v + rj * p.v_row_bytes) +
+                                      int64_t(kvh) * kD + lane * kPer,
+                                  vf[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) {
+                const bool in = j0 + u < n_valid;
+#pragma unroll
+                for (int g = 0; g < kDecMaxGroup; ++g) {
+                    const float pj = __shfl_sync(0xffffffffu, pr[g], (j0 + u) & 31);
+                    if (g < G && in) {
+#pragma unroll
+                        for (int e = 0; e < kPer; ++e) acc[g][e] = fmaf(pj, vf[u][e], acc[g][e]);
+                    }
+                }
+            }
+        }
+    }
+
+    // merge the warps' states
+#pragma unroll
+    for (int g = 0; g < kDecMaxGroup; ++g) {
+        if (g < G) {
+            if (lane == 0) {
+                m_w[warp][g] = m[g];
+                l_w[warp][g] = l[g];
+            }
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) acc_w[warp][g][lane * kPer + e] = acc[g][e];
+        }
+    }
+    __syncthreads();
+    const int64_t pf = 2 + int64_t(kD);
+    for (int i = tid; i < G * kD; i += kDecThreads) {
+        const int g = i / kD, d = i % kD;
+        float M = kNegInf;
+#pragma unroll
+        for (int w = 0; w < kDecWarps; ++w) M = fmaxf(M, m_w[w][g]);
+        float L = 0.0f, A = 0.0f;
+        if (M != kNegInf) {
+#pragma unroll
+            for (int w = 0; w < kDecWarps; ++w) {
+                if (m_w[w][g] == kNegInf) continue;
+                const float f = expf(m_w[w][g] - M);
+                L += l_w[w][g] * f;
+                A += acc_w[w][g][d] * f;
+            }
+        }
+        const int64_t h = int64_t(kvh) * G + g;
+        if (p.split == 1) {
+            p.out[(t * p.n_head + h) * kD + d] = L > 0.0f ? A / L : 0.0f;
+            if (d == 0 && p.lse != nullptr)
+                p.lse[t * p.n_head + h] = L > 0.0f ? M + logf(L) : kNegInf;
+        } else {
+            float* o = p.part + ((t * p.n_head + h) * p.split + c) * pf;
+            o[2 + d] = A;
+            if (d == 0) {
+                o[0] = M;
+                o[1] = L;
+            }
+        }
+    }
+}
+
+// Whether attn_decode_kernel serves this call: few tokens, f16 rows aligned for vector loads,
+// equal K/V head sizes of 64, 128 or 256, a group of at most kDecMaxGroup query heads.
+bool use_decode_kernel(const AttnParams& p, KvElem elem) {
+    return p.n_tok <= 4 && elem == KvElem::F16 && p.vec_k && p.vec_v && p.dk == p.dv &&
+           (p.dk == 64 || p.dk == 128 || p.dk == 256) && p.group <= kDecMaxGroup;
+}
+
+// blockIdx.y 0 stores K, 1 stores V (one launch for both: at decode each is a few hundred
+// elements and the launch, not the copy, is the cost).
+struct KvStoreSide {
+    const float* src;
+    std::byte* dst;
+    int64_t row_bytes;
+    int64_t width;
+};
+
 template <typename E>
-__global__ void kv_store_kernel(const float* __restrict__ src, std::byte* dst, int64_t row_bytes,
-                                const int32_t* __restrict__ slot_row, int64_t n_tok,
-                                int64_t width) {
+__global__ void kv_store_kernel(KvStoreSide k, KvStoreSide v, const int32_t* __restrict__ slot_row,
+                                int64_t n_tok) {
+    const KvStoreSide& s = blockIdx.y == 0 ? k : v;
     const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n_tok * width) return;
-    const int64_t t = i / width, e = i % width;
-    E* row = reinterpret_cast<E*>(dst + int64_t(slot_row[t]) * row_bytes);
-    row[e] = from_float<E>(src[i]);
+    if (i >= n_tok * s.width) return;
+    const int64_t t = i / s.width, e = i % s.width;
+    E* row = reinterpret_cast<E*>(s.dst + int64_t(slot_row[t]) * s.row_bytes);
+    row[e] = from_float<E>(s.src[i]);
 }
 
 template <typename E>
@@ -460,19 +669,14 @@ void kv_store(const KvLayerDev& layer, const AttnBatchDev& batch, const AttnShap
     if (batch.n_tok <= 0) return;
     const int64_t nk = shape.n_head_kv * shape.head_dim_k, nv = shape.n_head_kv * shape.head_dim_v;
     constexpr int kBlock = 256;
-    const auto launch = [&](const float* src, std::byte* dst, int64_t row_bytes, int64_t width) {
-        const int64_t total = batch.n_tok * width;
-        const auto grid = unsigned((total + kBlock - 1) / kBlock);
-        if (layer.elem == KvElem::F16)
-            kv_store_kernel<__half><<<grid, kBlock, 0, stream>>>(
-                src, dst, row_bytes, batch.slot_row, batch.n_tok, width);
-        else
-            kv_store_kernel<float><<<grid, kBlock, 0, stream>>>(src, dst, row_bytes, batch.slot_row,
-                                                                batch.n_tok, width);
-        FLUORO_CUDA_CHECK(cudaGetLastError());
-    };
-    launch(k, layer.k, int64_t(layer.k_row_bytes), nk);
-    launch(v, layer.v, int64_t(layer.v_row_bytes), nv);
+    const KvStoreSide ks{k, layer.k, int64_t(layer.k_row_bytes), nk},
+        vs{v, layer.v, int64_t(layer.v_row_bytes), nv};
+    const dim3 grid(unsigned((batch.n_tok * std::max(nk, nv) + kBlock - 1) / kBlock), 2);
+    if (layer.elem == KvElem::F16)
+        kv_store_kernel<__half><<<grid, kBlock, 0, stream>>>(ks, vs, batch.slot_row, batch.n_tok);
+    else
+        kv_store_kernel<float><<<grid, kBlock, 0, stream>>>(ks, vs, batch.slot_row, batch.n_tok);
+    FLUORO_CUDA_CHECK(cudaGetLastError());
 }
 
 struct Attention::Impl {
@@ -563,6 +767,32 @@ void Attention::run(const AttnShape& shape, const KvLayerDev& layer, const AttnB
     p.vec_k = aligned16(layer.k, p.k_row_bytes);
     p.vec_v = aligned16(layer.v, p.v_row_bytes);
 
+    if (use_decode_kernel(p, layer.elem)) {
+        // One token per block: plan as for tokens of different sequences.
+        AttnBatchDev one_row = batch;
+        one_row.same_seq_consecutive = false;
+        const Plan dp = make_plan(shape, one_row, im.sms);
+        p.split = dp.split;
+        if (p.split > 1) {
+            im.grow(size_t(batch.n_tok) * size_t(shape.n_head) * size_t(p.split) *
+                    size_t(2 + shape.head_dim_v));
+            p.part = im.scratch;
+        }
+        const dim3 grid(unsigned(batch.n_tok), unsigned(shape.n_head_kv), unsigned(p.split));
+        if (p.dk == 64)
+            attn_decode_kernel<64><<<grid, kDecThreads, 0, stream>>>(p);
+        else if (p.dk == 128)
+            attn_decode_kernel<128><<<grid, kDecThreads, 0, stream>>>(p);
+        else
+            attn_decode_kernel<256><<<grid, kDecThreads, 0, stream>>>(p);
+        FLUORO_CUDA_CHECK(cudaGetLastError());
+        if (p.split > 1) {
+            merge_kernel<<<unsigned(batch.n_tok * shape.n_head), 64, 0, stream>>>(
+                im.scratch, p.split, p.dv, out, lse);
+            FLUORO_CUDA_CHECK(cudaGetLastError());
+        }
+        return;
+    }
     if (pl.split > 1) {
         const size_t need = size_t(batch.n_tok) * size_t(shape.n_head) * size_t(pl.split) *
                             size_t(2 + shape.head_dim_v);

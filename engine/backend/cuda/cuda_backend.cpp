@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/attention_split.h"
 #include "backend/cuda/cuda_attention.h"
@@ -201,6 +202,22 @@ void CudaBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory) {
                            dims(y));
     if (x.rows == 0) return;
     matmul_->run(w.type, w.data, w.row_bytes, w.n_in(), w.n_out(), x.data, x.rows, y.data);
+}
+
+void CudaBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
+    std::vector<cuda::Matmul::Output> list;
+    list.reserve(outs.size());
+    for (const MatmulOut& o : outs) {
+        const Weight& w = *o.w;
+        if (w.n_in() != x.width) return Backend::matmul_many(x, outs, cat);  // matmul() reports it
+        if (o.y.width != w.n_out() || o.y.rows != x.rows)
+            fail("matmul", w.name + " [" + std::to_string(w.n_out()) + " x " +
+                               std::to_string(w.n_in()) + "] with input " + dims(x) + ", output " +
+                               dims(o.y));
+        list.push_back({w.type, w.data, w.row_bytes, w.n_out(), o.y.data});
+    }
+    if (x.rows == 0) return;
+    matmul_->run_many(list, x.width, x.data, x.rows);
 }
 
 void CudaBackend::add_bias(Act y, const Weight& bias) {

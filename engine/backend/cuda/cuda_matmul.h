@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "tensor/ggml_type.h"
 
@@ -41,6 +42,19 @@ class Matmul {
     // not a multiple of the type's block) or a failed launch / cuBLAS call.
     void run(GgmlType type, const void* d_w, size_t row_bytes, int64_t n_in, int64_t n_out,
              const float* d_x, int64_t n_tok, float* d_y);
+
+    // Several products of the same input d_x (n_tok x n_in): q/k/v, gate/up. With n_tok <=
+    // kGemvMaxTokens, the outputs whose weights share a block-quantized type and are small enough
+    // for one warp per row go out in one kernel launch; everything else as run() would. Same
+    // results as one run() per output, bit for bit (each row is computed the same way).
+    struct Output {
+        GgmlType type;
+        const void* d_w;
+        size_t row_bytes;
+        int64_t n_out;
+        float* d_y;
+    };
+    void run_many(std::span<const Output> outs, int64_t n_in, const float* d_x, int64_t n_tok);
 
     // The two paths directly (tests and benchmarks): GEMV for any n_tok (slow for many), and
     // the dequantize + cuBLAS path for any n_tok.
