@@ -109,7 +109,13 @@ class Backend {
     // for a + deltas[i]). Quantized rows are dequantized, rotated and quantized again.
     virtual void kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t begin,
                                std::span<const int32_t> deltas, const RopeParams& p) = 0;
-    virtual void add(Act x, const Act& y) = 0;             // x += y
+    virtual void add(Act x, const Act& y) = 0;  // x += y
+    // x += y, then out = rms_norm(x) * w (the residual add and the next norm; out may be y).
+    // Same results as add() then rms_norm(); a backend may do both in one pass.
+    virtual void add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
+        add(x, y);
+        rms_norm(x, w, eps, out);
+    }
     virtual void scale(Act x, float s) = 0;                // x *= s
     virtual void swiglu(Act gate, const Act& up) = 0;      // gate = silu(gate) * up
     virtual void geglu_tanh(Act gate, const Act& up) = 0;  // gate = gelu_tanh(gate) * up

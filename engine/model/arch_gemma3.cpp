@@ -61,7 +61,11 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
 
     be.get_rows(token_embd_, b.tokens, x);      // x: (n, n_embd)
     be.scale(x, std::sqrt(float(hp_.n_embd)));  // Gemma scales embeddings by √d
-    for (int64_t il = 0; il < b.layers_to_run(int64_t(layers_.size())); ++il) {
+    // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
+    // the next layer's attention norm.
+    const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
+    if (n_run > 0) be.rms_norm(x, layers_[0].attn_norm, eps, t);
+    for (int64_t il = 0; il < n_run; ++il) {
         const Layer& L = layers_[size_t(il)];
         const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
                       nkv = int64_t(hp_.n_head_kv[size_t(il)]);
@@ -69,7 +73,6 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         attn.width = nh * hd;
         const RopeParams rope = layer_rope(il);
 
-        be.rms_norm(x, L.attn_norm, eps, t);
         // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
         const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
         be.matmul_many(t, qkv, OpCategory::Matmul);
@@ -88,15 +91,16 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.attention(ap, q, k, v, b, kv, attn);
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
         be.rms_norm(t, L.post_attn_norm, eps, t);
-        be.add(x, t);
-
-        be.rms_norm(x, L.ffn_norm, eps, t);
+        be.add_rms_norm(x, t, L.ffn_norm, eps, t);
         const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};
         be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.geglu_tanh(gate, up);  // gate = gelu_tanh(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
         be.rms_norm(t, L.post_ffn_norm, eps, t);
-        be.add(x, t);
+        if (il + 1 < n_run)
+            be.add_rms_norm(x, t, layers_[size_t(il + 1)].attn_norm, eps, t);
+        else
+            be.add(x, t);
     }
     const int64_t nl = int64_t(b.logit_rows.size());
     Act last = first_rows(t, nl);

@@ -63,14 +63,17 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 
     be.get_rows(token_embd_, b.tokens, x);  // x: (n, n_embd)
-    for (int64_t il = 0; il < b.layers_to_run(int64_t(layers_.size())); ++il) {
+    // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
+    // the next layer's attention norm.
+    const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
+    if (n_run > 0) be.rms_norm(x, layers_[0].attn_norm, eps, t);  // t = norm(x)
+    for (int64_t il = 0; il < n_run; ++il) {
         const Layer& L = layers_[size_t(il)];
         const int64_t nh = int64_t(hp_.n_head[size_t(il)]),
                       nkv = int64_t(hp_.n_head_kv[size_t(il)]);
         Act q{buf_.q.data, n, nh * hd}, k{buf_.k.data, n, nkv * hd}, v{buf_.v.data, n, nkv * hd};
         attn.width = nh * hd;
 
-        be.rms_norm(x, L.attn_norm, eps, t);  // t = norm(x)
         // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
         const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
         be.matmul_many(t, qkv, OpCategory::Matmul);
@@ -85,14 +88,15 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
             il, nh, nkv, hd, int64_t(hp_.head_dim_v), 1.0f / std::sqrt(float(hd)), 0, 0.0f};
         be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
-        be.add(x, t);  // residual
-
-        be.rms_norm(x, L.ffn_norm, eps, t);
+        be.add_rms_norm(x, t, L.ffn_norm, eps, t);  // residual; t = norm(x)
         const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};  // (n, n_ff)
         be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.swiglu(gate, up);  // gate = silu(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
-        be.add(x, t);
+        if (il + 1 < n_run)
+            be.add_rms_norm(x, t, layers_[size_t(il + 1)].attn_norm, eps, t);
+        else
+            be.add(x, t);
     }
     const int64_t nl = int64_t(b.logit_rows.size());
     Act last = first_rows(t, nl);

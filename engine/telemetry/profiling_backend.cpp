@@ -55,6 +55,11 @@ void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs
     inner_.matmul_many(x, outs, cat);
 }
 
+void ProfilingBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
+    Scope s(*this, OpCategory::NormRope);
+    inner_.add_rms_norm(x, y, w, eps, out);
+}
+
 void ProfilingBackend::add_bias(Act y, const Weight& bias) {
     Scope s(*this, OpCategory::Other);
     inner_.add_bias(y, bias);

@@ -193,6 +193,34 @@ TEST_F(CudaOpsTest, RmsNormMatchesCpu) {
     }
 }
 
+// add_rms_norm is add() then rms_norm() bit for bit: fused (rows wider than a warp's group) and
+// not (narrow rows), with the output over the addend as the forward pass calls it.
+TEST_F(CudaOpsTest, AddRmsNormEqualsAddThenNorm) {
+    std::mt19937 rng(4321);
+    for (const int64_t rows : kRows) {
+        for (const int64_t width : {int64_t(576), int64_t(640), int64_t(200)}) {
+            for (const GgmlType type : kWeightTypes) {
+                const std::string what =
+                    "add_rms_norm " + shape_str(rows, width) + " w " + std::string(type_name(type));
+                SCOPED_TRACE(what);
+                const std::vector<float> x = random_floats(size_t(rows * width), -30.f, 30.f, rng),
+                                         y = random_floats(size_t(rows * width), -3.f, 3.f, rng);
+                TypedRow w = typed_row(random_floats(size_t(width), -2.0f, 2.0f, rng), type);
+                DeviceBuffer<uint8_t> d_w = to_device(w.bytes);
+                DeviceBuffer<float> x1 = to_device(x), y1 = to_device(y), out1(x.size());
+                cuda::add(x1.data(), y1.data(), rows * width, nullptr);
+                cuda::rms_norm(x1.data(), rows, width, d_w.data(), type, width, 1e-6f, out1.data(),
+                               nullptr);
+                DeviceBuffer<float> x2 = to_device(x), y2 = to_device(y);
+                cuda::add_rms_norm(x2.data(), y2.data(), rows, width, d_w.data(), type, 1e-6f,
+                                   y2.data(), nullptr);
+                EXPECT_EQ(to_host(x2), to_host(x1)) << "sum";
+                EXPECT_EQ(to_host(y2), to_host(out1)) << "norm";
+            }
+        }
+    }
+}
+
 // --- rope ---
 
 struct RopeShape {

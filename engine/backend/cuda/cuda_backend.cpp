@@ -220,6 +220,13 @@ void CudaBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpC
     matmul_->run_many(list, x.width, x.data, x.rows);
 }
 
+void CudaBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
+    require_same_shape(x, y, "add_rms_norm");
+    require_same_shape(x, out, "add_rms_norm");
+    if (w.n_in() != x.width) return Backend::add_rms_norm(x, y, w, eps, out);  // per-head groups
+    cuda::add_rms_norm(x.data, y.data, x.rows, x.width, w.data, w.type, eps, out.data, stream_);
+}
+
 void CudaBackend::add_bias(Act y, const Weight& bias) {
     if (bias.n_in() != y.width)
         fail("add_bias", bias.name + " has " + std::to_string(bias.n_in()) +

@@ -43,6 +43,7 @@ class CudaBackend final : public Backend {
 
     void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) override;
     void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) override;
+    void add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) override;
     void matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) override;
     void add_bias(Act y, const Weight& bias) override;
     void rms_norm(const Act& x, const Weight& w, float eps, Act y) override;

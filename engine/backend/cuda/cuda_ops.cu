@@ -97,10 +97,12 @@ __global__ void rms_norm_warp_kernel(const float* x, int64_t n_groups, int64_t g
         yg[i] = __fmul_rn(__fmul_rn(xg[i], s), load_w<W>(w, i));
 }
 
-// One block per group.
-template <GgmlType W>
+// One block per group. kAdd: first x += addend (stored, as the add kernel would), then the norm
+// of the sum: one launch for the residual add and the next norm.
+template <GgmlType W, bool kAdd = false>
 __global__ void rms_norm_block_kernel(const float* x, int64_t group, const void* w, float eps,
-                                      float* y) {
+                                      float* y, float* x_sum = nullptr,
+                                      const float* addend = nullptr) {
     __shared__ double partial[32];
     const int64_t g = blockIdx.x;
     const float* xg = x + g * group;
@@ -109,7 +111,14 @@ __global__ void rms_norm_block_kernel(const float* x, int64_t group, const void*
     const int n_warps = static_cast<int>(blockDim.x / 32);
     double sum = 0.0;
     for (int64_t i = threadIdx.x; i < group; i += blockDim.x) {
-        const double v = xg[i];
+        double v;
+        if constexpr (kAdd) {
+            const float s = xg[i] + addend[g * group + i];
+            x_sum[g * group + i] = s;  // == xg[i]: re-read below by this same thread
+            v = s;
+        } else {
+            v = xg[i];
+        }
         sum += v * v;
     }
     sum = warp_sum(sum);
@@ -282,6 +291,32 @@ void check_16bit_or_f32(const char* op, const char* what, GgmlType t) {
 }
 
 }  // namespace
+
+void add_rms_norm(float* x, const float* addend, int64_t rows, int64_t width, const void* w,
+                  GgmlType w_type, float eps, float* y, cudaStream_t stream) {
+    check_16bit_or_f32("add_rms_norm", "weight", w_type);
+    if (rows <= 0 || width <= kWarpGroupMax) {  // rms_norm() would take the warp kernel
+        add(x, addend, rows * width, stream);
+        rms_norm(x, rows, width, w, w_type, width, eps, y, stream);
+        return;
+    }
+    const auto blocks = static_cast<unsigned>(rows);
+    switch (w_type) {
+        case GgmlType::F32:
+            rms_norm_block_kernel<GgmlType::F32, true>
+                <<<blocks, kThreads, 0, stream>>>(x, width, w, eps, y, x, addend);
+            break;
+        case GgmlType::F16:
+            rms_norm_block_kernel<GgmlType::F16, true>
+                <<<blocks, kThreads, 0, stream>>>(x, width, w, eps, y, x, addend);
+            break;
+        default:
+            rms_norm_block_kernel<GgmlType::BF16, true>
+                <<<blocks, kThreads, 0, stream>>>(x, width, w, eps, y, x, addend);
+            break;
+    }
+    FLUORO_CHECK_LAUNCH(rms_norm_block_kernel);
+}
 
 void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlType w_type,
               int64_t group, float eps, float* y, cudaStream_t stream) {

@@ -34,7 +34,11 @@ void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim,
                    const int32_t* deltas, int64_t n, cudaStream_t stream);
 
 void add(float* x, const float* y, int64_t n, cudaStream_t stream);  // x += y
-void scale(float* x, float s, int64_t n, cudaStream_t stream);       // x *= s
+// x += addend, then y = rms_norm(x) * w over whole rows (group = width): add() then rms_norm(),
+// bit for bit, in one launch where rms_norm() would use its block kernel. y may be addend.
+void add_rms_norm(float* x, const float* addend, int64_t rows, int64_t width, const void* w,
+                  GgmlType w_type, float eps, float* y, cudaStream_t stream);
+void scale(float* x, float s, int64_t n, cudaStream_t stream);  // x *= s
 // y[r, :] += bias (width values of bias_type F32/F16/BF16)
 void add_bias(float* y, int64_t rows, int64_t width, const void* bias, GgmlType bias_type,
               cudaStream_t stream);
