@@ -83,6 +83,12 @@ class Backend {
     virtual void rms_norm(const Act& x, const Weight& w, float eps, Act y) = 0;
     virtual void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
                       std::span<const int32_t> positions) = 0;
+    // rope() of the queries and of the keys (one call, so a backend may do both at once).
+    virtual void rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int64_t head_dim,
+                         const RopeParams& p, std::span<const int32_t> positions) {
+        rope(q, n_head_q, head_dim, p, positions);
+        rope(k, n_head_k, head_dim, p, positions);
+    }
     // Writes k, v (rows = batch tokens) into the cache at each token's (seq, pos), then
     // out = softmax(q·kᵀ·scale + causal/window mask)·v per query head.
     virtual void attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,

@@ -78,8 +78,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.matmul_many(t, qkv, OpCategory::Matmul);
         be.rms_norm(q, L.q_norm, eps, q);  // per-head norms, before RoPE
         be.rms_norm(k, L.k_norm, eps, k);
-        be.rope(q, nh, hd, rope, b.positions);
-        be.rope(k, nkv, hd, rope, b.positions);
+        be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
         const AttentionParams ap{il,
                                  nh,
                                  nkv,

@@ -82,8 +82,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
             be.add_bias(k, L.bk);
             be.add_bias(v, L.bv);
         }
-        be.rope(q, nh, hd, rope, b.positions);
-        be.rope(k, nkv, hd, rope, b.positions);
+        be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
         const AttentionParams ap{
             il, nh, nkv, hd, int64_t(hp_.head_dim_v), 1.0f / std::sqrt(float(hd)), 0, 0.0f};
         be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)

@@ -55,6 +55,12 @@ void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs
     inner_.matmul_many(x, outs, cat);
 }
 
+void ProfilingBackend::rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int64_t head_dim,
+                               const RopeParams& p, std::span<const int32_t> positions) {
+    Scope s(*this, OpCategory::NormRope);
+    inner_.rope_qk(q, n_head_q, k, n_head_k, head_dim, p, positions);
+}
+
 void ProfilingBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
     Scope s(*this, OpCategory::NormRope);
     inner_.add_rms_norm(x, y, w, eps, out);

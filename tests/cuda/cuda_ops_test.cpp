@@ -271,6 +271,26 @@ TEST_F(CudaOpsTest, RopeMatchesCpu) {
     }
 }
 
+// rope_pair (queries and keys in one launch) is rope() of each, bit for bit.
+TEST_F(CudaOpsTest, RopePairEqualsTwoRopes) {
+    std::mt19937 rng(77);
+    for (const bool neox : {false, true}) {
+        const int64_t rows = 5, hd = 64, nq = 9, nk = 3;
+        const std::vector<float> q = random_floats(size_t(rows * nq * hd), -2.f, 2.f, rng),
+                                 k = random_floats(size_t(rows * nk * hd), -2.f, 2.f, rng);
+        const std::vector<int32_t> pos = {0, 1, 17, 4000, 32768};
+        DeviceBuffer<int32_t> d_pos = to_device(pos);
+        DeviceBuffer<float> q1 = to_device(q), k1 = to_device(k), q2 = to_device(q),
+                            k2 = to_device(k);
+        cuda::rope(q1.data(), rows, nq, hd, hd, 10000.f, 1.f, neox, d_pos.data(), nullptr);
+        cuda::rope(k1.data(), rows, nk, hd, hd, 10000.f, 1.f, neox, d_pos.data(), nullptr);
+        cuda::rope_pair(q2.data(), nq, k2.data(), nk, rows, hd, hd, 10000.f, 1.f, neox,
+                        d_pos.data(), nullptr);
+        EXPECT_EQ(to_host(q2), to_host(q1)) << "neox " << neox;
+        EXPECT_EQ(to_host(k2), to_host(k1)) << "neox " << neox;
+    }
+}
+
 // --- rope_shift_kv ---
 
 // A pool of K rows (with padding after each row's heads, which must stay untouched); a subset of

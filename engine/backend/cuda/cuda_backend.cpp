@@ -220,6 +220,20 @@ void CudaBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpC
     matmul_->run_many(list, x.width, x.data, x.rows);
 }
 
+void CudaBackend::rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int64_t head_dim,
+                          const RopeParams& p, std::span<const int32_t> positions) {
+    const auto rows = int64_t(positions.size());
+    if (q.width != n_head_q * head_dim || k.width != n_head_k * head_dim || q.rows != rows ||
+        k.rows != rows)
+        fail("rope", "queries " + dims(q) + " / keys " + dims(k) + " do not match " +
+                         std::to_string(n_head_q) + " / " + std::to_string(n_head_k) + " heads x " +
+                         std::to_string(head_dim) + " for " + std::to_string(rows) + " positions");
+    if (rows == 0) return;
+    cuda::rope_pair(q.data, n_head_q, k.data, n_head_k, rows, head_dim, p.n_rot, float(p.freq_base),
+                    float(p.freq_scale), p.mode == RopeMode::Neox, uploads_->get(positions),
+                    stream_);
+}
+
 void CudaBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
     require_same_shape(x, y, "add_rms_norm");
     require_same_shape(x, out, "add_rms_norm");

@@ -43,6 +43,8 @@ class CudaBackend final : public Backend {
 
     void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) override;
     void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) override;
+    void rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int64_t head_dim,
+                 const RopeParams& p, std::span<const int32_t> positions) override;
     void add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) override;
     void matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) override;
     void add_bias(Act y, const Weight& bias) override;

@@ -195,10 +195,17 @@ __device__ inline void rotate_row(E* v, int64_t n_head, int64_t head_dim, int64_
     }
 }
 
+// blockIdx.y 0 rotates x (n_head heads), 1 rotates x2 (n_head2 heads): queries and keys of the
+// same rows in one launch.
 __global__ void rope_kernel(float* x, int64_t n_head, int64_t head_dim, int64_t half, bool neox,
-                            float theta_scale, float freq_scale, const int32_t* pos) {
+                            float theta_scale, float freq_scale, const int32_t* pos,
+                            float* x2 = nullptr, int64_t n_head2 = 0) {
     extern __shared__ float cs[];
     const int64_t r = blockIdx.x;
+    if (blockIdx.y == 1) {
+        x = x2;
+        n_head = n_head2;
+    }
     fill_rope_table(cs, half, __fmul_rn(static_cast<float>(pos[r]), freq_scale), theta_scale);
     rotate_row(x + r * n_head * head_dim, n_head, head_dim, half, neox, cs);
 }
@@ -337,6 +344,21 @@ void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlTy
             launch_rms_norm<GgmlType::BF16>(x, n_groups, group, w, eps, y, stream);
             break;
     }
+}
+
+void rope_pair(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t rows,
+               int64_t head_dim, int64_t n_rot, float freq_base, float freq_scale, bool neox,
+               const int32_t* pos, cudaStream_t stream) {
+    check_rope_shape("rope", n_head_q, head_dim, n_rot);
+    check_rope_shape("rope", n_head_k, head_dim, n_rot);
+    if (rows < 0) throw Error("CUDA rope: negative row count " + str(rows));
+    if (rows == 0 || n_rot == 0) return;
+    const int64_t half = n_rot / 2;
+    const auto smem = static_cast<size_t>(2 * half) * sizeof(float);
+    rope_kernel<<<dim3(static_cast<unsigned>(rows), 2), kThreads, smem, stream>>>(
+        q, n_head_q, head_dim, half, neox, rope_theta_scale(freq_base, n_rot), freq_scale, pos, k,
+        n_head_k);
+    FLUORO_CHECK_LAUNCH(rope_kernel);
 }
 
 void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot, float freq_base,

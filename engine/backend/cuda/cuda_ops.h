@@ -25,6 +25,10 @@ void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlTy
 // (theta_{i+1} = theta_i * theta_scale). neox: pairs (i, i + n_rot/2); else (2i, 2i+1).
 void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot, float freq_base,
           float freq_scale, bool neox, const int32_t* pos, cudaStream_t stream);
+// rope() of q (n_head_q heads) and of k (n_head_k heads) at the same positions, in one launch.
+void rope_pair(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t rows,
+               int64_t head_dim, int64_t n_rot, float freq_base, float freq_scale, bool neox,
+               const int32_t* pos, cudaStream_t stream);
 
 // Re-rotation of cached keys: for i < n, the K row at pool row rows[i] of `layer` (n_head_kv
 // heads of head_dim, element type layer.elem) is rotated by deltas[i] positions, with the same
