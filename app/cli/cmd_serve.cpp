@@ -43,6 +43,7 @@ void add_serve_command(CLI::App& app) {
         std::string level = "summary";
     };
     auto o = std::make_shared<Opts>();
+    o->engine.engine.prefix_cache_slots = 8;  // agents resend system prompts and tools
     cmd->add_option("model", o->model, "GGUF model file")->required();
     cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
     cmd->add_option("--port", o->port, "Port to listen on (0: any free one)")

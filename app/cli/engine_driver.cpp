@@ -60,6 +60,7 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.batch = s.batch;
     ms.kv_type = s.kv_type;
     ms.attention = s.attention;
+    ms.prefix_cache_slots = s.prefix_cache_slots;
     ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
     cs.speculative = opt_.spec.parsed();
     cs.kv_policy = opt_.kv.parsed();

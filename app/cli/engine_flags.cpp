@@ -17,6 +17,10 @@ void EngineFlags::add_to(CLI::App& cmd) {
         ->capture_default_str();
     cmd.add_option("--attention", attention, "Attention implementation: flash or standard")
         ->capture_default_str();
+    cmd.add_option("--prefix-cache", engine.prefix_cache_slots,
+                   "Prompt prefixes kept for reuse across conversations (0: off)")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t(0), int64_t(64)));
 }
 
 app::EngineSettings EngineFlags::settings() const {

@@ -20,6 +20,7 @@ struct EngineSettings {
     int64_t logit_rows = 1;  // logits rows one step may return
     KvType kv_type = KvType::F16;
     AttentionImpl attention = kDefaultAttentionImpl;
+    int64_t prefix_cache_slots = 0;  // ModelSettings::prefix_cache_slots
 };
 
 struct LoadedModel {

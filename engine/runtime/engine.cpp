@@ -8,6 +8,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "chat/chat_options.h"
 #include "core/error.h"
+#include "kv/paged_kv.h"
+#include "kv/prefix_cache.h"
 #include "model/model.h"
 #include "runtime/chat_session.h"
 #include "runtime/generate.h"
@@ -83,6 +85,7 @@ struct Engine::State {
     std::unique_ptr<ProfilingBackend> profiling;
     std::unique_ptr<Model> model;
     std::unique_ptr<KvCache> kv;
+    std::unique_ptr<PrefixCache> prefix_cache;  // over kv's sequences 1..
     std::unique_ptr<Sequence> seq;
     std::unique_ptr<Sampler> sampler;
     ChatRenderOptions render;
@@ -125,6 +128,7 @@ struct Engine::State {
         drop_drafter();
         sampler.reset();
         seq.reset();
+        prefix_cache.reset();
         kv.reset();
         model.reset();
         profiling.reset();
@@ -266,8 +270,22 @@ void Engine::rt_load(const LoadModel& c) {
         lo.max_logit_rows = std::min<int64_t>(kMaxDraftTokens + 1, ms.batch);  // verification
         s.model = Model::load(c.path, *s.profiling, lo);
         s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
-        s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
+        if (ms.prefix_cache_slots > 0) {
+            KvShape ks;
+            ks.n_ctx = s.ctx;
+            ks.n_seq = 1 + ms.prefix_cache_slots;
+            ks.type = ms.kv_type;
+            ks.pool_tokens = 2 * s.ctx;  // the live context, and as much again for the cache
+            s.kv = s.model->create_kv(ks);
+        } else {
+            s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
+        }
         s.seq = std::make_unique<Sequence>(*s.model, *s.kv, 0);
+        if (auto* paged = dynamic_cast<PagedKvCache*>(s.kv.get());
+            paged != nullptr && ms.prefix_cache_slots > 0) {
+            s.prefix_cache = std::make_unique<PrefixCache>(*paged, 1, ms.prefix_cache_slots);
+            s.seq->set_prefix_cache(s.prefix_cache.get());
+        }
         if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
             // A policy chosen for another model or context must not block the load.
             emit(ErrorEvent{

@@ -27,6 +27,9 @@ struct ModelSettings {
     int64_t batch = 512;  // tokens per prefill step
     KvType kv_type = KvType::F16;
     AttentionImpl attention = kDefaultAttentionImpl;
+    // Prompt prefixes kept across conversations (kv/prefix_cache.h): that many extra KV
+    // sequences, the pool sized for twice the context. 0: only the live conversation's prefix.
+    int64_t prefix_cache_slots = 0;
 };
 
 // Replaces the loaded model (if any); the conversation starts afresh.

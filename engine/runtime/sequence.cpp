@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "core/error.h"
+#include "kv/prefix_cache.h"
 #include "model/model.h"
 
 namespace fluoro {
@@ -62,6 +64,28 @@ void Sequence::set_exit_layer(int64_t n) {
     if (n < 0) throw Error("exit layer " + std::to_string(n) + " must be >= 0 (0 = all layers)");
     exit_layer_ = n;
     reset();
+}
+
+size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse) {
+    // The conversation this sequence moves away from stays available (as far as its K/V is
+    // written: the last sampled token may not be).
+    const auto held = std::min<size_t>(history_.size(), size_t(kv_.length(seq_)));
+    if (reuse < history_.size() && tokens_.size() == history_.size() && held > 0)
+        prefix_cache_->store(std::span<const int32_t>(history_).first(held), seq_);
+    // The last prompt token is always computed: its logits are the result.
+    const PrefixCache::Match m = prefix_cache_->lookup(prompt.first(prompt.size() - 1));
+    if (m.tokens > int64_t(reuse)) {
+        prefix_cache_->restore(m, seq_);
+        history_.assign(prompt.begin(), prompt.begin() + m.tokens);
+        tokens_ = history_;
+        slot_pos_.resize(history_.size());
+        std::iota(slot_pos_.begin(), slot_pos_.end(), int64_t(0));
+        low_count_.clear();
+        prev_attention_.clear();
+        reuse = size_t(m.tokens);
+    }
+    prefix_cache_->reserve_for(seq_);  // the cache never starves this sequence of blocks
+    return reuse;
 }
 
 void Sequence::reset() {
@@ -180,6 +204,8 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
     const size_t common = std::min(history_.size(), prompt.size() - 1);
     size_t reuse = 0;
     while (reuse < common && history_[reuse] == prompt[reuse]) ++reuse;
+    if (prefix_cache_ != nullptr && !evicting() && exit_layer_ == 0)
+        reuse = use_prefix_cache(prompt, reuse);
     truncate(int64_t(reuse));
 
     // SnapKV compresses a prompt once it is all cached: during the prefill the cache may fill

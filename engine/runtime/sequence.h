@@ -14,6 +14,7 @@
 namespace fluoro {
 
 class Model;
+class PrefixCache;
 
 struct PrefillStats {
     int64_t prompt_tokens = 0;    // length of the prompt
@@ -73,6 +74,11 @@ class Sequence {
     // draft. Forgets what is cached, which was computed with other layers.
     void set_exit_layer(int64_t n);
     int64_t exit_layer() const { return exit_layer_; }
+    // Cross-conversation prompt cache (kv/prefix_cache.h; null: none). prefill() then keeps the
+    // conversation it moves away from and starts from the longest cached prefix of its prompt,
+    // when that is longer than what this sequence shares with it. Not under an evicting policy
+    // or a layer exit (their slots do not hold a plain prefix).
+    void set_prefix_cache(PrefixCache* cache) { prefix_cache_ = cache; }
     void reset();  // forget everything cached for this sequence
     // Keep the first n tokens of the conversation (rollback): drops later tokens and the slots
     // that hold them.
@@ -80,6 +86,9 @@ class Sequence {
 
   private:
     bool evicting() const;
+    // prefill()'s use of the prefix cache: stores the conversation being left, restores the
+    // longest cached prefix of the prompt when it beats `reuse`; returns the tokens now reused.
+    size_t use_prefix_cache(std::span<const int32_t> prompt, size_t reuse);
     int64_t budget() const;
     // Evicts (policy permitting) so that `incoming` more slots fit within `limit` (0: the
     // budget); throws when none may go.
@@ -101,6 +110,7 @@ class Sequence {
     std::vector<float> low_count_, prev_attention_;  // scissorhands statistics, by slot
     std::vector<SequenceEviction> evictions_;
     int64_t exit_layer_ = 0;
+    PrefixCache* prefix_cache_ = nullptr;
     // Reused batch scratch (no allocation per step once grown to max_batch).
     std::vector<int32_t> positions_, seq_ids_, rows_;
 };

@@ -1,0 +1,91 @@
+// Cross-conversation prompt cache over the paged KV cache. Sequences [first_slot, first_slot +
+// n_slots) of a PagedKvCache hold cached token prefixes ("entries"); an entry shares its blocks
+// by reference count with the sequence it was taken from (PagedKvCache::share_prefix), so caching
+// copies nothing and a block costs memory only while something holds it. A radix tree over token
+// ids (edges labelled with runs of tokens, split where entries diverge) finds the longest cached
+// prefix of a prompt at token granularity; restoring shares whole blocks (the partial last block
+// is copied on its first write). Entries go least recently used first when the slots are full
+// or the pool must make room for the live sequence.
+//
+// What makes cached KV valid — the model file, KV type, RoPE settings, attention — is fixed for
+// the life of one KV cache; its owner drops the PrefixCache with the cache. Prefixes are only
+// meaningful for sequences whose slot i holds conversation token i (no eviction policy).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace fluoro {
+
+class PagedKvCache;
+
+class PrefixCache {
+  public:
+    // n_slots sequences of kv starting at first_slot are the cache's; they must be empty.
+    // Throws Error when the range is outside kv's sequences.
+    PrefixCache(PagedKvCache& kv, int64_t first_slot, int64_t n_slots);
+    ~PrefixCache();
+    PrefixCache(const PrefixCache&) = delete;
+    PrefixCache& operator=(const PrefixCache&) = delete;
+
+    struct Match {
+        int64_t slot = -1;   // KV sequence holding the prefix (-1: nothing matched)
+        int64_t tokens = 0;  // how many leading tokens of the query it holds
+    };
+    // The longest prefix of `tokens` that an entry holds. Counts a lookup (and a hit).
+    Match lookup(std::span<const int32_t> tokens);
+    // Sequence dst becomes the first m.tokens slots of entry m.slot (shared blocks).
+    void restore(const Match& m, int64_t dst);
+    // Caches the first tokens.size() slots of sequence src (which holds those tokens). Nothing
+    // when an entry already holds them; entries that are prefixes of them are replaced. Evicts
+    // the least recently used entry when no slot is free. Returns whether an entry was added.
+    bool store(std::span<const int32_t> tokens, int64_t src);
+    // Evicts least recently used entries until the pool has `blocks` free blocks or nothing is
+    // cached.
+    void ensure_free_blocks(int64_t blocks);
+    // Frees room for sequence seq to grow to the full context: ensure_free_blocks of the blocks
+    // it may still need (plus one for a copy-on-write of a shared partial block).
+    void reserve_for(int64_t seq);
+    void clear();
+
+    struct Stats {
+        int64_t entries = 0;
+        int64_t cached_tokens = 0;  // tokens over all entries (shared ones counted per entry)
+        int64_t lookups = 0, hits = 0, hit_tokens = 0;
+        int64_t stored = 0, evictions = 0;
+    };
+    Stats stats() const;
+    // Each entry's tokens, by slot (empty for free slots): tests and the UI.
+    std::vector<std::vector<int32_t>> entries() const;
+    // Tree and cache agree: every entry reachable by its tokens, every leaf an entry, no
+    // unlabelled inner node with a single child, entry slots as long as their tokens, free slots
+    // empty. Throws Error naming the first violation.
+    void check_invariants() const;
+
+  private:
+    struct Node;
+    struct Entry {
+        std::vector<int32_t> tokens;
+        Node* node = nullptr;
+        uint64_t used = 0;  // LRU clock
+        bool live = false;
+    };
+    // Deepest point of the tree on `tokens`' path: tokens matched and the node at or below it.
+    std::pair<int64_t, Node*> walk(std::span<const int32_t> tokens) const;
+    int64_t any_slot(const Node* n) const;
+    void insert(int64_t slot);
+    void erase(int64_t slot);  // from the tree and the KV
+    void evict_lru();
+
+    PagedKvCache& kv_;
+    int64_t first_, n_;
+    std::unique_ptr<Node> root_;
+    std::vector<Entry> entries_;  // by slot - first_
+    uint64_t clock_ = 0;
+    Stats stats_;
+};
+
+}  // namespace fluoro
