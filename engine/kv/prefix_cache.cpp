@@ -27,7 +27,8 @@ PrefixCache::PrefixCache(PagedKvCache& kv, int64_t first_slot, int64_t n_slots)
 
 PrefixCache::~PrefixCache() = default;
 
-std::pair<int64_t, PrefixCache::Node*> PrefixCache::walk(std::span<const int32_t> tokens) const {
+std::pair<int64_t, PrefixCache::Node*> PrefixCache::walk(std::span<const int32_t> tokens,
+                                                         std::vector<int64_t>* prefixes) const {
     Node* n = root_.get();
     size_t i = 0;
     while (i < tokens.size()) {
@@ -39,6 +40,7 @@ std::pair<int64_t, PrefixCache::Node*> PrefixCache::walk(std::span<const int32_t
         i += k;
         n = c;  // every entry below c starts with the i tokens matched so far
         if (k < c->edge.size()) break;
+        if (prefixes != nullptr && c->slot >= 0) prefixes->push_back(c->slot);
     }
     return {int64_t(i), n};
 }
@@ -144,27 +146,11 @@ void PrefixCache::evict_lru() {
 
 bool PrefixCache::store(std::span<const int32_t> tokens, int64_t src) {
     if (tokens.empty() || n_ == 0) return false;
-    const auto [matched, node] = walk(tokens);
+    std::vector<int64_t> prefixes;  // entries that are prefixes of these tokens: the new one covers
+    const auto [matched, node] = walk(tokens, &prefixes);
     if (matched == int64_t(tokens.size())) {  // an entry holds them already
         if (const int64_t s = any_slot(node); s >= 0) entries_[size_t(s - first_)].used = ++clock_;
         return false;
-    }
-    // Entries that are prefixes of these tokens are covered by the new one.
-    std::vector<int64_t> prefixes;
-    {
-        Node* n = root_.get();
-        size_t i = 0;
-        while (i < tokens.size()) {
-            const auto it = n->children.find(tokens[i]);
-            if (it == n->children.end()) break;
-            Node* c = it->second.get();
-            if (c->edge.size() > tokens.size() - i ||
-                !std::equal(c->edge.begin(), c->edge.end(), tokens.begin() + std::ptrdiff_t(i)))
-                break;
-            i += c->edge.size();
-            n = c;
-            if (n->slot >= 0) prefixes.push_back(n->slot);
-        }
     }
     for (const int64_t s : prefixes) erase(s);
     auto free_slot = [&] {

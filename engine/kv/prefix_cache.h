@@ -74,7 +74,10 @@ class PrefixCache {
         bool live = false;
     };
     // Deepest point of the tree on `tokens`' path: tokens matched and the node at or below it.
-    std::pair<int64_t, Node*> walk(std::span<const int32_t> tokens) const;
+    // prefixes (if given) receives the entries passed on the way: those that are prefixes of
+    // tokens.
+    std::pair<int64_t, Node*> walk(std::span<const int32_t> tokens,
+                                   std::vector<int64_t>* prefixes = nullptr) const;
     int64_t any_slot(const Node* n) const;
     void insert(int64_t slot);
     void erase(int64_t slot);  // from the tree and the KV
