@@ -140,7 +140,15 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                          {"prompt_tokens", c.prompt_tokens},
                          {"cached_tokens", c.cached_tokens},
                          {"computed_tokens", c.computed_tokens},
-                         {"evicted_tokens", c.evicted_tokens}});
+                         {"evicted_tokens", c.evicted_tokens},
+                         {"source", c.source},
+                         {"diverge_at", c.diverge_at},
+                         {"diverge_prompt_token", c.diverge_prompt_token},
+                         {"diverge_cached_token", c.diverge_cached_token},
+                         {"diverge_cached_piece", piece_json(c.diverge_cached_piece)},
+                         {"evicted_entries", c.evicted_entries},
+                         {"cache_entries", c.cache_entries},
+                         {"cache_tokens", c.cache_tokens}});
     json& memory = j["memory"] = json::array();
     for (const auto& m : r.memory)
         memory.push_back({{"t_ns", m.t_ns},
@@ -312,10 +320,23 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
     }
     for (const auto& c : field<json>(j, "cache_events", where)) {
         const std::string w = where + ".cache_events";
-        r.cache_events.push_back(PrefixCacheEvent{
-            0, field<int64_t>(c, "prompt_tokens", w), field<int64_t>(c, "cached_tokens", w),
-            field<int64_t>(c, "computed_tokens", w), field<int64_t>(c, "evicted_tokens", w),
-            field<int64_t>(c, "t_ns", w)});
+        PrefixCacheEvent e{0,
+                           field<int64_t>(c, "prompt_tokens", w),
+                           field<int64_t>(c, "cached_tokens", w),
+                           field<int64_t>(c, "computed_tokens", w),
+                           field<int64_t>(c, "evicted_tokens", w),
+                           field<int64_t>(c, "t_ns", w)};
+        // Added in a later version: absent in older exports.
+        e.source = c.value("source", std::string("none"));
+        e.diverge_at = c.value("diverge_at", int64_t(-1));
+        e.diverge_prompt_token = c.value("diverge_prompt_token", int32_t(-1));
+        e.diverge_cached_token = c.value("diverge_cached_token", int32_t(-1));
+        if (c.contains("diverge_cached_piece"))
+            e.diverge_cached_piece = piece_from_json(c["diverge_cached_piece"], w);
+        e.evicted_entries = c.value("evicted_entries", int64_t(0));
+        e.cache_entries = c.value("cache_entries", int64_t(0));
+        e.cache_tokens = c.value("cache_tokens", int64_t(0));
+        r.cache_events.push_back(std::move(e));
     }
     for (const auto& m : field<json>(j, "memory", where)) {
         const std::string w = where + ".memory";

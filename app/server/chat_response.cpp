@@ -34,22 +34,34 @@ json usage_json(const RunFinished& f) {
                 {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}}};
 }
 
-json timings_json(const RunFinished& f) {
-    return json{{"prompt_tokens", f.prompt_tokens},
-                {"cached_tokens", f.cached_tokens},
-                {"prompt_ms", f.prefill_ms},
-                {"prompt_per_second",
-                 f.prefill_ms > 0 ? 1000.0 * double(f.computed_tokens) / f.prefill_ms : 0.0},
-                {"ttft_ms", f.ttft_ms},
-                {"predicted_tokens", f.n_tokens},
-                {"predicted_ms", f.decode_ms},
-                {"predicted_per_second",
-                 f.decode_ms > 0 ? 1000.0 * double(f.decode_steps) / f.decode_ms : 0.0},
-                {"drafted_tokens", f.drafted_tokens},
-                {"accepted_tokens", f.accepted_tokens}};
+json timings_json(const RunFinished& f, const PrefixCacheEvent* cache) {
+    json t{{"prompt_tokens", f.prompt_tokens},
+           {"cached_tokens", f.cached_tokens},
+           {"prompt_ms", f.prefill_ms},
+           {"prompt_per_second",
+            f.prefill_ms > 0 ? 1000.0 * double(f.computed_tokens) / f.prefill_ms : 0.0},
+           {"ttft_ms", f.ttft_ms},
+           {"predicted_tokens", f.n_tokens},
+           {"predicted_ms", f.decode_ms},
+           {"predicted_per_second",
+            f.decode_ms > 0 ? 1000.0 * double(f.decode_steps) / f.decode_ms : 0.0},
+           {"drafted_tokens", f.drafted_tokens},
+           {"accepted_tokens", f.accepted_tokens}};
+    if (cache != nullptr)
+        t["cache"] = json{{"source", cache->source},
+                          {"matched_tokens", cache->cached_tokens},
+                          {"diverge_at", cache->diverge_at},
+                          {"diverge_prompt_token", cache->diverge_prompt_token},
+                          {"diverge_cached_token", cache->diverge_cached_token},
+                          {"evicted_entries", cache->evicted_entries},
+                          {"evicted_tokens", cache->evicted_tokens},
+                          {"entries", cache->cache_entries},
+                          {"entry_tokens", cache->cache_tokens}};
+    return t;
 }
 
-json completion_json(const CompletionIds& ids, const RunFinished& f) {
+json completion_json(const CompletionIds& ids, const RunFinished& f,
+                     const PrefixCacheEvent* cache) {
     json choice{{"index", 0},
                 {"message", {{"role", "assistant"}, {"content", f.text}}},
                 {"logprobs", nullptr},
@@ -60,7 +72,7 @@ json completion_json(const CompletionIds& ids, const RunFinished& f) {
                 {"model", ids.model},
                 {"choices", json::array({choice})},
                 {"usage", usage_json(f)},
-                {"timings", timings_json(f)}};
+                {"timings", timings_json(f, cache)}};
 }
 
 json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
@@ -77,14 +89,15 @@ json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
                 {"choices", json::array({choice})}};
 }
 
-json usage_chunk_json(const CompletionIds& ids, const RunFinished& f) {
+json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
+                      const PrefixCacheEvent* cache) {
     return json{{"id", ids.id},
                 {"object", "chat.completion.chunk"},
                 {"created", ids.created},
                 {"model", ids.model},
                 {"choices", json::array()},
                 {"usage", usage_json(f)},
-                {"timings", timings_json(f)}};
+                {"timings", timings_json(f, cache)}};
 }
 
 json error_json(std::string_view message, std::string_view type, std::string_view param,

@@ -27,16 +27,20 @@ CompletionIds new_completion_ids(std::string model);
 std::string finish_reason(const RunFinished& f);
 
 nlohmann::json usage_json(const RunFinished& f);
-nlohmann::json timings_json(const RunFinished& f);
+// `cache` (the run's prompt-cache telemetry, when the engine reported it) adds a "cache" object:
+// where the reused span came from, where the prompt diverged from what was cached, evictions.
+nlohmann::json timings_json(const RunFinished& f, const PrefixCacheEvent* cache = nullptr);
 
 // The whole non-streaming response.
-nlohmann::json completion_json(const CompletionIds& ids, const RunFinished& f);
+nlohmann::json completion_json(const CompletionIds& ids, const RunFinished& f,
+                               const PrefixCacheEvent* cache = nullptr);
 // One streamed chunk: a delta with `content` (and role "assistant" when first), or with
 // finish_reason set when finish_reason is non-empty.
 nlohmann::json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
                           std::string_view finish_reason = {});
 // The last streamed chunk with stream_options.include_usage: usage + timings, no choices.
-nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f);
+nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
+                                const PrefixCacheEvent* cache = nullptr);
 
 // {"error":{"message","type","param","code"}}; param and code are null when empty.
 nlohmann::json error_json(std::string_view message, std::string_view type = "invalid_request_error",

@@ -28,12 +28,13 @@ struct RequestLog {
     Clock::time_point start = Clock::now();
     bool ran = false;
     int64_t prompt = 0, cached = 0, completion = 0;
-    std::string stop;
+    std::string stop, cache_source;
 };
 thread_local RequestLog t_log;
 
-void note_run(const RunFinished& f) {
+void note_run(const RunFinished& f, std::string cache_source) {
     t_log.ran = true;
+    t_log.cache_source = std::move(cache_source);
     t_log.prompt = f.prompt_tokens;
     t_log.cached = f.cached_tokens;
     t_log.completion = f.n_tokens;
@@ -84,7 +85,9 @@ struct OpenAiServer::Impl {
     void install_routes();
     void handle_models(httplib::Response& res);
     void handle_completion(const httplib::Request& req, httplib::Response& res);
-    RunFinished run_locked(Complete c, const std::function<void(const Event&)>& on_event);
+    // Runs one generation (run_mu held); `cache` receives its prompt-cache telemetry, if any.
+    RunFinished run_locked(Complete c, const std::function<void(const Event&)>& on_event,
+                           std::optional<PrefixCacheEvent>& cache);
 };
 
 void OpenAiServer::Impl::install_routes() {
@@ -130,9 +133,9 @@ void OpenAiServer::Impl::install_routes() {
         char buf[256];
         if (t_log.ran)
             std::snprintf(buf, sizeof buf,
-                          " %d prompt=%lld cached=%lld completion=%lld stop=%s %.1f ms", res.status,
-                          static_cast<long long>(t_log.prompt),
-                          static_cast<long long>(t_log.cached),
+                          " %d prompt=%lld cached=%lld (%s) completion=%lld stop=%s %.1f ms",
+                          res.status, static_cast<long long>(t_log.prompt),
+                          static_cast<long long>(t_log.cached), t_log.cache_source.c_str(),
                           static_cast<long long>(t_log.completion), t_log.stop.c_str(), ms);
         else
             std::snprintf(buf, sizeof buf, " %d %.1f ms", res.status, ms);
@@ -160,10 +163,14 @@ void OpenAiServer::Impl::handle_models(httplib::Response& res) {
 }
 
 RunFinished OpenAiServer::Impl::run_locked(Complete c,
-                                           const std::function<void(const Event&)>& on_event) {
+                                           const std::function<void(const Event&)>& on_event,
+                                           std::optional<PrefixCacheEvent>& cache) {
     completions.fetch_add(1);
-    RunFinished f = backend.run(std::move(c), on_event);
-    note_run(f);
+    RunFinished f = backend.run(std::move(c), [&](const Event& e) {
+        if (const auto* pc = std::get_if<PrefixCacheEvent>(&e)) cache = *pc;
+        on_event(e);
+    });
+    note_run(f, cache ? cache->source : std::string("-"));
     return f;
 }
 
@@ -184,10 +191,13 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
     if (!cr.stream) {
         std::unique_lock<std::mutex> lock(run_mu);
         if (stopping.load()) return set_error(res, 503, "the server is stopping", "server_error");
-        const RunFinished f = run_locked(std::move(cr.complete), [](const Event&) {});
+        std::optional<PrefixCacheEvent> cache;
+        const RunFinished f = run_locked(
+            std::move(cr.complete), [](const Event&) {}, cache);
         lock.unlock();
         if (f.stop == "error") return set_error(res, 500, f.error, "server_error");
-        res.set_content(dump(completion_json(*ids, f)), "application/json");
+        res.set_content(dump(completion_json(*ids, f, cache ? &*cache : nullptr)),
+                        "application/json");
         return;
     }
 
@@ -212,23 +222,27 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
                 send(error_json("the server is stopping", "server_error"));
             } else {
                 bool first = true;
-                const RunFinished f = run_locked(*complete, [&](const Event& e) {
-                    if (std::holds_alternative<RunStarted>(e)) {
-                        send(chunk_json(*ids, "", true));
-                        first = false;
-                    } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
-                        if (t->piece.empty()) return;
-                        send(chunk_json(*ids, t->piece, first));
-                        first = false;
-                    }
-                });
+                std::optional<PrefixCacheEvent> cache;
+                const RunFinished f = run_locked(
+                    *complete,
+                    [&](const Event& e) {
+                        if (std::holds_alternative<RunStarted>(e)) {
+                            send(chunk_json(*ids, "", true));
+                            first = false;
+                        } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
+                            if (t->piece.empty()) return;
+                            send(chunk_json(*ids, t->piece, first));
+                            first = false;
+                        }
+                    },
+                    cache);
                 if (gone) {
                     cancelled.fetch_add(1);
                 } else if (f.stop == "error") {
                     send(error_json(f.error, "server_error"));
                 } else {
                     send(chunk_json(*ids, "", first, finish_reason(f)));
-                    if (include_usage) send(usage_chunk_json(*ids, f));
+                    if (include_usage) send(usage_chunk_json(*ids, f, cache ? &*cache : nullptr));
                 }
             }
             lock.unlock();

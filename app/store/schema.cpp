@@ -154,6 +154,20 @@ CREATE TABLE kv_evictions(
 CREATE INDEX kv_evictions_by_run ON kv_evictions(run_id, id);
 )sql";
 
+// v5: the prompt cache's telemetry per request: where the reused span came from, where the prompt
+// diverged from what was cached, evicted entries, the cache's size after the request. Old rows:
+// source unknown ("none"), no divergence recorded.
+constexpr const char* kMigrateV4ToV5 = R"sql(
+ALTER TABLE cache_events ADD COLUMN source TEXT NOT NULL DEFAULT 'none';
+ALTER TABLE cache_events ADD COLUMN diverge_at INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE cache_events ADD COLUMN diverge_prompt_token INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE cache_events ADD COLUMN diverge_cached_token INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE cache_events ADD COLUMN diverge_cached_piece TEXT NOT NULL DEFAULT '';
+ALTER TABLE cache_events ADD COLUMN evicted_entries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cache_events ADD COLUMN cache_entries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cache_events ADD COLUMN cache_tokens INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -226,6 +240,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 2) db.exec(kMigrateV1ToV2);
     if (from < 3) db.exec(kMigrateV2ToV3);
     if (from < 4) db.exec(kMigrateV3ToV4);
+    if (from < 5) db.exec(kMigrateV4ToV5);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

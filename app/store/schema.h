@@ -8,6 +8,8 @@
 //   v3  + runs.prompt_ids/prompt_pieces/drafted_tokens/accepted_tokens, + snapshots.key_begin,
 //       + spec_events.bonus/draft_ns/verify_ns, + attention_stats per run
 //   v4  + kv_evictions per run (the KV policy's evictions: kept/evicted positions, reasons)
+//   v5  + cache_events.source/diverge_at/diverge_prompt_token/diverge_cached_token/
+//       diverge_cached_piece///       evicted_entries/cache_entries/cache_tokens (the prompt cache's per-request telemetry)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).

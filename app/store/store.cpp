@@ -132,13 +132,23 @@ void Store::add_step(int64_t run, const StepEvent& s) {
 void Store::add_cache_event(int64_t run, const PrefixCacheEvent& c) {
     db_->prepare(
            "INSERT INTO cache_events(run_id, t_ns, prompt_tokens, cached_tokens, "
-           "computed_tokens, evicted_tokens) VALUES(?, ?, ?, ?, ?, ?)")
+           "computed_tokens, evicted_tokens, source, diverge_at, diverge_prompt_token, "
+           "diverge_cached_token, diverge_cached_piece, evicted_entries, cache_entries, "
+           "cache_tokens) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, run)
         .bind(2, c.t_ns)
         .bind(3, c.prompt_tokens)
         .bind(4, c.cached_tokens)
         .bind(5, c.computed_tokens)
         .bind(6, c.evicted_tokens)
+        .bind(7, c.source)
+        .bind(8, c.diverge_at)
+        .bind(9, int64_t(c.diverge_prompt_token))
+        .bind(10, int64_t(c.diverge_cached_token))
+        .bind(11, c.diverge_cached_piece)
+        .bind(12, c.evicted_entries)
+        .bind(13, c.cache_entries)
+        .bind(14, c.cache_tokens)
         .run();
 }
 
@@ -457,12 +467,24 @@ void Store::load_run_rows(RunRecord& r) {
     }
     {
         Statement st = db_->prepare(
-            "SELECT t_ns, prompt_tokens, cached_tokens, computed_tokens, evicted_tokens FROM "
-            "cache_events WHERE run_id = ? ORDER BY id");
+            "SELECT t_ns, prompt_tokens, cached_tokens, computed_tokens, evicted_tokens, source, "
+            "diverge_at, diverge_prompt_token, diverge_cached_token, evicted_entries, "
+            "cache_entries, cache_tokens, diverge_cached_piece FROM cache_events WHERE run_id = ? "
+            "ORDER BY id");
         st.bind(1, r.id);
-        while (st.step())
-            r.cache_events.push_back(PrefixCacheEvent{run, st.int64(1), st.int64(2), st.int64(3),
-                                                      st.int64(4), st.int64(0)});
+        while (st.step()) {
+            PrefixCacheEvent c{run,         st.int64(1), st.int64(2),
+                               st.int64(3), st.int64(4), st.int64(0)};
+            c.source = st.text(5);
+            c.diverge_at = st.int64(6);
+            c.diverge_prompt_token = int32_t(st.int64(7));
+            c.diverge_cached_token = int32_t(st.int64(8));
+            c.evicted_entries = st.int64(9);
+            c.cache_entries = st.int64(10);
+            c.cache_tokens = st.int64(11);
+            c.diverge_cached_piece = st.text(12);
+            r.cache_events.push_back(std::move(c));
+        }
     }
     {
         Statement st = db_->prepare(

@@ -27,22 +27,25 @@ PrefixCache::PrefixCache(PagedKvCache& kv, int64_t first_slot, int64_t n_slots)
 
 PrefixCache::~PrefixCache() = default;
 
-std::pair<int64_t, PrefixCache::Node*> PrefixCache::walk(std::span<const int32_t> tokens,
-                                                         std::vector<int64_t>* prefixes) const {
+PrefixCache::Walk PrefixCache::walk(std::span<const int32_t> tokens,
+                                    std::vector<int64_t>* prefixes) const {
     Node* n = root_.get();
     size_t i = 0;
     while (i < tokens.size()) {
         const auto it = n->children.find(tokens[i]);
-        if (it == n->children.end()) break;
+        if (it == n->children.end()) {
+            const int32_t next = n->children.empty() ? -1 : n->children.begin()->first;
+            return {int64_t(i), n, next};
+        }
         Node* c = it->second.get();
         size_t k = 0;
         while (k < c->edge.size() && i + k < tokens.size() && c->edge[k] == tokens[i + k]) ++k;
         i += k;
         n = c;  // every entry below c starts with the i tokens matched so far
-        if (k < c->edge.size()) break;
+        if (k < c->edge.size()) return {int64_t(i), n, c->edge[k]};
         if (prefixes != nullptr && c->slot >= 0) prefixes->push_back(c->slot);
     }
-    return {int64_t(i), n};
+    return {int64_t(i), n, n->children.empty() ? -1 : n->children.begin()->first};
 }
 
 int64_t PrefixCache::any_slot(const Node* n) const {
@@ -54,11 +57,11 @@ int64_t PrefixCache::any_slot(const Node* n) const {
 
 PrefixCache::Match PrefixCache::lookup(std::span<const int32_t> tokens) {
     ++stats_.lookups;
-    const auto [matched, node] = walk(tokens);
-    if (matched == 0) return {};
+    const auto [matched, node, next] = walk(tokens);
+    if (matched == 0) return {-1, 0, next};
     ++stats_.hits;
     stats_.hit_tokens += matched;
-    return {any_slot(node), matched};
+    return {any_slot(node), matched, next};
 }
 
 void PrefixCache::restore(const Match& m, int64_t dst) {
@@ -140,6 +143,7 @@ void PrefixCache::evict_lru() {
         if (e.live && (victim < 0 || e.used < entries_[size_t(victim)].used)) victim = s;
     }
     if (victim < 0) return;
+    stats_.evicted_tokens += int64_t(entries_[size_t(victim)].tokens.size());
     erase(first_ + victim);
     ++stats_.evictions;
 }
@@ -147,7 +151,7 @@ void PrefixCache::evict_lru() {
 bool PrefixCache::store(std::span<const int32_t> tokens, int64_t src) {
     if (tokens.empty() || n_ == 0) return false;
     std::vector<int64_t> prefixes;  // entries that are prefixes of these tokens: the new one covers
-    const auto [matched, node] = walk(tokens, &prefixes);
+    const auto [matched, node, next] = walk(tokens, &prefixes);
     if (matched == int64_t(tokens.size())) {  // an entry holds them already
         if (const int64_t s = any_slot(node); s >= 0) entries_[size_t(s - first_)].used = ++clock_;
         return false;

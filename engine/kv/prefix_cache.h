@@ -34,6 +34,9 @@ class PrefixCache {
     struct Match {
         int64_t slot = -1;   // KV sequence holding the prefix (-1: nothing matched)
         int64_t tokens = 0;  // how many leading tokens of the query it holds
+        // Where the query left the cached paths: the cached token at index `tokens` (one of
+        // them when entries branch there); -1 when no entry continues past the match.
+        int32_t next_cached = -1;
     };
     // The longest prefix of `tokens` that an entry holds. Counts a lookup (and a hit).
     Match lookup(std::span<const int32_t> tokens);
@@ -55,7 +58,7 @@ class PrefixCache {
         int64_t entries = 0;
         int64_t cached_tokens = 0;  // tokens over all entries (shared ones counted per entry)
         int64_t lookups = 0, hits = 0, hit_tokens = 0;
-        int64_t stored = 0, evictions = 0;
+        int64_t stored = 0, evictions = 0, evicted_tokens = 0;
     };
     Stats stats() const;
     // Each entry's tokens, by slot (empty for free slots): tests and the UI.
@@ -73,11 +76,15 @@ class PrefixCache {
         uint64_t used = 0;  // LRU clock
         bool live = false;
     };
-    // Deepest point of the tree on `tokens`' path: tokens matched and the node at or below it.
-    // prefixes (if given) receives the entries passed on the way: those that are prefixes of
-    // tokens.
-    std::pair<int64_t, Node*> walk(std::span<const int32_t> tokens,
-                                   std::vector<int64_t>* prefixes = nullptr) const;
+    // Deepest point of the tree on `tokens`' path: tokens matched, the node at or below it, and
+    // the cached token that follows the match (-1: none). prefixes (if given) receives the
+    // entries passed on the way: those that are prefixes of tokens.
+    struct Walk {
+        int64_t matched = 0;
+        Node* node = nullptr;
+        int32_t next = -1;
+    };
+    Walk walk(std::span<const int32_t> tokens, std::vector<int64_t>* prefixes = nullptr) const;
     int64_t any_slot(const Node* n) const;
     void insert(int64_t slot);
     void erase(int64_t slot);  // from the tree and the KV

@@ -41,14 +41,6 @@ void validate_capture(const SetAttentionCapture& c) {
                         "): layer and head must be >= -1, rows >= 0, keys a non-empty range");
 }
 
-int64_t common_prefix(std::span<const int32_t> cached, std::span<const int32_t> prompt) {
-    // As Sequence::prefill: the prompt's last token is always computed.
-    const size_t limit = std::min(cached.size(), prompt.empty() ? 0 : prompt.size() - 1);
-    size_t n = 0;
-    while (n < limit && cached[n] == prompt[n]) ++n;
-    return int64_t(n);
-}
-
 // Drafting runs forward passes on the same backend as the target (a draft model or the target's
 // own first layers): the attention capture, which describes the target, is off meanwhile.
 class CaptureFreeDrafter final : public spec::Drafter {
@@ -117,6 +109,36 @@ struct Engine::State {
     std::unique_ptr<Model> draft_model;
     std::unique_ptr<KvCache> draft_kv;
     std::unique_ptr<spec::Drafter> drafter;
+
+    // The prefill's prompt-cache telemetry (what the sequence's last prefill reused and why).
+    // prompt_tokens: the whole prompt (a speculative prefill leaves its last token to the first
+    // verification).
+    PrefixCacheEvent prefix_event(uint64_t run, int64_t prompt_tokens, int64_t t_ns) const {
+        const PrefillStats& p = seq->last_prefill();
+        PrefixCacheEvent e;
+        e.run = run;
+        e.prompt_tokens = prompt_tokens;
+        e.cached_tokens = p.reused_tokens;
+        e.computed_tokens = prompt_tokens - p.reused_tokens;
+        e.evicted_tokens = p.evicted_tokens;
+        e.t_ns = t_ns;
+        e.source = p.reused_tokens == 0  ? "none"
+                   : p.from_prefix_cache ? "prefix_cache"
+                                         : "conversation";
+        e.diverge_at = p.diverge_at;
+        e.diverge_prompt_token = p.diverge_prompt_token;
+        e.diverge_cached_token = p.diverge_cached_token;
+        if (p.diverge_cached_token >= 0)
+            e.diverge_cached_piece =
+                model->tokenizer().token_to_piece(p.diverge_cached_token, true);
+        e.evicted_entries = p.evicted_entries;
+        if (prefix_cache) {
+            const PrefixCache::Stats st = prefix_cache->stats();
+            e.cache_entries = st.entries;
+            e.cache_tokens = st.cached_tokens;
+        }
+        return e;
+    }
 
     void drop_drafter() {
         drafter.reset();
@@ -619,7 +641,8 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
             rs.prompt_pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
         emit(rs);
         announced = true;
-        const int64_t cached = common_prefix(s.seq->tokens(), prompt);
+        // Prompt tokens the prefill took from a cache (known once it ran).
+        const auto cached = [&] { return s.seq->last_prefill().reused_tokens; };
         rt_take_pending_capture();
         s.capture.rows.clear();
         s.capture.sparsity.clear();
@@ -645,8 +668,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                 meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
             emit(step);
             if (phase == StepPhase::Prefill)
-                emit(PrefixCacheEvent{run, int64_t(prompt.size()), cached,
-                                      int64_t(prompt.size()) - cached, 0, step.end_ns});
+                emit(s.prefix_event(run, int64_t(prompt.size()), step.end_ns));
             if (level == TelemetryLevel::Full) {
                 emit_memory(step.end_ns);
                 if (phase == StepPhase::Prefill || step.index % opt_.kv_snapshot_every == 0)
@@ -680,7 +702,8 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
             so.adaptive = s.spec.adaptive;
             spec::SpecCallbacks cb;
             cb.on_prefilled = [&] {
-                close_step(level_.load(), StepPhase::Prefill, int64_t(prompt.size()) - 1 - cached);
+                close_step(level_.load(), StepPhase::Prefill,
+                           int64_t(prompt.size()) - 1 - cached());
                 in_prefill = false;
             };
             cb.on_drafted = [&](int32_t n) {
@@ -712,7 +735,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                 const TelemetryLevel level = level_.load();
                 if (t.id >= 0) {  // a sampled token ends a step (the EOG token is never streamed)
                     close_step(level, in_prefill ? StepPhase::Prefill : StepPhase::Decode,
-                               in_prefill ? int64_t(prompt.size()) - cached : 1);
+                               in_prefill ? int64_t(prompt.size()) - cached() : 1);
                     in_prefill = false;
                 }
                 emit_token(t, level);
@@ -738,7 +761,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
             const int64_t forwards = (r.prefill.prompt_tokens > 0 ? 1 : 0) + r.decode_steps;
             if (forwards > int64_t(r.tokens.size()))
                 close_step(level_.load(), in_prefill ? StepPhase::Prefill : StepPhase::Decode,
-                           in_prefill ? int64_t(prompt.size()) - cached : 1);
+                           in_prefill ? int64_t(prompt.size()) - cached() : 1);
         }
         const TelemetryLevel level = level_.load();
         if (level != TelemetryLevel::Off && level != TelemetryLevel::Full)

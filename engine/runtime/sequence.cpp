@@ -66,7 +66,9 @@ void Sequence::set_exit_layer(int64_t n) {
     reset();
 }
 
-size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse) {
+size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse,
+                                  PrefillStats& info) {
+    const PrefixCache::Stats before = prefix_cache_->stats();
     // The conversation this sequence moves away from stays available (as far as its K/V is
     // written: the last sampled token may not be).
     const auto held = std::min<size_t>(history_.size(), size_t(kv_.length(seq_)));
@@ -83,8 +85,15 @@ size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse)
         low_count_.clear();
         prev_attention_.clear();
         reuse = size_t(m.tokens);
+        info.from_prefix_cache = true;
+        info.diverge_at = m.next_cached >= 0 ? m.tokens : -1;
+        info.diverge_prompt_token = m.next_cached >= 0 ? prompt[size_t(m.tokens)] : -1;
+        info.diverge_cached_token = m.next_cached;
     }
     prefix_cache_->reserve_for(seq_);  // the cache never starves this sequence of blocks
+    const PrefixCache::Stats after = prefix_cache_->stats();
+    info.evicted_entries = after.evictions - before.evictions;
+    info.evicted_tokens = after.evicted_tokens - before.evicted_tokens;
     return reuse;
 }
 
@@ -204,8 +213,14 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
     const size_t common = std::min(history_.size(), prompt.size() - 1);
     size_t reuse = 0;
     while (reuse < common && history_[reuse] == prompt[reuse]) ++reuse;
+    PrefillStats info;
+    if (reuse < common) {  // this conversation held another token at `reuse`
+        info.diverge_at = int64_t(reuse);
+        info.diverge_prompt_token = prompt[reuse];
+        info.diverge_cached_token = history_[reuse];
+    }
     if (prefix_cache_ != nullptr && !evicting() && exit_layer_ == 0)
-        reuse = use_prefix_cache(prompt, reuse);
+        reuse = use_prefix_cache(prompt, reuse, info);
     truncate(int64_t(reuse));
 
     // SnapKV compresses a prompt once it is all cached: during the prefill the cache may fill
@@ -243,12 +258,12 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
             observed[j] -= before_window[j];
         make_room(1, observed);  // compress now, leaving room for the first generated token
     }
-    if (stats) {
-        stats->prompt_tokens = int64_t(prompt.size());
-        stats->reused_tokens = int64_t(reuse);
-        stats->computed_tokens = int64_t(prompt.size() - reuse);
-        stats->ms = ms_since(start);
-    }
+    info.prompt_tokens = int64_t(prompt.size());
+    info.reused_tokens = int64_t(reuse);
+    info.computed_tokens = int64_t(prompt.size() - reuse);
+    info.ms = ms_since(start);
+    last_prefill_ = info;
+    if (stats) *stats = info;
     return logits;
 }
 

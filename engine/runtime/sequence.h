@@ -21,6 +21,14 @@ struct PrefillStats {
     int64_t reused_tokens = 0;    // prefix already in the cache (not recomputed)
     int64_t computed_tokens = 0;  // tokens run through the model
     double ms = 0;                // wall time of the computation
+    // Where the reused prefix came from and why it ended (telemetry of the prompt cache).
+    bool from_prefix_cache = false;  // the cross-conversation cache, not this conversation
+    // The first prompt position the cache held a different token for (= reused_tokens), the
+    // prompt's and the cache's token there; -1 when nothing cached continued past the match.
+    int64_t diverge_at = -1;
+    int32_t diverge_prompt_token = -1, diverge_cached_token = -1;
+    // Prefix-cache entries (and their tokens) evicted to make room while preparing this prompt.
+    int64_t evicted_entries = 0, evicted_tokens = 0;
 };
 
 // One eviction a Sequence made (kv/kv_policy.h): what was dropped and what stayed, by conversation
@@ -79,6 +87,8 @@ class Sequence {
     // when that is longer than what this sequence shares with it. Not under an evicting policy
     // or a layer exit (their slots do not hold a plain prefix).
     void set_prefix_cache(PrefixCache* cache) { prefix_cache_ = cache; }
+    // What the last prefill() reused and computed (its PrefillStats).
+    const PrefillStats& last_prefill() const { return last_prefill_; }
     void reset();  // forget everything cached for this sequence
     // Keep the first n tokens of the conversation (rollback): drops later tokens and the slots
     // that hold them.
@@ -88,7 +98,8 @@ class Sequence {
     bool evicting() const;
     // prefill()'s use of the prefix cache: stores the conversation being left, restores the
     // longest cached prefix of the prompt when it beats `reuse`; returns the tokens now reused.
-    size_t use_prefix_cache(std::span<const int32_t> prompt, size_t reuse);
+    // Fills the cache fields of `info` (from_prefix_cache, diverge_*, evicted_*).
+    size_t use_prefix_cache(std::span<const int32_t> prompt, size_t reuse, PrefillStats& info);
     int64_t budget() const;
     // Evicts (policy permitting) so that `incoming` more slots fit within `limit` (0: the
     // budget); throws when none may go.
@@ -111,6 +122,7 @@ class Sequence {
     std::vector<SequenceEviction> evictions_;
     int64_t exit_layer_ = 0;
     PrefixCache* prefix_cache_ = nullptr;
+    PrefillStats last_prefill_;
     // Reused batch scratch (no allocation per step once grown to max_batch).
     std::vector<int32_t> positions_, seq_ids_, rows_;
 };

@@ -165,8 +165,22 @@ struct SpecStep {
 // [0, cached_tokens)) were reused, computed_tokens ran through the model.
 struct PrefixCacheEvent {
     uint64_t run = 0;
-    int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0, evicted_tokens = 0;
+    int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0;
+    int64_t evicted_tokens = 0;  // tokens of prefix-cache entries evicted for this prompt
     int64_t t_ns = 0;
+    // Where the matched span came from: "none" (nothing reused), "conversation" (the sequence's
+    // own previous turn) or "prefix_cache" (an entry kept from another conversation).
+    std::string source = "none";
+    // Why the match ended: at prompt position diverge_at the cache held diverge_cached_token
+    // where the prompt has diverge_prompt_token; -1 when nothing cached continued (a miss on
+    // new content, not a divergence).
+    int64_t diverge_at = -1;
+    int32_t diverge_prompt_token = -1, diverge_cached_token = -1;
+    std::string
+        diverge_cached_piece;  // diverge_cached_token's text (the prompt's is in RunStarted)
+    int64_t evicted_entries = 0;
+    // The prefix cache after this prompt: entries and the tokens they hold (0 when off).
+    int64_t cache_entries = 0, cache_tokens = 0;
 };
 
 struct MemoryCounters {

@@ -37,6 +37,12 @@ bool PromptCacheState::consume(const Event& event) {
     return false;
 }
 
+const PromptRequest* PromptCacheState::last_report() const {
+    for (auto it = requests_.rbegin(); it != requests_.rend(); ++it)
+        if (it->cache) return &*it;
+    return nullptr;
+}
+
 bool PromptCacheState::any_report() const {
     for (const PromptRequest& r : requests_)
         if (r.cache) return true;
@@ -94,7 +100,12 @@ QVariant PromptCacheModel::data(const QModelIndex& index, int role) const {
                 const QString piece = size_t(*d) < r.pieces.size()
                                           ? piece_label(r.pieces[size_t(*d)], 16)
                                           : QString();
-                return QStringLiteral("#%1 “%2”").arg(*d).arg(piece);
+                if (r.cache->diverge_at == *d)  // the cache held another token here
+                    return QStringLiteral("#%1 “%2” ≠ cached “%3”")
+                        .arg(*d)
+                        .arg(piece)
+                        .arg(piece_label(r.cache->diverge_cached_piece, 16));
+                return QStringLiteral("#%1 “%2” (new)").arg(*d).arg(piece);
             }
             case Evicted:
                 return rep ? QVariant(qlonglong(r.cache->evicted_tokens))

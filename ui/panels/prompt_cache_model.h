@@ -33,6 +33,7 @@ class PromptCacheState {
 
     const std::vector<PromptRequest>& requests() const { return requests_; }
     bool any_report() const;
+    const PromptRequest* last_report() const;  // the latest request with a report, or null
     // Cached over prompt tokens of every reported request so far.
     double overall_hit_rate() const;
 

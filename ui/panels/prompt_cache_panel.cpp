@@ -169,7 +169,7 @@ PromptCachePanel::PromptCachePanel(QWidget* parent)
     auto* lower = new QTabWidget(this);
     lower->addTab(table_, QStringLiteral("Requests"));
     lower->addTab(chart_, QStringLiteral("Hit rate"));
-    lower->addTab(tree_box, QStringLiteral("Cache contents (not active)"));
+    lower->addTab(tree_box, QStringLiteral("Cache contents"));
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(shown);
     split->addWidget(lower);
@@ -260,11 +260,22 @@ void PromptCachePanel::show_request(int row) {
                         : QStringLiteral(" · first diverging token <b>#%1 “%2”</b> (outlined)")
                               .arg(*d)
                               .arg(piece);
+        if (c.diverge_at == *d)
+            text += QStringLiteral(" where the cache held “%1”")
+                        .arg(piece_label(c.diverge_cached_piece, 24).toHtmlEscaped());
+        else
+            text += QStringLiteral(", past everything cached");
     } else {
         text += QStringLiteral(" · the whole prompt was reused");
     }
+    if (c.source == "prefix_cache")
+        text += QStringLiteral(" · reused from another conversation's cached prefix");
+    else if (c.source == "conversation")
+        text += QStringLiteral(" · reused from this conversation");
     if (c.evicted_tokens > 0)
-        text += QStringLiteral(" · %1 cached tokens evicted").arg(c.evicted_tokens);
+        text += QStringLiteral(" · %1 cache entries (%2 tokens) evicted")
+                    .arg(c.evicted_entries)
+                    .arg(c.evicted_tokens);
     summary_->setText(text);
 }
 
@@ -278,6 +289,14 @@ void PromptCachePanel::refresh() {
             QStringLiteral("Prompt cache not active: no prefix-cache events in these runs.\n"
                            "Cache contents (prefix tree): not active — no engine event carries "
                            "them yet."));
+    else if (const PromptRequest* last = state_.last_report();
+             last && last->cache->cache_entries > 0)
+        tree_->setText(QStringLiteral("After run %1 the prefix cache holds %2 entries, %3 tokens "
+                                      "in all (shared prefixes counted per entry).\nThe entries "
+                                      "themselves (tokens, last use) are not sent to the UI yet.")
+                           .arg(last->run)
+                           .arg(last->cache->cache_entries)
+                           .arg(last->cache->cache_tokens));
     else
         tree_->setText(
             QStringLiteral("Cache contents: not active — no engine event carries the prefix "

@@ -79,7 +79,12 @@ inline std::vector<Event> synthetic_run(uint64_t run, uint64_t conversation, Run
                                 int64_t(i) * 1000 + 950});
         text += pieces[i];
     }
-    ev.push_back(PrefixCacheEvent{run, 9, 0, 9, 0, 900});
+    PrefixCacheEvent pc;
+    pc.run = run;
+    pc.prompt_tokens = 9;
+    pc.computed_tokens = 9;
+    pc.t_ns = 900;
+    ev.push_back(pc);
     ev.push_back(MemoryCounters{run, 1000, 2000, 300, 400, 950});
     auto kv = std::make_shared<KvSnapshot>();
     kv->run = run;

@@ -88,6 +88,15 @@ TEST(PrefixCache, LongestPrefixMatchesBruteForceUnderRandomStoresAndEvictions) {
             for (const auto& e : entries) best = std::max(best, common(e, q));
             const PrefixCache::Match m = cache.lookup(q);
             ASSERT_EQ(m.tokens, best) << "round " << round;
+            // next_cached: a token some entry holds right after the match, -1 when none does.
+            bool continues = false, names_one = false;
+            for (const auto& e : entries)
+                if (common(e, q) == best && int64_t(e.size()) > best) {
+                    continues = true;
+                    names_one = names_one || e[size_t(best)] == m.next_cached;
+                }
+            ASSERT_EQ(m.next_cached >= 0, continues) << "round " << round;
+            if (continues) ASSERT_TRUE(names_one) << "round " << round;
             if (best > 0) {
                 ASSERT_GE(m.slot, 1);
                 const auto& e = entries[size_t(m.slot - 1)];
@@ -102,6 +111,7 @@ TEST(PrefixCache, LongestPrefixMatchesBruteForceUnderRandomStoresAndEvictions) {
     }
     const PrefixCache::Stats s = cache.stats();
     EXPECT_GT(s.evictions, 0);
+    EXPECT_GE(s.evicted_tokens, s.evictions);
     EXPECT_GT(s.hits, 0);
     EXPECT_LE(s.entries, 5);
 }

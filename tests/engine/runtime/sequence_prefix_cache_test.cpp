@@ -44,11 +44,25 @@ void check_cache(Model& model, const std::vector<int32_t>& a, const std::vector<
     PrefillStats st;
     seq.prefill(a, &st);
     EXPECT_EQ(st.reused_tokens, 0);
+    EXPECT_FALSE(st.from_prefix_cache);
+    EXPECT_EQ(st.diverge_at, -1);  // nothing was cached: a miss, not a divergence
     seq.prefill(b, &st);
     EXPECT_EQ(cache.stats().entries, 1);  // a, kept when b displaced it
+    EXPECT_EQ(st.reused_tokens, 0);
+    // b's first token differs from what this conversation (a) held there.
+    EXPECT_EQ(st.diverge_at, 0);
+    EXPECT_EQ(st.diverge_prompt_token, b[0]);
+    EXPECT_EQ(st.diverge_cached_token, a[0]);
     const auto l = seq.prefill(c, &st);
     EXPECT_EQ(st.reused_tokens, shared);
     EXPECT_EQ(st.computed_tokens, int64_t(c.size()) - shared);
+    // Reused from the entry a left behind, and it diverged from a exactly where c does.
+    EXPECT_TRUE(st.from_prefix_cache);
+    EXPECT_EQ(st.diverge_at, shared);
+    EXPECT_EQ(st.diverge_prompt_token, c[size_t(shared)]);
+    EXPECT_EQ(st.diverge_cached_token, a[size_t(shared)]);
+    EXPECT_EQ(st.evicted_entries, 0);
+    EXPECT_EQ(seq.last_prefill().reused_tokens, shared);
     const std::vector<float> want = fresh_logits(model, c);
     ASSERT_EQ(l.size(), want.size());
     EXPECT_EQ(std::memcmp(l.data(), want.data(), want.size() * sizeof(float)), 0)

@@ -16,6 +16,7 @@ class PromptCachePanelTest : public QObject {
     void whole_prompt_reused_and_nothing_reused();
     void hit_rate_over_requests();
     void prefix_tree_is_honestly_not_active();
+    void divergence_names_both_tokens();
     void reset_forgets_everything();
 };
 
@@ -49,7 +50,8 @@ void PromptCachePanelTest::reused_span_and_first_diverging_token() {
     PromptCacheModel* m = panel.request_model();
     QCOMPARE(m->index(0, PromptCacheModel::Reused).data().toLongLong(), 10);
     QCOMPARE(m->index(0, PromptCacheModel::Recomputed).data().toLongLong(), 4);
-    QCOMPARE(m->index(0, PromptCacheModel::Diverging).data().toString(), QStringLiteral("#10 “↵”"));
+    QCOMPARE(m->index(0, PromptCacheModel::Diverging).data().toString(),
+             QStringLiteral("#10 “↵” (new)"));
     QCOMPARE(m->index(0, PromptCacheModel::HitRate).data(Qt::UserRole).toDouble(), 10.0 / 14.0);
     QVERIFY2(panel.summary().contains(QStringLiteral("#10")), qPrintable(panel.summary()));
     QCOMPARE(panel.shown_request(), 0);
@@ -85,6 +87,35 @@ void PromptCachePanelTest::prefix_tree_is_honestly_not_active() {
     PromptCachePanel panel;
     panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 10)});
     QVERIFY(panel.tree_notice().contains(QStringLiteral("not active")));
+    // With the cache's size reported, the notice says it (and still that entries are not sent).
+    PrefixCacheEvent e = test::prefix(2, 14, 12);
+    e.cache_entries = 3;
+    e.cache_tokens = 40;
+    panel.consume({test::run_started(2, test::chat_prompt()), e});
+    QVERIFY2(panel.tree_notice().contains(QStringLiteral("holds 3 entries, 40 tokens")),
+             qPrintable(panel.tree_notice()));
+}
+
+void PromptCachePanelTest::divergence_names_both_tokens() {
+    PromptCachePanel panel;
+    PrefixCacheEvent e = test::prefix(1, 14, 5);
+    e.source = "prefix_cache";
+    e.diverge_at = 5;
+    e.diverge_cached_token = 99;
+    e.diverge_cached_piece = "Monday";
+    panel.consume({test::run_started(1, test::chat_prompt()), e});
+    QVERIFY2(panel.summary().contains(QStringLiteral("where the cache held “Monday”")),
+             qPrintable(panel.summary()));
+    QVERIFY(panel.summary().contains(QStringLiteral("another conversation")));
+    const QString cell = panel.request_model()
+                             ->data(panel.request_model()->index(0, PromptCacheModel::Diverging))
+                             .toString();
+    QVERIFY2(cell.contains(QStringLiteral("≠ cached “Monday”")), qPrintable(cell));
+    // A match that ended where nothing cached continued is new content, not a divergence.
+    PrefixCacheEvent n = test::prefix(2, 14, 5);
+    panel.consume({test::run_started(2, test::chat_prompt()), n});
+    QVERIFY2(panel.summary().contains(QStringLiteral("past everything cached")),
+             qPrintable(panel.summary()));
 }
 
 void PromptCachePanelTest::reset_forgets_everything() {
