@@ -58,8 +58,9 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     o->engine.add_to(*cmd);
     add_bench_spec_command(*cmd);
+    add_bench_cache_command(*cmd);
     cmd->callback([o, cmd] {
-        if (cmd->got_subcommand("spec")) return;
+        if (cmd->got_subcommand("spec") || cmd->got_subcommand("cache")) return;
         if (o->model.empty()) throw CLI::RequiredError("model");
         if (!o->capture.empty()) {
             if (o->capture != "compare") throw Error("--capture must be compare");

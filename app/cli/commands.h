@@ -9,12 +9,14 @@ void add_info_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
-void add_bench_spec_command(CLI::App& bench);  // `fluoro bench spec` (cmd_bench_spec.cpp)
+void add_bench_spec_command(CLI::App& bench);   // `fluoro bench spec` (cmd_bench_spec.cpp)
+void add_bench_cache_command(CLI::App& bench);  // `fluoro bench cache` (cmd_bench_cache.cpp)
 void add_ppl_command(CLI::App& app);
 void add_sessions_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_attn_command(CLI::App& app);
 void add_eval_command(CLI::App& app);   // `fluoro eval kv` (cmd_eval_kv.cpp)
 void add_serve_command(CLI::App& app);  // OpenAI-compatible HTTP server (cmd_serve.cpp)
+void add_cache_command(CLI::App& app);  // `fluoro cache advise` (cmd_cache.cpp)
 
 }  // namespace fluoro::cli
