@@ -320,12 +320,12 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
     }
     for (const auto& c : field<json>(j, "cache_events", where)) {
         const std::string w = where + ".cache_events";
-        PrefixCacheEvent e{0,
-                           field<int64_t>(c, "prompt_tokens", w),
-                           field<int64_t>(c, "cached_tokens", w),
-                           field<int64_t>(c, "computed_tokens", w),
-                           field<int64_t>(c, "evicted_tokens", w),
-                           field<int64_t>(c, "t_ns", w)};
+        PrefixCacheEvent e;
+        e.prompt_tokens = field<int64_t>(c, "prompt_tokens", w);
+        e.cached_tokens = field<int64_t>(c, "cached_tokens", w);
+        e.computed_tokens = field<int64_t>(c, "computed_tokens", w);
+        e.evicted_tokens = field<int64_t>(c, "evicted_tokens", w);
+        e.t_ns = field<int64_t>(c, "t_ns", w);
         // Added in a later version: absent in older exports.
         e.source = c.value("source", std::string("none"));
         e.diverge_at = c.value("diverge_at", int64_t(-1));

@@ -473,8 +473,13 @@ void Store::load_run_rows(RunRecord& r) {
             "ORDER BY id");
         st.bind(1, r.id);
         while (st.step()) {
-            PrefixCacheEvent c{run,         st.int64(1), st.int64(2),
-                               st.int64(3), st.int64(4), st.int64(0)};
+            PrefixCacheEvent c;
+            c.run = run;
+            c.prompt_tokens = st.int64(1);
+            c.cached_tokens = st.int64(2);
+            c.computed_tokens = st.int64(3);
+            c.evicted_tokens = st.int64(4);
+            c.t_ns = st.int64(0);
             c.source = st.text(5);
             c.diverge_at = st.int64(6);
             c.diverge_prompt_token = int32_t(st.int64(7));
