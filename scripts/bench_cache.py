@@ -252,7 +252,28 @@ def run_mode(openai, args, mode, workload, sys_prompt):
                           file=sys.stderr, flush=True)
     finally:
         server.stop()
-    return summarize(mode, slots, requests)
+    res = summarize(mode, slots, requests)
+    res["warnings"] = check_growth(requests)
+    for w in res["warnings"]:
+        print(f"bench_cache.py: warning ({mode}): {w}", file=sys.stderr)
+    return res
+
+
+def check_growth(requests):
+    """Each turn adds the reply and a tool result (>= 40 characters) to its conversation, so the
+    prompt must grow by more than the reply's tokens; if not, the server's chat template lost
+    the messages and the hit rates measure a different prompt."""
+    last, out = {}, []
+    for r in requests:
+        prev = last.get(r["conversation"])
+        if prev is not None and r["prompt_tokens"] <= prev["prompt_tokens"] + \
+                prev["completion_tokens"] + 4:
+            out.append(f"conversation {r['conversation'] + 1} turn {r['turn']}: the prompt grew "
+                       f"by {r['prompt_tokens'] - prev['prompt_tokens']} tokens after a "
+                       f"{prev['completion_tokens']}-token reply and a tool result: the template "
+                       f"dropped message contents")
+        last[r["conversation"]] = r
+    return out[:3] + ([f"... {len(out) - 3} more"] if len(out) > 3 else [])
 
 
 def one_request(client, messages, max_tokens):
@@ -353,6 +374,9 @@ def print_table(res):
                             for k, v in sorted(m["by_source"].items()))
             print(f"{'':8} reused from: {src}; prefix-cache entries evicted: "
                   f"{m['evicted_entries']}")
+    for m in res["modes"].values():
+        for w in m.get("warnings", []):
+            print(f"warning ({m['mode']}): {w}")
     r = res["ratios"]
     print()
     if "ttft_median_on_over_off" in r:

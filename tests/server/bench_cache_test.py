@@ -56,6 +56,7 @@ def main():
               f"after first {m['cached_pct_after_first']:5.1f}% TTFT median "
               f"{m['ttft_ms_median']:.1f} ms")
         assert m["requests"] == 4, m["requests"]
+        assert not m["warnings"], m["warnings"]  # every message reached the prompt
         assert all(r["prompt_tokens"] > 1000 for r in m["per_request"]), m["per_request"]
 
     assert on["cached_pct_after_first"] >= 90.0, on["cached_pct_after_first"]
