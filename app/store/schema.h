@@ -9,7 +9,8 @@
 //       + spec_events.bonus/draft_ns/verify_ns, + attention_stats per run
 //   v4  + kv_evictions per run (the KV policy's evictions: kept/evicted positions, reasons)
 //   v5  + cache_events.source/diverge_at/diverge_prompt_token/diverge_cached_token/
-//       diverge_cached_piece///       evicted_entries/cache_entries/cache_tokens (the prompt cache's per-request telemetry)
+//       diverge_cached_piece///       evicted_entries/cache_entries/cache_tokens (the prompt
+//       cache's per-request telemetry)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
