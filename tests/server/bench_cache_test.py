@@ -15,19 +15,10 @@ Usage: bench_cache_test.py FLUORO_BINARY MODEL.gguf [EXTRA BENCH FLAGS]
 Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_REQUIRE_MODELS=1.
 """
 import json
-import os
 import subprocess
 import sys
 
-SKIP = 77
-
-
-def skip_or_fail(why):
-    if os.environ.get("FLUORO_REQUIRE_MODELS") == "1":
-        print(f"FAIL: {why} (FLUORO_REQUIRE_MODELS=1)", file=sys.stderr)
-        sys.exit(1)
-    print(f"SKIP: {why}", file=sys.stderr)
-    sys.exit(SKIP)
+from server_test_support import require_model_and_openai
 
 
 def main():
@@ -35,12 +26,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     fluoro, model = sys.argv[1], sys.argv[2]
-    if not os.path.exists(model):
-        skip_or_fail(f"model {model} is missing (scripts/fetch-model.sh)")
-    try:
-        import openai  # noqa: F401
-    except ImportError:
-        skip_or_fail("the openai Python package is missing (pip install openai)")
+    require_model_and_openai(model)
 
     cmd = [fluoro, "bench", "cache", model, "--quick", "--json", "-t", "2"] + sys.argv[3:]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -13,15 +13,7 @@ import sys
 import time
 import urllib.request
 
-SKIP = 77
-
-
-def skip_or_fail(why):
-    if os.environ.get("FLUORO_REQUIRE_MODELS") == "1":
-        print(f"FAIL: {why} (FLUORO_REQUIRE_MODELS=1)", file=sys.stderr)
-        sys.exit(1)
-    print(f"SKIP: {why}", file=sys.stderr)
-    sys.exit(SKIP)
+from server_test_support import require_model_and_openai
 
 
 def free_port():
@@ -35,12 +27,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     fluoro, model = sys.argv[1], sys.argv[2]
-    if not os.path.exists(model):
-        skip_or_fail(f"model {model} is missing (scripts/fetch-model.sh)")
-    try:
-        import openai
-    except ImportError:
-        skip_or_fail("the openai Python package is missing (pip install openai)")
+    openai = require_model_and_openai(model)
 
     port = free_port()
     proc = subprocess.Popen([fluoro, "serve", model, "--port", str(port), "--api-key", "k3y",
