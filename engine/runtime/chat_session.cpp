@@ -7,9 +7,11 @@
 namespace fluoro {
 namespace {
 
-// Marks where each message's content sits in the rendered text. \x1e (record separator) cannot
-// be typed into a chat box and is checked to be absent from contents.
-constexpr char kMark = '\x1e';
+// Marks where each message's content sits in the rendered text. \x01 (start of heading) cannot
+// be typed into a chat box and is checked to be absent from contents; unlike \x1c-\x1f it is
+// not whitespace to Python's str.strip(), which the Gemma and Llama 3 renderers apply to the
+// marker (a \x1e marker was stripped away there, and every message with it).
+constexpr char kMark = '\x01';
 
 std::string content_marker(size_t i) {
     std::string m(1, kMark);  // built by appends: GCC 12 misreports `a + b + c` here (-Wrestrict)
@@ -23,41 +25,41 @@ std::string content_marker(size_t i) {
 std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
                                    const ChatRenderOptions& opt, bool add_generation_prompt) {
     const tok::Tokenizer& tk = model.tokenizer();
-    // Render once with markers in place of contents: the markup between markers is the
-    // template's own text (parsed for special tokens); contents are tokenized as plain text.
+    // Render once with markers in place of contents, then put the contents in and tokenize the
+    // whole text as llama.cpp and transformers do, except that special-token text inside a
+    // content stays text (a user typing "<|im_end|>" must not end their turn).
     std::vector<ChatMessage> marked(messages.begin(), messages.end());
     for (size_t i = 0; i < marked.size(); ++i) {
         if (marked[i].content.find(kMark) != std::string::npos)
-            throw Error("message " + std::to_string(i) + " contains the control character U+001E");
+            throw Error("message " + std::to_string(i) + " contains the control character U+0001");
         marked[i].content = content_marker(i);
     }
-    const RenderedChat rendered =
-        render_chat(model.chat_template_kind(), marked, add_generation_prompt, opt);
-    std::vector<int32_t> ids;
-    if (rendered.needs_bos(tk.vocab().add_bos())) ids.push_back(tk.vocab().bos());
-    const std::string& text = rendered.text;
+    const ChatTemplateKind kind = model.chat_template_kind();
+    const RenderedChat rendered = render_chat(kind, marked, add_generation_prompt, opt);
+    std::string text;
+    std::vector<tok::TextSpan> contents;
+    const std::string& markup = rendered.text;
     size_t pos = 0;
-    while (pos < text.size()) {
-        const size_t open = text.find(kMark, pos);
-        const size_t markup_end = open == std::string::npos ? text.size() : open;
-        if (markup_end > pos) {
-            const auto part =
-                tk.encode(std::string_view(text).substr(pos, markup_end - pos), false, true);
-            ids.insert(ids.end(), part.begin(), part.end());
-        }
+    while (pos < markup.size()) {
+        const size_t open = markup.find(kMark, pos);
+        text.append(markup, pos, open == std::string::npos ? std::string::npos : open - pos);
         if (open == std::string::npos) break;
-        const size_t close = text.find(kMark, open + 1);
-        const size_t index = std::stoul(text.substr(open + 1, close - open - 1));
+        const size_t close = markup.find(kMark, open + 1);
+        if (close == std::string::npos) throw Error("chat: a content marker was not closed");
+        const size_t index = std::stoul(markup.substr(open + 1, close - open - 1));
         // Llama 3 trims every content, Gemma all but the system text ({{ content | trim }}).
         std::string_view content = messages[index].content;
-        const ChatTemplateKind kind = model.chat_template_kind();
         if (kind == ChatTemplateKind::Llama3 ||
             (kind == ChatTemplateKind::Gemma && messages[index].role != "system"))
             content = python_strip(content);
-        const auto part = tk.encode(content, false, false);
-        ids.insert(ids.end(), part.begin(), part.end());
+        contents.push_back({text.size(), content.size()});
+        text.append(content);
         pos = close + 1;
     }
+    std::vector<int32_t> ids;
+    if (rendered.needs_bos(tk.vocab().add_bos())) ids.push_back(tk.vocab().bos());
+    const auto body = tk.encode(text, contents, false, true);
+    ids.insert(ids.end(), body.begin(), body.end());
     return ids;
 }
 

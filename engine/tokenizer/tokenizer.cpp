@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <cstdio>
+#include <optional>
 
 #include "core/error.h"
 #include "tokenizer/bpe.h"
@@ -74,22 +75,70 @@ Tokenizer::~Tokenizer() = default;
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,
                                        bool parse_special) const {
+    return encode(text, {}, add_special, parse_special);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const TextSpan> literal,
+                                       bool add_special, bool parse_special) const {
     if (const auto bad = utf8::find_invalid(text)) {
         char byte[8];
         std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[*bad]));
         throw Error("tokenizer: input is not valid UTF-8 at byte offset " + std::to_string(*bad) +
                     " (byte " + byte + ")");
     }
+    size_t prev_end = 0;
+    for (const TextSpan& r : literal) {
+        if (r.offset < prev_end || r.offset + r.length > text.size())
+            throw Error("tokenizer: literal ranges must be sorted, disjoint and inside the text");
+        prev_end = r.offset + r.length;
+    }
     std::vector<int32_t> out;
     out.reserve(text.size() / 3 + 2);
     if (add_special && vocab_.add_bos()) out.push_back(vocab_.bos());
 
-    EncodeScratch scratch(vocab_);
+    // The next special token at or after `from`, leftmost then longest as in the one-matcher
+    // case. User-defined tokens match anywhere, even across a range's edge (a content's trailing
+    // "\n" and the markup's "\n\n" make Gemma's "\n\n\n", as in a whole-text encode); the other
+    // special tokens only in the text outside the ranges, segment by segment.
     const SpecialMatcher& specials = parse_special ? all_specials_ : user_defined_;
+    size_t next_range = 0;
+    const auto find_outside = [&](size_t from) -> std::optional<SpecialMatcher::Match> {
+        while (from < text.size()) {
+            while (next_range < literal.size() &&
+                   literal[next_range].offset + literal[next_range].length <= from)
+                ++next_range;
+            if (next_range < literal.size() && literal[next_range].offset <= from) {
+                from = literal[next_range].offset + literal[next_range].length;
+                continue;
+            }
+            const size_t seg_end =
+                next_range == literal.size() ? text.size() : literal[next_range].offset;
+            if (auto hit = specials.find(text.substr(0, seg_end), from)) return hit;
+            from = seg_end;
+        }
+        return std::nullopt;
+    };
+    std::optional<SpecialMatcher::Match> user_hit;  // cached: the next user-defined match
+    bool user_done = literal.empty();               // without ranges `specials` finds them all
+    const auto find_special = [&](size_t from) -> std::optional<SpecialMatcher::Match> {
+        auto hit = find_outside(from);
+        if (user_done) return hit;
+        if (!user_hit || user_hit->pos < from) {
+            user_hit = user_defined_.find(text, from);
+            if (!user_hit) user_done = true;
+        }
+        if (!user_hit) return hit;
+        if (!hit || user_hit->pos < hit->pos ||
+            (user_hit->pos == hit->pos && user_hit->len > hit->len))
+            return user_hit;
+        return hit;
+    };
+
+    EncodeScratch scratch(vocab_);
     bool after_special = true;  // the start of the text counts as following a special token
     size_t pos = 0;
     while (pos < text.size()) {
-        const auto match = specials.find(text, pos);
+        const auto match = find_special(pos);
         const size_t end = match ? match->pos : text.size();
         if (end > pos) {
             encode_fragment(text.substr(pos, end - pos), after_special, scratch, out);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/special_matcher.h"
 #include "tokenizer/vocab.h"
 
@@ -39,6 +40,14 @@ class Tokenizer {
     // parse_special: CONTROL (and UNKNOWN) token texts in `text` become those single tokens;
     // when false they are tokenized as ordinary text. USER_DEFINED tokens always match.
     std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+    // As encode(), but inside the `literal` byte ranges (sorted, not overlapping) CONTROL token
+    // texts stay ordinary text, as if parse_special were false there: a CONTROL token matches only
+    // wholly outside the ranges, a USER_DEFINED one anywhere (also across an edge). The text
+    // between special tokens is still merged as one piece across the ranges' edges. For a rendered
+    // chat: the template's markup is parsed for special tokens, the contents a user typed are not,
+    // and the ids equal a whole-text encode() wherever the contents hold no special-token text.
+    std::vector<int32_t> encode(std::string_view text, std::span<const TextSpan> literal,
+                                bool add_special, bool parse_special) const;
 
     // The bytes token `id` stands for (Error if out of range). CONTROL and UNKNOWN tokens render
     // as their text only when render_special, otherwise as nothing. A byte token yields one

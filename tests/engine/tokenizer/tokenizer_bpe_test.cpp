@@ -99,6 +99,41 @@ TEST(TokenizerBpe, UserDefinedTokensAlwaysSplit) {
     EXPECT_EQ(t.decode(Ids{3}, false), "<tool>");  // user-defined text always renders
 }
 
+// encode() with literal ranges (a rendered chat's message contents): control-token text inside a
+// range stays text, outside it is one token; user-defined tokens match everywhere, also across a
+// range's edge; the text around the ranges merges as with a whole-text encode().
+TEST(TokenizerBpe, LiteralRangesKeepControlTokensAsText) {
+    const Tokenizer t = make({}, {});
+    const std::string text = "<|im_start|>a<|im_start|>b<|im_start|>";
+    const std::vector<TextSpan> content{{12, 13}};  // "a<|im_start|>"
+    const Ids got = t.encode(text, content, false, true);
+    Ids want{1};
+    const Ids literal = t.encode("a<|im_start|>", false, false);
+    want.insert(want.end(), literal.begin(), literal.end());
+    want.push_back(id(t, "b"));
+    want.push_back(1);
+    EXPECT_EQ(got, want);
+    // Without ranges, or with empty ones, it is the plain encode().
+    EXPECT_EQ(t.encode(text, std::vector<TextSpan>{}, false, true), t.encode(text, false, true));
+    EXPECT_EQ(t.encode(text, std::vector<TextSpan>{{12, 0}, {25, 0}}, false, true),
+              t.encode(text, false, true));
+    // A control token straddling the edge is not matched: half of it is content.
+    const Ids straddle = t.encode("<|im_start|>", std::vector<TextSpan>{{0, 3}}, false, true);
+    EXPECT_EQ(straddle, t.encode("<|im_start|>", false, false));
+    // User-defined tokens match inside and across an edge.
+    EXPECT_EQ(t.encode("x<tool>y", std::vector<TextSpan>{{0, 3}}, false, true),
+              (Ids{id(t, "x"), 3, id(t, "y")}));
+    EXPECT_EQ(t.encode("x<tool>y", std::vector<TextSpan>{{3, 5}}, false, true),
+              (Ids{id(t, "x"), 3, id(t, "y")}));
+}
+
+TEST(TokenizerBpe, LiteralRangesMustBeSortedDisjointAndInside) {
+    const Tokenizer t = make({}, {});
+    EXPECT_THROW(t.encode("abcdef", std::vector<TextSpan>{{3, 1}, {1, 1}}, false, true), Error);
+    EXPECT_THROW(t.encode("abcdef", std::vector<TextSpan>{{1, 3}, {2, 1}}, false, true), Error);
+    EXPECT_THROW(t.encode("abcdef", std::vector<TextSpan>{{4, 3}}, false, true), Error);
+}
+
 TEST(TokenizerBpe, LongestSpecialWinsAtAPosition) {
     VocabData d = bpe_data({}, {});
     d.tokens.push_back("<|im_start|>x");
