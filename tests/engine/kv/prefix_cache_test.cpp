@@ -96,7 +96,9 @@ TEST(PrefixCache, LongestPrefixMatchesBruteForceUnderRandomStoresAndEvictions) {
                     names_one = names_one || e[size_t(best)] == m.next_cached;
                 }
             ASSERT_EQ(m.next_cached >= 0, continues) << "round " << round;
-            if (continues) ASSERT_TRUE(names_one) << "round " << round;
+            if (continues) {
+                ASSERT_TRUE(names_one) << "round " << round;
+            }
             if (best > 0) {
                 ASSERT_GE(m.slot, 1);
                 const auto& e = entries[size_t(m.slot - 1)];

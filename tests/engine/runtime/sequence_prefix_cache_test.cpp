@@ -53,7 +53,10 @@ void check_cache(Model& model, const std::vector<int32_t>& a, const std::vector<
     EXPECT_EQ(st.diverge_at, 0);
     EXPECT_EQ(st.diverge_prompt_token, b[0]);
     EXPECT_EQ(st.diverge_cached_token, a[0]);
-    const auto l = seq.prefill(c, &st);
+    // Copied: the returned span is the model's logits buffer, which the reference runs below
+    // overwrite (comparing the span would compare the reference with itself).
+    const auto ls = seq.prefill(c, &st);
+    const std::vector<float> l(ls.begin(), ls.end());
     EXPECT_EQ(st.reused_tokens, shared);
     EXPECT_EQ(st.computed_tokens, int64_t(c.size()) - shared);
     // Reused from the entry a left behind, and it diverged from a exactly where c does.
@@ -68,7 +71,8 @@ void check_cache(Model& model, const std::vector<int32_t>& a, const std::vector<
     EXPECT_EQ(std::memcmp(l.data(), want.data(), want.size() * sizeof(float)), 0)
         << "logits after a cache hit differ from a fresh prefill";
     // And decoding on from there matches too.
-    const auto d = seq.decode(c.front());
+    const auto ds = seq.decode(c.front());
+    const std::vector<float> d(ds.begin(), ds.end());
     auto kv2 = model.create_kv(512, 1, KvType::F16);
     Sequence ref(model, *kv2, 0);
     ref.prefill(c);
