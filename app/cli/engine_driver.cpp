@@ -61,13 +61,17 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.kv_type = s.kv_type;
     ms.attention = s.attention;
     ms.prefix_cache_slots = s.prefix_cache_slots;
+    ms.prefix_cache_file = s.prefix_cache_file;
     ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
     cs.speculative = opt_.spec.parsed();
     cs.kv_policy = opt_.kv.parsed();
     engine_.submit(cs);
     engine_.submit_blocking(LoadModel{opt_.model, ms});
     for (auto& e : engine_.events().drain()) {
-        if (const auto* m = std::get_if<ModelLoaded>(&e)) model_ = *m;
+        if (const auto* m = std::get_if<ModelLoaded>(&e)) {
+            model_ = *m;
+            if (!m->prefix_cache_note.empty()) std::cerr << m->prefix_cache_note << '\n';
+        }
         forward(e);
     }
     // The engine falls back to the full policy when the asked one does not fit the context
@@ -106,7 +110,8 @@ RunFinished EngineDriver::run(Command c) {
             if (writer_) writer_->flush();
         } else if (const auto* err = std::get_if<ErrorEvent>(&*ev)) {
             std::cerr << "error: " << err->message << '\n';
-            if (err->run == 0) {  // the command failed before any run started
+            // A prefix cache save failing after the previous run is not this command's failure.
+            if (err->run == 0 && err->command != "save_prefix_cache") {  // failed before a run
                 RunFinished f;
                 f.stop = "error";
                 f.error = err->message;

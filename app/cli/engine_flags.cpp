@@ -21,6 +21,10 @@ void EngineFlags::add_to(CLI::App& cmd) {
                    "Prompt prefixes kept for reuse across conversations (0: off)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t(0), int64_t(64)));
+    cmd.add_option("--prefix-cache-file", engine.prefix_cache_file,
+                   "Keep the prefix cache in this file across restarts: restored at start when it "
+                   "was made with this model file (SHA-256), KV type and backend; saved after "
+                   "runs (at most every 30 s) and at exit. Needs --prefix-cache > 0");
 }
 
 app::EngineSettings EngineFlags::settings() const {

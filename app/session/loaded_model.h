@@ -20,7 +20,8 @@ struct EngineSettings {
     int64_t logit_rows = 1;  // logits rows one step may return
     KvType kv_type = KvType::F16;
     AttentionImpl attention = kDefaultAttentionImpl;
-    int64_t prefix_cache_slots = 0;  // ModelSettings::prefix_cache_slots
+    int64_t prefix_cache_slots = 0;           // ModelSettings::prefix_cache_slots
+    std::filesystem::path prefix_cache_file;  // ModelSettings::prefix_cache_file (empty: none)
 };
 
 struct LoadedModel {

@@ -4,7 +4,7 @@
 
 #include "common/version.h"
 #include "store/iso_time.h"
-#include "store/sha256.h"
+#include "core/sha256.h"
 
 namespace fluoro::app {
 namespace {

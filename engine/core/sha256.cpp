@@ -1,4 +1,4 @@
-#include "store/sha256.h"
+#include "core/sha256.h"
 
 #include <cstring>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace fluoro::app {
+namespace fluoro {
 namespace {
 
 constexpr std::array<uint32_t, 64> kK = {
@@ -118,4 +118,4 @@ std::string sha256_file(const std::filesystem::path& path) {
     return Sha256::hex(h.finish());
 }
 
-}  // namespace fluoro::app
+}  // namespace fluoro

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-namespace fluoro::app {
+namespace fluoro {
 
 class Sha256 {
   public:
@@ -28,4 +28,4 @@ class Sha256 {
 // Lowercase hex digest of a file's contents; throws fluoro::Error when it cannot be read.
 std::string sha256_file(const std::filesystem::path& path);
 
-}  // namespace fluoro::app
+}  // namespace fluoro

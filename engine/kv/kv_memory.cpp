@@ -15,6 +15,12 @@ class HostKvMemory final : public KvMemory {
     void move(std::byte* dst, const std::byte* src, size_t bytes) override {
         std::memmove(dst, src, bytes);
     }
+    void to_host(void* dst, const std::byte* src, size_t bytes) override {
+        if (bytes > 0) std::memcpy(dst, src, bytes);
+    }
+    void from_host(std::byte* dst, const void* src, size_t bytes) override {
+        if (bytes > 0) std::memcpy(dst, src, bytes);
+    }
 };
 
 }  // namespace

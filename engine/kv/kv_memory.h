@@ -23,6 +23,10 @@ class KvMemory {
     virtual void release(std::byte* p) noexcept = 0;
     // memmove semantics: the ranges may overlap.
     virtual void move(std::byte* dst, const std::byte* src, size_t bytes) = 0;
+    // Copies between the memory and the host (saving and restoring cached prefixes); synchronous:
+    // on return the bytes are in place.
+    virtual void to_host(void* dst, const std::byte* src, size_t bytes) = 0;
+    virtual void from_host(std::byte* dst, const void* src, size_t bytes) = 0;
 };
 
 // Plain host memory (operator new / memmove).

@@ -57,10 +57,17 @@ int64_t PrefixCache::any_slot(const Node* n) const {
 
 PrefixCache::Match PrefixCache::lookup(std::span<const int32_t> tokens) {
     ++stats_.lookups;
+    const Match m = peek(tokens);
+    if (m.tokens > 0) {
+        ++stats_.hits;
+        stats_.hit_tokens += m.tokens;
+    }
+    return m;
+}
+
+PrefixCache::Match PrefixCache::peek(std::span<const int32_t> tokens) const {
     const auto [matched, node, next] = walk(tokens);
     if (matched == 0) return {-1, 0, next};
-    ++stats_.hits;
-    stats_.hit_tokens += matched;
     return {any_slot(node), matched, next};
 }
 
@@ -212,6 +219,16 @@ std::vector<std::vector<int32_t>> PrefixCache::entries() const {
     std::vector<std::vector<int32_t>> out;
     for (const Entry& e : entries_) out.push_back(e.live ? e.tokens : std::vector<int32_t>{});
     return out;
+}
+
+std::vector<int64_t> PrefixCache::slots_by_recency() const {
+    std::vector<int64_t> slots;
+    for (int64_t s = 0; s < n_; ++s)
+        if (entries_[size_t(s)].live) slots.push_back(first_ + s);
+    std::sort(slots.begin(), slots.end(), [&](int64_t a, int64_t b) {
+        return entries_[size_t(a - first_)].used < entries_[size_t(b - first_)].used;
+    });
+    return slots;
 }
 
 void PrefixCache::check_invariants() const {

@@ -40,6 +40,8 @@ class PrefixCache {
     };
     // The longest prefix of `tokens` that an entry holds. Counts a lookup (and a hit).
     Match lookup(std::span<const int32_t> tokens);
+    // The same without counting it (restoring a saved cache is not a request).
+    Match peek(std::span<const int32_t> tokens) const;
     // Sequence dst becomes the first m.tokens slots of entry m.slot (shared blocks).
     void restore(const Match& m, int64_t dst);
     // Caches the first tokens.size() slots of sequence src (which holds those tokens). Nothing
@@ -63,6 +65,11 @@ class PrefixCache {
     Stats stats() const;
     // Each entry's tokens, by slot (empty for free slots): tests and the UI.
     std::vector<std::vector<int32_t>> entries() const;
+    // The slots holding entries, least recently used first (the order to save them in, so a
+    // restore keeps their recency).
+    std::vector<int64_t> slots_by_recency() const;
+    PagedKvCache& kv() const { return kv_; }
+    int64_t first_slot() const { return first_; }  // entries()[i] is slot first_slot() + i
     // Tree and cache agree: every entry reachable by its tokens, every leaf an entry, no
     // unlabelled inner node with a single child, entry slots as long as their tokens, free slots
     // empty. Throws Error naming the first violation.

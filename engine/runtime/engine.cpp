@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "runtime/chat_session.h"
 #include "runtime/generate.h"
+#include "runtime/prefix_cache_persistence.h"
 #include "runtime/sequence.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
@@ -77,7 +78,8 @@ struct Engine::State {
     std::unique_ptr<ProfilingBackend> profiling;
     std::unique_ptr<Model> model;
     std::unique_ptr<KvCache> kv;
-    std::unique_ptr<PrefixCache> prefix_cache;  // over kv's sequences 1..
+    std::unique_ptr<PrefixCache> prefix_cache;           // over kv's sequences 1..
+    std::unique_ptr<PrefixCachePersistence> cache_file;  // when ModelSettings asks for one
     std::unique_ptr<Sequence> seq;
     std::unique_ptr<Sampler> sampler;
     ChatRenderOptions render;
@@ -150,6 +152,7 @@ struct Engine::State {
         drop_drafter();
         sampler.reset();
         seq.reset();
+        cache_file.reset();
         prefix_cache.reset();
         kv.reset();
         model.reset();
@@ -219,7 +222,18 @@ int64_t Engine::engine_ns() const {
 
 void Engine::rt_loop() {
     while (auto q = queue_.wait_pop()) rt_run(*q);
+    rt_save_prefix_cache(true);
     state_->drop_model();
+}
+
+void Engine::rt_save_prefix_cache(bool force) {
+    State& s = *state_;
+    if (!s.cache_file || !s.prefix_cache || !s.seq) return;
+    try {
+        s.cache_file->save_if_due(*s.prefix_cache, s.seq->prefix_cacheable(), 0, force);
+    } catch (const std::exception& e) {
+        emit(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
+    }
 }
 
 void Engine::rt_run(const QueuedCommand& q) {
@@ -277,11 +291,13 @@ void Engine::rt_load(const LoadModel& c) {
     std::unique_ptr<Backend> backend = opt_.backend_factory
                                            ? opt_.backend_factory(ms.backend, ms.threads)
                                            : make_cpu_only_backend(ms.backend, ms.threads);
+    rt_save_prefix_cache(true);
     s.drop_model();
     if (s.conversation != 0) {
         s.conversation = 0;
         s.messages.clear();
     }
+    PrefixCachePersistence::Restored restored;
     try {
         s.backend = std::move(backend);
         s.backend->set_attention_impl(ms.attention);
@@ -303,10 +319,20 @@ void Engine::rt_load(const LoadModel& c) {
             s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
         }
         s.seq = std::make_unique<Sequence>(*s.model, *s.kv, 0);
+        if (!ms.prefix_cache_file.empty() && ms.prefix_cache_slots <= 0)
+            throw Error("a prefix cache file needs prefix cache slots (there are none)");
         if (auto* paged = dynamic_cast<PagedKvCache*>(s.kv.get());
             paged != nullptr && ms.prefix_cache_slots > 0) {
             s.prefix_cache = std::make_unique<PrefixCache>(*paged, 1, ms.prefix_cache_slots);
             s.seq->set_prefix_cache(s.prefix_cache.get());
+            if (!ms.prefix_cache_file.empty()) {
+                s.cache_file = std::make_unique<PrefixCachePersistence>(
+                    ms.prefix_cache_file,
+                    prefix_cache_key(*s.model, c.path, ms.model_sha256, ms.kv_type,
+                                     s.backend->name()),
+                    std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
+                restored = s.cache_file->restore(*s.prefix_cache, 0);
+            }
         }
         if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
             // A policy chosen for another model or context must not block the load.
@@ -334,10 +360,14 @@ void Engine::rt_load(const LoadModel& c) {
     ev.threads = s.backend->threads();
     ev.ctx = s.ctx;
     ev.weights_bytes = s.profiling->weights_bytes();
+    ev.prefix_cache_note = restored.note;
+    ev.prefix_cache_restored_entries = restored.stats.entries;
+    ev.prefix_cache_restored_tokens = restored.stats.tokens;
     emit(std::move(ev));
 }
 
 void Engine::rt_unload() {
+    rt_save_prefix_cache(true);
     state_->drop_model();
     state_->conversation = 0;
     state_->messages.clear();
@@ -783,6 +813,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         history.push_back({"assistant", r.text});
         s.messages = std::move(history);
         emit(std::move(fin));
+        rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
         if (!announced) emit(rs);  // failed before it was announced (e.g. tokenizing)
         emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns()});

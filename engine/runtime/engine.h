@@ -69,6 +69,9 @@ class Engine {
     void rt_execute(const Command& c);
     void rt_load(const LoadModel& c);
     void rt_unload();
+    // Saves the persisted prefix cache when due (force: whenever it changed); a failure is an
+    // ErrorEvent, never the command's.
+    void rt_save_prefix_cache(bool force);
     void rt_new_conversation(std::string system_prompt);
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);

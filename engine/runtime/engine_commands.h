@@ -30,6 +30,15 @@ struct ModelSettings {
     // Prompt prefixes kept across conversations (kv/prefix_cache.h): that many extra KV
     // sequences, the pool sized for twice the context. 0: only the live conversation's prefix.
     int64_t prefix_cache_slots = 0;
+    // Where the prefix cache persists across restarts (runtime/prefix_cache_persistence.h);
+    // empty: it does not. Needs prefix_cache_slots > 0. Restored after the load when the file's
+    // key matches; saved after a run that changed the cache, at most every
+    // prefix_cache_save_interval_ms, and when the model unloads.
+    std::filesystem::path prefix_cache_file;
+    int64_t prefix_cache_save_interval_ms = 30000;
+    // The model file's SHA-256 when the caller has it (the app's store caches it); computed from
+    // the file at load otherwise (only when prefix_cache_file is set).
+    std::string model_sha256;
 };
 
 // Replaces the loaded model (if any); the conversation starts afresh.

@@ -71,9 +71,8 @@ size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse,
     const PrefixCache::Stats before = prefix_cache_->stats();
     // The conversation this sequence moves away from stays available (as far as its K/V is
     // written: the last sampled token may not be).
-    const auto held = std::min<size_t>(history_.size(), size_t(kv_.length(seq_)));
-    if (reuse < history_.size() && tokens_.size() == history_.size() && held > 0)
-        prefix_cache_->store(std::span<const int32_t>(history_).first(held), seq_);
+    if (const auto held = prefix_cacheable(); reuse < history_.size() && !held.empty())
+        prefix_cache_->store(held, seq_);
     // The last prompt token is always computed: its logits are the result.
     const PrefixCache::Match m = prefix_cache_->lookup(prompt.first(prompt.size() - 1));
     if (m.tokens > int64_t(reuse)) {
@@ -95,6 +94,12 @@ size_t Sequence::use_prefix_cache(std::span<const int32_t> prompt, size_t reuse,
     info.evicted_entries = after.evictions - before.evictions;
     info.evicted_tokens = after.evicted_tokens - before.evicted_tokens;
     return reuse;
+}
+
+std::span<const int32_t> Sequence::prefix_cacheable() const {
+    if (tokens_.size() != history_.size()) return {};
+    const auto held = std::min<size_t>(history_.size(), size_t(kv_.length(seq_)));
+    return std::span<const int32_t>(history_).first(held);
 }
 
 void Sequence::reset() {

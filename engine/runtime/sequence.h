@@ -67,6 +67,9 @@ class Sequence {
     // The tokens whose K/V the cache holds, by slot, and each one's position in tokens().
     const std::vector<int32_t>& cached_tokens() const { return tokens_; }
     const std::vector<int64_t>& slot_positions() const { return slot_pos_; }
+    // The leading conversation tokens whose K/V sits at slots 0.. (what a prefix cache may
+    // keep): empty after an eviction policy dropped tokens.
+    std::span<const int32_t> prefix_cacheable() const;
     int64_t context_size() const;
     // Tokens that can still be appended: unbounded (INT32_MAX) under an evicting policy.
     int64_t remaining() const;

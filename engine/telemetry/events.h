@@ -218,6 +218,10 @@ struct ModelLoaded {
     int threads = 0;
     int64_t ctx = 0;
     int64_t weights_bytes = 0;
+    // The persisted prefix cache (ModelSettings::prefix_cache_file): what was restored, or why
+    // the file was ignored; empty when none is configured or no file exists yet.
+    std::string prefix_cache_note;
+    int64_t prefix_cache_restored_entries = 0, prefix_cache_restored_tokens = 0;
 };
 struct ModelUnloaded {};
 struct ConversationStarted {

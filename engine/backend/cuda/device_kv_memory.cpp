@@ -50,6 +50,17 @@ class DeviceKvMemory final : public KvMemory {
         FLUORO_CUDA_CHECK(cudaMemcpyAsync(dst, staging_, bytes, cudaMemcpyDeviceToDevice, stream_));
     }
 
+    void to_host(void* dst, const std::byte* src, size_t bytes) override {
+        if (bytes == 0) return;
+        FLUORO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+        FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+    void from_host(std::byte* dst, const void* src, size_t bytes) override {
+        if (bytes == 0) return;
+        FLUORO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+        FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream_));  // src may go away on return
+    }
+
   private:
     cudaStream_t stream_;
     std::byte* staging_ = nullptr;

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/sha256.h"
+#include "core/sha256.h"
 #include "store_test_util.h"
 
 namespace fluoro::app {

@@ -1,0 +1,157 @@
+// The engine's persisted prefix cache (ModelSettings::prefix_cache_file) across engine lifetimes,
+// on a small seeded model: saved at unload and at shutdown, restored by the next engine so a
+// request on the same system prompt is served from it; a corrupt file or one made with another KV
+// type is reported in ModelLoaded and ignored, and the engine works on with an empty cache.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "engine/runtime/engine_test_events.h"
+#include "gguf/test_model.h"
+#include "runtime/engine.h"
+#include "test_temp.h"
+
+namespace fluoro {
+namespace {
+
+using test::all_of;
+using test::next_run;
+
+const std::string kSystem =
+    "You are a careful assistant for a hardware store. Tools: find(sku), stock(sku), "
+    "price(sku). Always answer with the tool you would call first.";
+
+std::filesystem::path small_model() {
+    const auto path = test::unique_temp_path("engine_pc_file.gguf");
+    if (!std::filesystem::exists(path)) {
+        gguf::TestModelSpec spec;
+        spec.n_ctx = 1024;
+        spec.n_embd = 128;  // head rows of 32: a q8_0 KV cache works too
+        gguf::write_test_model(path, spec);
+    }
+    return path;
+}
+
+LoadModel load(const std::filesystem::path& cache_file, KvType kv = KvType::F16) {
+    LoadModel c{small_model(), {}};
+    c.settings.threads = 1;
+    c.settings.ctx = 1024;
+    c.settings.kv_type = kv;
+    c.settings.prefix_cache_slots = 4;
+    c.settings.prefix_cache_file = cache_file;
+    return c;
+}
+
+ModelLoaded loaded(Engine& e) {
+    const auto ev = all_of<ModelLoaded>(e.events().drain());
+    EXPECT_EQ(ev.size(), 1u);
+    return ev.empty() ? ModelLoaded{} : ev.front();
+}
+
+PrefixCacheEvent ask(Engine& e, const std::string& system, const std::string& user) {
+    Complete c{{{"system", system}, {"user", user}}};
+    SamplingParams p;
+    p.temperature = 0;
+    c.sampling = p;
+    c.max_tokens = 2;
+    e.submit(c);
+    const auto events = next_run(e);
+    const auto pc = all_of<PrefixCacheEvent>(events);
+    EXPECT_EQ(pc.size(), 1u);
+    EXPECT_EQ(std::get<RunFinished>(events.back()).stop, "max_tokens");
+    return pc.empty() ? PrefixCacheEvent{} : pc.front();
+}
+
+TEST(EnginePrefixCacheFile, SurvivesARestartAndServesTheSystemPrompt) {
+    const auto file = test::unique_temp_path("engine_restart.fpc");
+    std::filesystem::remove(file);
+    int64_t system_tokens = 0;
+    {
+        Engine e;
+        e.submit_blocking(load(file));
+        EXPECT_EQ(loaded(e).prefix_cache_note, "");  // no file yet
+        EXPECT_EQ(ask(e, kSystem, "Do you have 6 mm screws?").source, "none");
+        // The second request shares the system prompt with the first.
+        const PrefixCacheEvent second = ask(e, kSystem, "What does a hammer cost?");
+        system_tokens = second.cached_tokens;
+        ASSERT_GT(system_tokens, 20);
+        e.submit_blocking(UnloadModel{});  // saves
+    }
+    ASSERT_TRUE(std::filesystem::exists(file));
+    {
+        Engine e;
+        e.submit_blocking(load(file));
+        const ModelLoaded ml = loaded(e);
+        EXPECT_NE(ml.prefix_cache_note.find("restored"), std::string::npos) << ml.prefix_cache_note;
+        EXPECT_GE(ml.prefix_cache_restored_entries, 1);
+        const PrefixCacheEvent first = ask(e, kSystem, "Is the paint in stock?");
+        EXPECT_EQ(first.source, "prefix_cache");
+        EXPECT_GE(first.cached_tokens, system_tokens);
+        // No unload: the engine's shutdown saves this conversation too.
+    }
+    {
+        Engine e;
+        e.submit_blocking(load(file));
+        EXPECT_GE(loaded(e).prefix_cache_restored_entries, 2);
+    }
+}
+
+TEST(EnginePrefixCacheFile, ACorruptOrForeignFileIsReportedAndIgnored) {
+    const auto file = test::unique_temp_path("engine_corrupt.fpc");
+    std::filesystem::remove(file);
+    {
+        Engine e;
+        e.submit_blocking(load(file));
+        ask(e, kSystem, "Do you have 6 mm screws?");
+    }  // saved at shutdown
+    ASSERT_TRUE(std::filesystem::exists(file));
+    {  // another KV type: foreign
+        Engine e;
+        e.submit_blocking(load(file, KvType::Q8_0));
+        const ModelLoaded ml = loaded(e);
+        EXPECT_NE(ml.prefix_cache_note.find("kv_type is f16, here q8_0"), std::string::npos)
+            << ml.prefix_cache_note;
+        EXPECT_EQ(ml.prefix_cache_restored_entries, 0);
+        EXPECT_EQ(ask(e, kSystem, "What does a hammer cost?").source, "none");
+        e.submit_blocking(UnloadModel{});  // saves a q8_0 cache over it
+    }
+    {  // flip one byte in the middle of the (q8_0) file
+        std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(0, std::ios::end);
+        const auto size = f.tellg();
+        f.seekp(size / 2);
+        char c = 0;
+        f.seekg(size / 2);
+        f.get(c);
+        f.seekp(size / 2);
+        f.put(char(c ^ 0x5a));
+    }
+    {
+        Engine e;
+        e.submit_blocking(load(file, KvType::Q8_0));
+        const ModelLoaded ml = loaded(e);
+        EXPECT_NE(ml.prefix_cache_note.find("checksum mismatch"), std::string::npos)
+            << ml.prefix_cache_note;
+        EXPECT_NE(ml.prefix_cache_note.find(file.string()), std::string::npos);
+        EXPECT_EQ(ml.prefix_cache_restored_entries, 0);
+        // The engine works on, and the next save replaces the bad file with a good one.
+        EXPECT_EQ(ask(e, kSystem, "Is the paint in stock?").source, "none");
+    }
+    {
+        Engine e;
+        e.submit_blocking(load(file, KvType::Q8_0));
+        EXPECT_GE(loaded(e).prefix_cache_restored_entries, 1);
+    }
+}
+
+TEST(EnginePrefixCacheFile, AFileWithoutCacheSlotsIsAnError) {
+    Engine e;
+    LoadModel c = load(test::unique_temp_path("no_slots.fpc"));
+    c.settings.prefix_cache_slots = 0;
+    EXPECT_THROW(e.submit_blocking(c), Error);
+}
+
+}  // namespace
+}  // namespace fluoro
