@@ -5,7 +5,11 @@
 #include <QLabel>
 #include <QMenu>
 #include <QSettings>
+#include <QStatusBar>
 
+#include "backend/backend_kind.h"
+#include "core/error.h"
+#include "store/data_dir.h"
 #include "workbench/chat_view.h"
 #include "workbench/context_gauge.h"
 #include "workbench/engine_bridge.h"
@@ -33,7 +37,17 @@ void MainWindow::open_model(const QString& path) {
     show_error({});
     model_label_->setText(tr("loading %1…").arg(QFileInfo(path).fileName()));
     card_->show_model(pending_model_.toStdString());
-    bridge_->load_model(pending_model_.toStdString(), settings_->model_settings());
+    ModelSettings ms = settings_->model_settings();
+    if (settings_->keep_prefix_cache()) {
+        try {
+            ms.prefix_cache_file =
+                app::prefix_cache_file_for(pending_model_.toStdString(), kv_type_name(ms.kv_type),
+                                           backend_kind_name(ms.backend));
+        } catch (const Error& e) {  // no usable HOME: the cache still works, just not on disk
+            show_error(QString::fromStdString(e.what()));
+        }
+    }
+    bridge_->load_model(pending_model_.toStdString(), ms);
     update_actions();
 }
 
@@ -56,6 +70,10 @@ void MainWindow::on_model_changed() {
         chat_->set_placeholder(tr("%1 is ready. Type a message below and press Ctrl+Return.")
                                    .arg(QString::fromStdString(m->name)));
         if (chat_->messages().empty()) gauge_->set_fill(0, m->ctx);
+        // What became of the persisted prefix cache: restored, or why its file was ignored.
+        model_label_->setToolTip(QString::fromStdString(m->prefix_cache_note));
+        if (!m->prefix_cache_note.empty())
+            statusBar()->showMessage(QString::fromStdString(m->prefix_cache_note), 15000);
     } else {
         model_label_->setText(tr("no model"));
         chat_->set_placeholder(tr("Open a model (Ctrl+O) to start chatting."));

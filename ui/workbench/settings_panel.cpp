@@ -38,14 +38,6 @@ QSpinBox* ispin(QWidget* p, int lo, int hi, int v) {
     return s;
 }
 
-// A control for a feature that is not there yet: visible, disabled, saying when it comes.
-template <class W>
-W* later(W* w, int issue) {
-    w->setEnabled(false);
-    w->setToolTip(QObject::tr("arrives with issue %1").arg(issue));
-    return w;
-}
-
 }  // namespace
 
 SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
@@ -134,6 +126,24 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     m->addRow(tr("Threads"), threads_);
     m->addRow(tr("Context"), ctx_);
     m->addRow(tr("KV type"), kv_type_);
+    prefix_slots_ = ispin(model, 0, 64, st.value("model/prefix_cache_slots", 8).toInt());
+    prefix_slots_->setObjectName("prefix_cache_slots");
+    prefix_slots_->setSpecialValueText(tr("off"));
+    prefix_slots_->setSuffix(tr(" conversations"));
+    prefix_slots_->setToolTip(
+        tr("Prompt prefixes kept for reuse across conversations (a radix tree over token ids; "
+           "KV blocks shared, not copied). The KV pool doubles to hold them."));
+    keep_prefix_cache_ = new QCheckBox(tr("keep across restarts"), model);
+    keep_prefix_cache_->setObjectName("keep_prefix_cache");
+    keep_prefix_cache_->setChecked(st.value("model/keep_prefix_cache", false).toBool());
+    keep_prefix_cache_->setToolTip(
+        tr("Save the prefix cache to a file per model (under ~/.cache/fluoroscope) and restore "
+           "it when the same model file and settings load again"));
+    const auto sync_prefix = [this] { keep_prefix_cache_->setEnabled(prefix_slots_->value() > 0); };
+    connect(prefix_slots_, &QSpinBox::valueChanged, this, sync_prefix);
+    sync_prefix();
+    m->addRow(tr("Prefix cache"), prefix_slots_);
+    m->addRow(QString(), keep_prefix_cache_);
     auto* reload = new QPushButton(tr("Reload model"), model);
     reload->setObjectName("reload_model");
     m->addRow(reload);
@@ -141,11 +151,6 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
 
     lay->addWidget(make_kv_policy_group());
 
-    auto* soon = new QGroupBox(tr("Not active yet"), this);
-    auto* s = new QFormLayout(soon);
-    auto* prefix = later(new QCheckBox(tr("reuse KV across conversations"), soon), 9);
-    s->addRow(tr("Prefix cache"), prefix);
-    lay->addWidget(soon);
     lay->addStretch(1);
 
     connect(apply, &QPushButton::clicked, this, [this] {
@@ -191,7 +196,12 @@ ModelSettings SettingsPanel::model_settings() const {
     s.ctx = ctx_->value();
     s.kv_type = parse_kv_type(kv_type_->currentText().toStdString()).value_or(KvType::F16);
     s.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
+    s.prefix_cache_slots = prefix_slots_->value();
     return s;
+}
+
+bool SettingsPanel::keep_prefix_cache() const {
+    return prefix_slots_->value() > 0 && keep_prefix_cache_->isChecked();
 }
 
 void SettingsPanel::save() const {
@@ -209,6 +219,8 @@ void SettingsPanel::save() const {
     st.setValue("model/ctx", ctx_->value());
     st.setValue("model/kv_type", kv_type_->currentText());
     st.setValue("model/attention", attention_->currentIndex());
+    st.setValue("model/prefix_cache_slots", prefix_slots_->value());
+    st.setValue("model/keep_prefix_cache", keep_prefix_cache_->isChecked());
     st.setValue("spec/mode", spec_mode_->currentIndex());
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());

@@ -1,8 +1,7 @@
 // The settings panel. Sampling, max tokens, the system prompt and speculative decoding apply
 // through ChangeSettings (from the next run), the attention kernel and the KV cache policy too (at
-// once); backend, threads, context and KV type through LoadModel (the model is reloaded). Features
-// whose engine work lands in later issues are shown, disabled, with a tooltip naming the issue —
-// the panel never pretends they work. Values are remembered in QSettings.
+// once); backend, threads, context, KV type and the prefix cache through LoadModel (the model is
+// reloaded). Values are remembered in QSettings.
 #pragma once
 
 #include <QWidget>
@@ -14,6 +13,7 @@ class QSpinBox;
 class QComboBox;
 class QPlainTextEdit;
 class QLineEdit;
+class QCheckBox;
 class QSettings;
 
 namespace fluoro::ui {
@@ -25,6 +25,9 @@ class SettingsPanel : public QWidget {
 
     ChangeSettings change_settings() const;
     ModelSettings model_settings() const;
+    // Whether the prefix cache persists across restarts (its file depends on the model: the
+    // window fills ModelSettings::prefix_cache_file when it loads one).
+    bool keep_prefix_cache() const;
     // The KV cache policy as set (settings_panel_kv.cpp).
     KvPolicyConfig kv_policy() const;
 
@@ -41,7 +44,8 @@ class SettingsPanel : public QWidget {
     QSpinBox *top_k_, *seed_, *max_tokens_, *threads_, *ctx_;
     QComboBox *backend_, *kv_type_, *attention_, *spec_mode_;
     QLineEdit* draft_model_;
-    QSpinBox *max_draft_, *exit_layer_;
+    QSpinBox *max_draft_, *exit_layer_, *prefix_slots_;
+    QCheckBox* keep_prefix_cache_;
     QPlainTextEdit* system_prompt_;
     QComboBox* kv_policy_ = nullptr;
     QSpinBox *kv_budget_ = nullptr, *kv_sinks_ = nullptr, *kv_recent_ = nullptr;

@@ -210,5 +210,21 @@ TEST(SessionSchema, DefaultPathFollowsXdg) {
         unsetenv("XDG_DATA_HOME");
 }
 
+TEST(SessionSchema, PrefixCacheFileFollowsXdgCacheHome) {
+    const char* old_xdg = std::getenv("XDG_CACHE_HOME");
+    const std::string saved = old_xdg ? old_xdg : "";
+    setenv("XDG_CACHE_HOME", "/tmp/xdg-cache", 1);
+    EXPECT_EQ(prefix_cache_file_for("/models/SmolLM2.Q4_1.gguf", "f16", "cpu"),
+              "/tmp/xdg-cache/fluoroscope/prefix-cache/SmolLM2.Q4_1.f16.cpu.fpc");
+    setenv("XDG_CACHE_HOME", "relative/ignored", 1);
+    EXPECT_EQ(prefix_cache_file_for("m.gguf", "q8_0", "cuda"),
+              std::filesystem::path(std::getenv("HOME")) /
+                  ".cache/fluoroscope/prefix-cache/m.q8_0.cuda.fpc");
+    if (old_xdg)
+        setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+}
+
 }  // namespace
 }  // namespace fluoro::app
