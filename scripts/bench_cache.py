@@ -21,6 +21,12 @@ http://HOST:PORT/v1" line) and runs the same workload:
   breaker  as `on`, but the system prompt starts with a request id and a timestamp that change
            every request, so no two prompts share more than the template's first tokens: the
            hit rate collapses, as it should.
+  restart  the cache across a restart (--prefix-cache-file): a server runs turn 1 of every
+           conversation and is stopped (SIGTERM; it saves the file at exit), then a new server
+           process restores the file and runs the same turn-1 requests again. Reports the first
+           request's TTFT on the cold server and on the restored one, the cached share after the
+           restart, the file's size, both servers' start-up times (the restored one hashes the
+           model file and reads the cache) and the restore line the server printed.
 The context is -c 8192 by default: the server's KV pool is twice the context (the live sequence
 and as much again for the cache), and at the default 4096 the 20 conversations' cached tails no
 longer fit beside the room kept free for the live sequence, so entries are evicted.
@@ -37,8 +43,10 @@ import json
 import random
 import re
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -184,6 +192,8 @@ class Server:
         self.ready = threading.Event()
         cmd = [fluoro, "serve", model, "--port", "0"] + extra
         self.cmd = cmd
+        self.t0 = time.perf_counter()
+        self.start_ms = None  # launch to the "serving" line
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, daemon=True).start()
@@ -193,6 +203,7 @@ class Server:
             self.log.append(line)
             m = re.search(r"serving .* on http://[^:]+:(\d+)/v1", line)
             if m and self.port is None:
+                self.start_ms = 1000 * (time.perf_counter() - self.t0)
                 self.port = int(m.group(1))
                 self.ready.set()
         self.ready.set()  # exited
@@ -257,6 +268,64 @@ def run_mode(openai, args, mode, workload, sys_prompt):
     for w in res["warnings"]:
         print(f"bench_cache.py: warning ({mode}): {w}", file=sys.stderr)
     return res
+
+
+def run_restart(openai, args, workload, sys_prompt):
+    """Mode `restart`: turn 1 of every conversation on a cold server, stop, the same on a server
+    restored from the file it saved."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cache_file = os.path.join(tmp, "bench.fpc")
+        extra = ["--prefix-cache", str(args.slots), "-c", str(args.ctx),
+                 "--prefix-cache-file", cache_file]
+        if args.threads:
+            extra += ["-t", str(args.threads)]
+        runs, start_ms, stop_ms, log = [], [], [], []
+        for phase in ("cold", "restored"):
+            server = Server(args.fluoro, args.model, extra)
+            try:
+                port = server.wait()
+                start_ms.append(server.start_ms)
+                client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="none",
+                                       max_retries=0, timeout=600)
+                reqs = []
+                for c, w in enumerate(workload):
+                    r = one_request(client, [{"role": "system", "content": sys_prompt},
+                                             {"role": "user", "content": w["task"]}],
+                                    args.max_tokens)
+                    r.update(conversation=c, turn=1)
+                    reqs.append(r)
+                    if not args.json:
+                        print(f"  restart  {phase:8} conv {c + 1:3}: prompt "
+                              f"{r['prompt_tokens']:5} cached {r['cached_tokens']:5} "
+                              f"ttft {r['ttft_ms']:8.1f} ms", file=sys.stderr, flush=True)
+                runs.append(reqs)
+            finally:
+                t = time.perf_counter()
+                server.stop()
+                stop_ms.append(1000 * (time.perf_counter() - t))
+                log += server.log
+        file_bytes = os.path.getsize(cache_file) if os.path.exists(cache_file) else 0
+    cold, restored = runs
+
+    def share(rs):
+        p = sum(r["prompt_tokens"] for r in rs)
+        return 100.0 * sum(r["cached_tokens"] for r in rs) / p if p else 0.0
+
+    notes = [line.strip() for line in log if line.startswith("prefix cache:")]
+    return {
+        "mode": "restart", "prefix_cache_slots": args.slots, "requests": len(cold) + len(restored),
+        "first_request_ttft_ms_cold": cold[0]["ttft_ms"],
+        "first_request_ttft_ms_restored": restored[0]["ttft_ms"],
+        "first_request_cached_tokens_restored": restored[0]["cached_tokens"],
+        "first_request_prompt_tokens": restored[0]["prompt_tokens"],
+        "cached_pct_cold": share(cold), "cached_pct_restored": share(restored),
+        "ttft_ms_median_cold": statistics.median(r["ttft_ms"] for r in cold),
+        "ttft_ms_median_restored": statistics.median(r["ttft_ms"] for r in restored),
+        "start_ms_cold": start_ms[0], "start_ms_restored": start_ms[1],
+        "stop_ms_cold": stop_ms[0], "file_bytes": file_bytes, "server_notes": notes,
+        "per_request": [{k: r[k] for k in PER_REQUEST} for r in cold + restored],
+        "warnings": [],
+    }
 
 
 def check_growth(requests):
@@ -355,15 +424,16 @@ def print_table(res):
           f"interleaved; system prompt {w['system_prompt_chars']} chars; max_tokens "
           f"{w['max_tokens']}; -c {w['ctx']}; threads {w['threads'] or 'default'}")
     print()
+    plain = [m for m in res["modes"].values() if m["mode"] != "restart"]
     hdr = (f"{'mode':8} {'slots':>5} {'reqs':>4} {'prompt tok':>10} {'cached':>8} {'cached %':>8}"
            f" {'after 1st':>9} {'prefilled':>9} {'TTFT med':>9} {'TTFT p90':>9}")
     print(hdr)
-    for m in res["modes"].values():
+    for m in plain:
         print(f"{m['mode']:8} {m['prefix_cache_slots']:5} {m['requests']:4} {m['prompt_tokens']:10}"
               f" {m['cached_tokens']:8} {m['cached_pct']:7.1f}% {m['cached_pct_after_first']:8.1f}%"
               f" {m['computed_tokens']:9} {m['ttft_ms_median']:7.1f}ms {m['ttft_ms_p90']:7.1f}ms")
     print()
-    for m in res["modes"].values():
+    for m in plain:
         print(f"{m['mode']:8} after the first request: first turns "
               f"{m['cached_pct_first_turn_after_first']:5.1f}% cached, later turns "
               f"{m['cached_pct_later_turns']:5.1f}%; server TTFT median "
@@ -374,9 +444,24 @@ def print_table(res):
                             for k, v in sorted(m["by_source"].items()))
             print(f"{'':8} reused from: {src}; prefix-cache entries evicted: "
                   f"{m['evicted_entries']}")
-    for m in res["modes"].values():
+    for m in plain:
         for w in m.get("warnings", []):
             print(f"warning ({m['mode']}): {w}")
+    if "restart" in res["modes"]:
+        m = res["modes"]["restart"]
+        print()
+        print(f"restart  first request: TTFT {m['first_request_ttft_ms_cold']:.1f} ms cold, "
+              f"{m['first_request_ttft_ms_restored']:.1f} ms after the restart "
+              f"({m['first_request_cached_tokens_restored']} of "
+              f"{m['first_request_prompt_tokens']} prompt tokens from the file); turn 1 of every "
+              f"conversation {m['cached_pct_cold']:.1f}% cached cold, "
+              f"{m['cached_pct_restored']:.1f}% restored (TTFT median "
+              f"{m['ttft_ms_median_cold']:.1f} -> {m['ttft_ms_median_restored']:.1f} ms)")
+        print(f"{'':8} file {m['file_bytes'] / 2**20:.1f} MiB; server start "
+              f"{m['start_ms_cold']:.0f} ms cold, {m['start_ms_restored']:.0f} ms restoring; "
+              f"stop (saves) {m['stop_ms_cold']:.0f} ms")
+        for n in m["server_notes"]:
+            print(f"{'':8} server: {n}")
     r = res["ratios"]
     print()
     if "ttft_median_on_over_off" in r:
@@ -398,8 +483,8 @@ def main():
     ap.add_argument("--conversations", type=int, default=20)
     ap.add_argument("--turns", type=int, default=4)
     ap.add_argument("--threads", type=int, default=0, help="serve -t (0: its default)")
-    ap.add_argument("--modes", default="on,off,breaker",
-                    help="comma-separated: on, off, breaker")
+    ap.add_argument("--modes", default="on,off,breaker,restart",
+                    help="comma-separated: on, off, breaker, restart")
     ap.add_argument("--slots", type=int, default=0,
                     help="--prefix-cache slots for on and breaker (0: conversations + 1, <= 64)")
     ap.add_argument("--ctx", type=int, default=8192, help="serve -c (capped at the model's)")
@@ -413,8 +498,8 @@ def main():
         args.conversations, args.turns, args.max_tokens = 2, 2, 8
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     for m in modes:
-        if m not in ("on", "off", "breaker"):
-            ap.error(f"unknown mode '{m}' in --modes (on, off, breaker)")
+        if m not in ("on", "off", "breaker", "restart"):
+            ap.error(f"unknown mode '{m}' in --modes (on, off, breaker, restart)")
     if args.conversations < 1 or args.turns < 1 or args.turns > 64:
         ap.error("--conversations must be >= 1 and --turns 1..64")
     if not args.slots:
@@ -438,7 +523,8 @@ def main():
     for m in modes:
         if not args.json:
             print(f"mode {m} ...", file=sys.stderr, flush=True)
-        res["modes"][m] = run_mode(openai, args, m, workload, sys_prompt)
+        res["modes"][m] = (run_restart(openai, args, workload, sys_prompt) if m == "restart"
+                           else run_mode(openai, args, m, workload, sys_prompt))
     ms, r = res["modes"], res["ratios"]
     if "on" in ms and "off" in ms:
         r["ttft_median_on_over_off"] = ms["on"]["ttft_ms_median"] / ms["off"]["ttft_ms_median"]
@@ -447,6 +533,9 @@ def main():
                                             ms["breaker"]["ttft_ms_median"])
     if "breaker" in ms:
         r["breaker_cached_pct_after_first"] = ms["breaker"]["cached_pct_after_first"]
+    if "restart" in ms:
+        r["first_request_ttft_restored_over_cold"] = (ms["restart"]["first_request_ttft_ms_restored"]
+                                                      / ms["restart"]["first_request_ttft_ms_cold"])
     if args.json:
         print(json.dumps(res, indent=2))
     else:

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 constexpr const char* kScript = "bench_cache.py";
 
 struct CacheBenchFlags {
-    std::string model, modes = "on,off,breaker", python = "python3";
+    std::string model, modes = "on,off,breaker,restart", python = "python3";
     int conversations = 20, turns = 4, threads = 0, slots = 0, ctx = 8192, max_tokens = 12,
         seed = 1;
     bool json = false, quick = false;
@@ -104,7 +104,9 @@ void add_bench_cache_command(CLI::App& bench) {
         ->check(CLI::Range(1, 64));
     cmd->add_option("-t,--threads", o->threads, "serve's CPU threads (0: its default)")
         ->capture_default_str();
-    cmd->add_option("--modes", o->modes, "Comma-separated: on, off, breaker")
+    cmd->add_option(
+           "--modes", o->modes,
+           "Comma-separated: on, off, breaker, restart (across a --prefix-cache-file restart)")
         ->capture_default_str();
     cmd->add_option("--slots", o->slots,
                     "--prefix-cache slots for on and breaker (0: conversations + 1, at most 64)")

@@ -8,7 +8,9 @@ come from the server's usage, so these checks fail when the prefix cache stops w
   reuses the common prefix with the previous request (its live sequence), which on this
   interleaved workload is the shared system prompt, so "off" is checked against that: no request
   reuses more than the longest first-turn match with the cache on, which is the system prompt;
-- cache breaker (a request id at the start of the system prompt): < 20 % from the cache.
+- cache breaker (a request id at the start of the system prompt): < 20 % from the cache;
+- restart (--prefix-cache-file): after a restart every first-turn prompt but its last token
+  comes from the file.
 
 Usage: bench_cache_test.py FLUORO_BINARY MODEL.gguf [EXTRA BENCH FLAGS]
 (e.g. --slots 1, which leaves no room for the other conversation's state: the checks fail)
@@ -67,6 +69,16 @@ def main():
         assert all(r["cache_source"] != "prefix_cache" for r in off["per_request"]), off
 
     assert brk["cached_pct_after_first"] < 20.0, brk["cached_pct_after_first"]
+
+    # Across a restart: the restored server's first request finds its whole prompt but the last
+    # token in the file, where the cold server's first request found nothing.
+    rs = res["modes"]["restart"]
+    print(f"restart  first request TTFT {rs['first_request_ttft_ms_cold']:.1f} ms cold, "
+          f"{rs['first_request_ttft_ms_restored']:.1f} ms restored; {rs['server_notes']}")
+    assert rs["first_request_cached_tokens_restored"] == rs["first_request_prompt_tokens"] - 1, rs
+    assert rs["per_request"][0]["cached_tokens"] == 0, rs["per_request"][0]
+    assert rs["cached_pct_restored"] > 99.0, rs["cached_pct_restored"]
+    assert rs["file_bytes"] > 0 and any("restored" in n for n in rs["server_notes"]), rs
     assert res["ratios"]["breaker_cached_pct_after_first"] == brk["cached_pct_after_first"]
     print("OK")
     return 0
