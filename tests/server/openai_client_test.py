@@ -7,27 +7,20 @@ Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_RE
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 
-from server_test_support import require_model_and_openai
+from server_test_support import binary_model_openai, free_port
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
+    args = binary_model_openai(__doc__)
+    if args is None:
         return 2
-    fluoro, model = sys.argv[1], sys.argv[2]
-    openai = require_model_and_openai(model)
+    fluoro, model, openai = args
 
     port = free_port()
     proc = subprocess.Popen([fluoro, "serve", model, "--port", str(port), "--api-key", "k3y",

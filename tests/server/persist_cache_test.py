@@ -10,14 +10,13 @@ Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_RE
 """
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-from server_test_support import require_model_and_openai
+from server_test_support import binary_model_openai, free_port
 
 SYSTEM = ("You are the support agent of a hardware store. Answer briefly and politely. "
           "You can call these tools: find_product(name) returns the SKU of a product; "
@@ -25,11 +24,6 @@ SYSTEM = ("You are the support agent of a hardware store. Answer briefly and pol
           "in euros; reserve(sku, store) holds one item for a day. Never invent a SKU; if a "
           "product is unknown, say so and suggest the closest one you know. ") * 3
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -73,11 +67,10 @@ def ask(openai, port, question):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
+    args = binary_model_openai(__doc__)
+    if args is None:
         return 2
-    fluoro, model = sys.argv[1], sys.argv[2]
-    openai = require_model_and_openai(model)
+    fluoro, model, openai = args
     with tempfile.TemporaryDirectory() as tmp:
         cache_file = os.path.join(tmp, "smollm2.fpc")
 

@@ -5,7 +5,6 @@
 // rule of chat_render.h, and where the template raises, render_chat must throw.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +13,7 @@
 #include "chat/chat_render.h"
 #include "chat/template_detect.h"
 #include "core/error.h"
+#include "engine/chat/chat_fixture.h"
 #include "gguf/gguf_file.h"
 #include "test_models.h"
 
@@ -21,12 +21,6 @@ namespace fluoro {
 namespace {
 
 using json = nlohmann::json;
-
-json load_fixture() {
-    std::ifstream in(test::fixtures_dir() / "chat_templates.json");
-    EXPECT_TRUE(in) << "missing fixture chat_templates.json";
-    return json::parse(in);
-}
 
 std::vector<ChatMessage> messages_of(const json& conversation) {
     std::vector<ChatMessage> out;
@@ -42,7 +36,7 @@ ChatTemplateKind expected_kind(const std::string& name) {
 }
 
 TEST(ChatFixtureTest, RenderersMatchJinja2Exactly) {
-    const json fx = load_fixture();
+    const json fx = test::load_chat_fixture();
     std::map<std::string, std::vector<ChatMessage>> conversations;
     for (const json& c : fx["conversations"]) conversations[c["name"]] = messages_of(c);
     std::map<std::string, json> templates;
@@ -84,7 +78,7 @@ TEST(ChatFixtureTest, RenderersMatchJinja2Exactly) {
 }
 
 TEST(ChatFixtureTest, FixtureRecordsVersionsAndSources) {
-    const json fx = load_fixture();
+    const json fx = test::load_chat_fixture();
     EXPECT_FALSE(fx["jinja2_version"].get<std::string>().empty());
     ASSERT_EQ(fx["templates"].size(), 4u);
     for (const json& t : fx["templates"]) {
@@ -99,7 +93,7 @@ TEST(ChatFixtureTest, SmolLM2FileTemplateAndDefaultSystemPrompt) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     const auto file = gguf::GgufFile::open(path);
     const std::string jinja = file.get_string("tokenizer.chat_template").value_or("");
-    const json fx = load_fixture();
+    const json fx = test::load_chat_fixture();
     for (const json& t : fx["templates"]) {
         if (t["name"] == "smollm2") {
             EXPECT_EQ(t["template"].get<std::string>(), jinja);

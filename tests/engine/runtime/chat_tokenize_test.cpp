@@ -7,12 +7,12 @@
 // tokenizing markup and contents separately.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "engine/chat/chat_fixture.h"
 #include "engine/model/model_fixture.h"
 #include "runtime/chat_session.h"
 
@@ -20,12 +20,6 @@ namespace fluoro {
 namespace {
 
 using json = nlohmann::json;
-
-json load_fixture() {
-    std::ifstream in(test::fixtures_dir() / "chat_templates.json");
-    EXPECT_TRUE(in) << "missing fixture chat_templates.json";
-    return json::parse(in);
-}
 
 std::string ids_text(const std::vector<int32_t>& ids) {
     std::string s;
@@ -39,7 +33,7 @@ void expect_reference_tokenization(const char* file, const std::string& template
     ASSERT_NE(lm, nullptr);
     const Model& model = *lm->model;
     const tok::Tokenizer& tk = model.tokenizer();
-    const json fx = load_fixture();
+    const json fx = test::load_chat_fixture();
     std::map<std::string, std::vector<ChatMessage>> conversations;
     for (const json& c : fx["conversations"]) {
         std::vector<ChatMessage> msgs;
