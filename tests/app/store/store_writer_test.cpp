@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/sha256.h"
 #include "store_test_util.h"
 
 namespace fluoro::app {
@@ -133,26 +132,6 @@ TEST(StoreWriter, AFullDiskIsReportedAndRecordingGoesOn) {
     EXPECT_EQ(c.title, "after");
     EXPECT_EQ(c.messages.back().content, "ok");
     EXPECT_TRUE(c.messages.back().complete);
-}
-
-TEST(Sha256, KnownDigests) {
-    const auto digest = [](const std::string& s) {
-        Sha256 h;
-        h.update({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-        return Sha256::hex(h.finish());
-    };
-    EXPECT_EQ(digest(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    EXPECT_EQ(digest("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    EXPECT_EQ(digest(std::string(1000, 'a')),
-              "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
-    // Fed in pieces that straddle blocks: the same digest.
-    Sha256 h;
-    const std::string s(1000, 'a');
-    for (size_t i = 0; i < s.size(); i += 37)
-        h.update(
-            {reinterpret_cast<const uint8_t*>(s.data()) + i, std::min<size_t>(37, s.size() - i)});
-    EXPECT_EQ(Sha256::hex(h.finish()),
-              "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
 }
 
 }  // namespace
