@@ -27,6 +27,7 @@ FLUORO_DEBS=(
     build-essential cmake ninja-build ccache pkg-config git   # toolchain
     libpcre2-dev                                              # tokenizer pre-tokenizer regexes
     zlib1g-dev                                                # CRC-32 of the prefix cache file
+    libssl-dev                                                # SHA-256 of model files (libcrypto)
     libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
