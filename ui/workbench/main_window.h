@@ -30,6 +30,7 @@ class QMenu;
 namespace fluoro::ui {
 
 class ChatView;
+class AdvisorDialog;
 class CompareDialog;
 class ContextGauge;
 class ConversationListModel;
@@ -79,6 +80,8 @@ class MainWindow : public QMainWindow {
     // Chat → Compare runs: opens (or raises) the compare window, preset to the shown run and the
     // one before it in its conversation.
     CompareDialog* open_compare();
+    // Chat → Prompt cache advisor, on the loaded model's recorded requests (refreshes it).
+    AdvisorDialog* open_advisor();
 
   signals:
     void run_finished(const fluoro::RunFinished& f);
@@ -160,6 +163,7 @@ class MainWindow : public QMainWindow {
     std::map<quint64, std::function<void(const ConversationPtr&)>> pending_exports_;  // by job
     bool saw_model_ = false;
     QPointer<CompareDialog> compare_;
+    QPointer<AdvisorDialog> advisor_;
 };
 
 }  // namespace fluoro::ui

@@ -6,6 +6,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -24,6 +25,7 @@
 #include "export/run_collector.h"
 #include "export/trace_export.h"
 #include "panels/event_panel.h"
+#include "workbench/advisor_dialog.h"
 #include "workbench/compare_dialog.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
@@ -57,6 +59,7 @@ void MainWindow::build_menus() {
     chat->addSeparator();
     chat->addAction(tr("Com&pare runs…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
                     [this] { open_compare(); });
+    chat->addAction(tr("Prompt cache &advisor…"), this, [this] { open_advisor(); });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     dark_action_ = view->addAction(tr("&Dark theme"));
@@ -112,6 +115,20 @@ std::optional<app::RunRecord> MainWindow::current_run() const {
     app::RunCollector c;
     for (const Event& e : live_run_) c.add(e);
     return c.run();
+}
+
+AdvisorDialog* MainWindow::open_advisor() {
+    if (!advisor_) {
+        advisor_ = new AdvisorDialog(store_.get(), this);
+        advisor_->setAttribute(Qt::WA_DeleteOnClose, false);
+    }
+    if (const auto& m = bridge_->model())
+        advisor_->set_model(QFileInfo(QString::fromStdString(m->path)).fileName());
+    advisor_->show();
+    advisor_->raise();
+    advisor_->activateWindow();
+    advisor_->refresh();
+    return advisor_;
 }
 
 CompareDialog* MainWindow::open_compare() {

@@ -2,6 +2,7 @@
 
 #include <QMetaObject>
 
+#include "advisor/cache_advise.h"
 #include "store/store.h"
 
 namespace fluoro::ui {
@@ -54,6 +55,16 @@ void StoreJobs::load_of_run(quint64 job, qint64 run) {
     guarded(this, job, [&] { load(job, store().conversation_of_run(run)); });
 }
 
+void StoreJobs::advise(quint64 job, qint64 last, const QString& model) {
+    guarded(this, job, [&] {
+        app::CacheAdviseOptions o;
+        o.db = db_;
+        o.last = last;
+        o.model = model.toStdString();
+        emit advised(job, QString::fromStdString(app::cache_advise_report(o)));
+    });
+}
+
 StoreWorker::StoreWorker(const std::filesystem::path& db, QObject* parent)
     : QObject(parent), jobs_(new StoreJobs(db)) {
     qRegisterMetaType<ConversationList>();
@@ -95,6 +106,10 @@ quint64 StoreWorker::load(qint64 id) {
 
 quint64 StoreWorker::load_of_run(qint64 run) {
     return post([run](StoreJobs* j, quint64 job) { j->load_of_run(job, run); });
+}
+
+quint64 StoreWorker::advise(qint64 last, const QString& model) {
+    return post([last, model](StoreJobs* j, quint64 job) { j->advise(job, last, model); });
 }
 
 }  // namespace fluoro::ui

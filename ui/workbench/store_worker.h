@@ -35,12 +35,17 @@ class StoreJobs : public QObject {
     void load(quint64 job, qint64 id);
     // The conversation a recorded run belongs to (after the writer committed it).
     void load_of_run(quint64 job, qint64 run);
+    // The prompt-order advisor's text report (app/advisor/cache_advise.h) over the recorded
+    // requests of the model whose path or name contains `model` (empty: the latest run's model),
+    // the latest `last` of them (0: all).
+    void advise(quint64 job, qint64 last, const QString& model);
 
   signals:
     void listed(quint64 job, const fluoro::ui::ConversationList& list);
     void loaded(quint64 job, const fluoro::ui::ConversationPtr& conversation);
     void changed(quint64 job);  // a rename or delete went through
     void failed(quint64 job, const QString& message);
+    void advised(quint64 job, const QString& report);
 
   private:
     app::Store& store();
@@ -61,6 +66,7 @@ class StoreWorker : public QObject {
     quint64 remove(qint64 id);
     quint64 load(qint64 id);
     quint64 load_of_run(qint64 run);
+    quint64 advise(qint64 last, const QString& model);
 
     StoreJobs* jobs() { return jobs_; }
 

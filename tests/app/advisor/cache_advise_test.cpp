@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/advisor/advisor_db_util.h"
 #include "app/advisor/advisor_test_util.h"
 #include "app/cli/fluoro_cli.h"
 #include "app/store/store_test_util.h"
@@ -16,60 +17,9 @@
 namespace fluoro::app {
 namespace {
 
-using test::chatml;
-using test::instructions;
-using test::questions;
-
-struct RunSpec {
-    std::string model_path;
-    std::string prompt;
-    int64_t served_cached = 0;
-};
-
-// One conversation per run, as `fluoro serve --save` records stateless requests.
-void write_runs(const std::filesystem::path& db, const std::vector<RunSpec>& runs) {
-    test::WordTokenizer tok;
-    Store store(db);
-    Transaction tx(store.db());
-    for (size_t i = 0; i < runs.size(); ++i) {
-        const std::string at = "2024-05-01T12:00:" + std::to_string(10 + i) + "Z";
-        const int64_t c = store.add_conversation("request " + std::to_string(i), "", at);
-        const int64_t user = store.add_message(c, std::nullopt, "user", "q", true, at);
-        const int64_t reply = store.add_message(c, user, "assistant", "a", true, at);
-        const AdvisorRequest req = tok.request("", runs[i].prompt);
-        RunRecord r;
-        r.message_id = reply;
-        r.kind = "send";
-        r.model_path = runs[i].model_path;
-        r.model_name = "Test";
-        r.settings_json = r.hardware_json = "{}";
-        r.program_version = "test";
-        r.telemetry_level = "full";
-        r.started_at = at;
-        r.prompt_tokens = int64_t(req.ids.size());
-        r.prompt_ids = req.ids;
-        r.prompt_pieces = req.pieces;
-        const int64_t id = store.add_run(r);
-        r.stop_reason = "eog";
-        r.cached_tokens = runs[i].served_cached;
-        store.finish_run(id, r);
-    }
-    tx.commit();
-}
-
-std::string timestamped(size_t i) {
-    return chatml("Now: 2024-05-01 09:1" + std::to_string(i) +
-                      ":00\nYou are a helpful assistant.\n" + instructions(),
-                  questions()[i]);
-}
-
 std::filesystem::path timestamp_db(const std::string& name) {
     const auto db = test::temp_db(name);
-    std::vector<RunSpec> runs;
-    for (size_t i = 0; i < 5; ++i) runs.push_back({"/models/small.gguf", timestamped(i), 2});
-    runs.push_back({"/models/other.gguf", timestamped(0), 0});  // another model, older
-    std::rotate(runs.begin(), runs.end() - 1, runs.end());
-    write_runs(db, runs);
+    test::write_timestamp_runs(db);
     return db;
 }
 
