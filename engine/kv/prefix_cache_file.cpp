@@ -93,7 +93,7 @@ size_t rows_bytes(const KvShape& shape, int64_t rows) {
 struct ParsedEntry {
     uint32_t parent = kNoParent;
     uint32_t shared = 0;
-    std::span<const int32_t> tokens;
+    std::vector<int32_t> tokens;      // copied: in the file they need not be 4-byte aligned
     std::span<const std::byte> rows;  // per layer: K rows then V rows of [shared, n)
 };
 
@@ -308,7 +308,8 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
                 throw FormatError(e + "bad parent " + std::to_string(pe.parent) + " / shared " +
                                   std::to_string(pe.shared));
             const auto tb = b.take(size_t(n) * sizeof(int32_t), "tokens");
-            pe.tokens = {reinterpret_cast<const int32_t*>(tb.data()), n};
+            pe.tokens.resize(n);
+            std::memcpy(pe.tokens.data(), tb.data(), tb.size());
             for (uint32_t t = 0; t < n; ++t)
                 if (pe.tokens[t] < 0 || pe.tokens[t] >= n_vocab_limit)
                     throw FormatError(e + "token " + std::to_string(t) + " is id " +
@@ -319,7 +320,7 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
                 throw FormatError(e + "its shared prefix differs from its parent's tokens");
             pe.rows = b.take(rows_bytes(shape, n - pe.shared), "K/V rows");
             rows_total += n - pe.shared;
-            entries.push_back(pe);
+            entries.push_back(std::move(pe));
         }
         if (b.left() != 0)
             throw FormatError(std::to_string(b.left()) + " unexpected bytes after the entries");
@@ -336,7 +337,8 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
         const int64_t n = int64_t(pe.tokens.size());
         try {
             if (pe.shared > 0) {
-                PrefixCache::Match m = cache.peek(pe.tokens.first(pe.shared));
+                PrefixCache::Match m =
+                    cache.peek(std::span<const int32_t>(pe.tokens).first(pe.shared));
                 if (m.tokens < int64_t(pe.shared)) {  // its parent was evicted to make room
                     ++st.skipped;
                     continue;
