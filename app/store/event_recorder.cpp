@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/version.h"
-#include "store/iso_time.h"
 #include "core/sha256.h"
+#include "store/iso_time.h"
 
 namespace fluoro::app {
 namespace {
