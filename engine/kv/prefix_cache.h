@@ -70,6 +70,7 @@ class PrefixCache {
     std::vector<int64_t> slots_by_recency() const;
     PagedKvCache& kv() const { return kv_; }
     int64_t first_slot() const { return first_; }  // entries()[i] is slot first_slot() + i
+    int64_t slot_count() const { return n_; }
     // Tree and cache agree: every entry reachable by its tokens, every leaf an entry, no
     // unlabelled inner node with a single child, entry slots as long as their tokens, free slots
     // empty. Throws Error naming the first violation.

@@ -220,8 +220,8 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
     PagedKvCache& kv = cache.kv();
     const KvShape& shape = kv.shape();
     if (scratch_seq < 0 || scratch_seq >= shape.n_seq || kv.length(scratch_seq) != 0 ||
-        (scratch_seq >= cache.first_slot() && !cache.entries().empty() &&
-         scratch_seq < cache.first_slot() + int64_t(cache.entries().size())))
+        (scratch_seq >= cache.first_slot() &&
+         scratch_seq < cache.first_slot() + cache.slot_count()))
         throw Error("prefix cache restore: sequence " + std::to_string(scratch_seq) +
                     " is not an empty sequence outside the cache's slots");
 

@@ -328,8 +328,7 @@ void Engine::rt_load(const LoadModel& c) {
             if (!ms.prefix_cache_file.empty()) {
                 s.cache_file = std::make_unique<PrefixCachePersistence>(
                     ms.prefix_cache_file,
-                    prefix_cache_key(*s.model, c.path, ms.model_sha256, ms.kv_type,
-                                     s.backend->name()),
+                    prefix_cache_key(*s.model, c.path, ms.kv_type, s.backend->name()),
                     std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
                 restored = s.cache_file->restore(*s.prefix_cache, 0);
             }

@@ -36,9 +36,6 @@ struct ModelSettings {
     // prefix_cache_save_interval_ms, and when the model unloads.
     std::filesystem::path prefix_cache_file;
     int64_t prefix_cache_save_interval_ms = 30000;
-    // The model file's SHA-256 when the caller has it (the app's store caches it); computed from
-    // the file at load otherwise (only when prefix_cache_file is set).
-    std::string model_sha256;
 };
 
 // Replaces the loaded model (if any); the conversation starts afresh.
