@@ -98,6 +98,7 @@ struct Engine::State {
 
     uint64_t last_conversation = 0;
     uint64_t last_run = 0;
+    uint64_t submission = 0;  // the running command's, for its RunStarted and ErrorEvents
 
     // Attention capture: what was asked (kept across model loads) and the backend's request and
     // results (backend/attention_capture.h), drained at the end of every step.
@@ -190,14 +191,14 @@ void Engine::note_capture(const Command& c) {
     capture_pending_.store(true);
 }
 
-void Engine::submit(Command c) {
+uint64_t Engine::submit(Command c) {
     note_capture(c);
-    queue_.push(std::move(c));
+    return queue_.push(std::move(c));
 }
 
-void Engine::submit_tagged(std::string tag, Command c) {
+uint64_t Engine::submit_tagged(std::string tag, Command c) {
     note_capture(c);
-    queue_.push(std::move(c), std::move(tag));
+    return queue_.push(std::move(c), std::move(tag));
 }
 
 void Engine::submit_blocking(Command c) {
@@ -241,13 +242,14 @@ void Engine::rt_run(const QueuedCommand& q) {
         std::lock_guard lock(cancel_mu_);
         cancel_flag_.store(q.seq <= cancel_upto_);
     }
+    state_->submission = q.seq;
     try {
         rt_execute(q.command);
         if (q.done) q.done->set_value();
     } catch (const ReportedError& e) {  // a run reported its own failure (with its id)
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     } catch (const std::exception& e) {
-        emit(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns()});
+        emit(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns(), q.seq});
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     }
 }
@@ -653,6 +655,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                            std::chrono::system_clock::now().time_since_epoch())
                            .count();
     rs.level = level_.load();
+    rs.submission = s.submission;
 
     StepMeter meter(*s.profiling, run_start);
     RunFinished fin;
@@ -815,7 +818,8 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
         if (!announced) emit(rs);  // failed before it was announced (e.g. tokenizing)
-        emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns()});
+        emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns(),
+                        s.submission});
         fin.stop = "error";
         fin.error = e.what();
         fin.t_ns = meter.now_ns();

@@ -46,10 +46,11 @@ class Engine {
 
     EventStream& events() { return events_; }
 
-    // Plain submission: runs after everything queued before it.
-    void submit(Command c);
+    // Plain submission: runs after everything queued before it. Returns the command's submission
+    // number (from 1), which its RunStarted and a failure's ErrorEvent carry.
+    uint64_t submit(Command c);
     // Latest wins: replaces a queued, not yet started command with the same tag.
-    void submit_tagged(std::string tag, Command c);
+    uint64_t submit_tagged(std::string tag, Command c);
     // Waits until the command has run; throws fluoro::Error with its failure. (The failure is
     // also reported as an ErrorEvent, like for any other submission.) Never call it from a
     // consumer that the engine might be waiting on.

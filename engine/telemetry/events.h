@@ -48,6 +48,9 @@ struct RunStarted {
     int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
     TelemetryLevel level = TelemetryLevel::Off;
     int64_t t_ns = 0;
+    // The number Engine::submit returned for the command that started this run (0: unknown, as
+    // for stored runs): how a caller sharing the engine finds its own run among the others.
+    uint64_t submission = 0;
 };
 
 // One generated token. id == -1: text flushed at the end of the run that no token released
@@ -211,6 +214,7 @@ struct ErrorEvent {
     std::string command;  // "load_model", "send", ...
     std::string message;
     int64_t t_ns = 0;
+    uint64_t submission = 0;  // Engine::submit's number for the failed command; 0 when none
 };
 
 struct ModelLoaded {

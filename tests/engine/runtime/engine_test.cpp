@@ -121,6 +121,28 @@ TEST(Engine, AFailingCommandYieldsAnErrorEventAndTheEngineLivesOn) {
     EXPECT_THROW(engine.submit_blocking(ChangeSettings{std::nullopt, 0, std::nullopt}), Error);
 }
 
+// Every submission gets a number, which its run's RunStarted and a failure's ErrorEvent carry:
+// how a caller sharing the engine with others (the workbench's API server) finds its own run.
+TEST(Engine, RunsAndFailuresCarryTheirSubmissionNumber) {
+    Engine engine;
+    const uint64_t fail = engine.submit(SendMessage{"no model yet"});
+    engine.submit_blocking(load_tiny());
+    const uint64_t settings = engine.submit(greedy(2));
+    const uint64_t first = engine.submit(SendMessage{"one"});
+    const uint64_t second = engine.submit_tagged("t", SendMessage{"two"});
+    EXPECT_LT(fail, settings);
+    EXPECT_LT(settings, first);
+    EXPECT_LT(first, second);
+    const auto a = next_run(engine);
+    const auto b = next_run(engine);
+    const auto errors = all_of<ErrorEvent>(a);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].submission, fail);
+    EXPECT_EQ(all_of<RunStarted>(a).at(0).submission, first);
+    EXPECT_EQ(all_of<RunStarted>(b).at(0).submission, second);
+    EXPECT_EQ(all_of<RunStarted>(b).at(0).user_text, "two");
+}
+
 TEST(Engine, ABackendThatCannotRunLeavesTheLoadedModelWorking) {
     // The engine library alone has no CUDA backend: asking for it is a clear error, and the model
     // loaded on the CPU before keeps answering (the GUI's backend switch relies on this).
