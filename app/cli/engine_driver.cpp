@@ -22,7 +22,7 @@ GenerateResult result_of(const RunFinished& f) {
     r.drafted_tokens = f.drafted_tokens;
     r.accepted_tokens = f.accepted_tokens;
     for (auto s : {StopReason::EndOfGeneration, StopReason::MaxTokens, StopReason::ContextFull,
-                   StopReason::Cancelled})
+                   StopReason::Cancelled, StopReason::StopString})
         if (stop_reason_name(s) == f.stop) r.stop = s;
     return r;
 }

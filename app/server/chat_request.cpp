@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <exception>
+#include <vector>
 
 namespace fluoro::app {
 namespace {
@@ -93,6 +94,35 @@ std::vector<ChatMessage> parse_messages(const json& body) {
     return out;
 }
 
+// "stop": null, a string or an array of at most 4 non-empty strings (OpenAI's limits), each of
+// at most 256 bytes.
+std::vector<std::string> parse_stop(const json& stop) {
+    constexpr size_t kMaxStops = 4, kMaxStopBytes = 256;
+    std::vector<std::string> out;
+    if (stop.is_null()) return out;
+    if (stop.is_string()) {
+        if (!stop.get<std::string>().empty()) out.push_back(stop.get<std::string>());
+    } else if (stop.is_array()) {
+        if (stop.size() > kMaxStops)
+            throw RequestError(
+                cat("'stop' holds at most 4 sequences, not ", std::to_string(stop.size())), "stop");
+        for (const json& s : stop) {
+            if (!s.is_string()) wrong_type("stop", "a string or an array of strings", s);
+            if (s.get<std::string>().empty())
+                throw RequestError("'stop' sequences must not be empty", "stop");
+            out.push_back(s.get<std::string>());
+        }
+    } else {
+        wrong_type("stop", "a string or an array of strings", stop);
+    }
+    for (const std::string& s : out)
+        if (s.size() > kMaxStopBytes)
+            throw RequestError(
+                cat("a 'stop' sequence is at most 256 bytes, not ", std::to_string(s.size())),
+                "stop");
+    return out;
+}
+
 }  // namespace
 
 ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults) {
@@ -137,11 +167,7 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
         if (!n->is_number_integer()) wrong_type("n", "an integer", *n);
         if (n->get<int64_t>() != 1) throw RequestError("only n = 1 is supported", "n");
     }
-    if (const json* stop = field(j, "stop")) {
-        const bool empty = (stop->is_array() && stop->empty()) ||
-                           (stop->is_string() && stop->get<std::string>().empty());
-        if (!empty) throw RequestError("'stop' sequences are not supported", "stop");
-    }
+    if (const json* stop = field(j, "stop")) r.complete.stop_strings = parse_stop(*stop);
     if (const json* tools = field(j, "tools")) {
         if (!(tools->is_array() && tools->empty()))
             throw RequestError("tools are not supported", "tools");

@@ -27,7 +27,7 @@ class RequestError : public std::runtime_error {
 
 struct ChatRequest {
     std::string model;  // echoed in the response ("" when the request has none)
-    Complete complete;  // messages, this request's sampling (always set) and max_tokens
+    Complete complete;  // messages, this request's sampling (always set), max_tokens, stop
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
 };
@@ -35,7 +35,8 @@ struct ChatRequest {
 // Parses `body`. `defaults` are the server's sampling settings, which the request's temperature,
 // top_p, seed, frequency_penalty and presence_penalty override. Content is a string or an array of
 // {"type":"text","text":...} parts (concatenated). "developer" is read as "system". Only the first
-// message may be a system one and the last must be a user one. Throws RequestError.
+// message may be a system one and the last must be a user one. `stop` is a string or up to 4.
+// Throws RequestError.
 ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults);
 
 }  // namespace fluoro::app

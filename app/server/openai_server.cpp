@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "runtime/stop_strings.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
 
@@ -223,6 +224,9 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
             } else {
                 bool first = true;
                 std::optional<PrefixCacheEvent> cache;
+                // Text that may begin a stop string is held back until the next token tells.
+                std::string text;
+                size_t sent = 0;
                 const RunFinished f = run_locked(
                     *complete,
                     [&](const Event& e) {
@@ -230,8 +234,11 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
                             send(chunk_json(*ids, "", true));
                             first = false;
                         } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
-                            if (t->piece.empty()) return;
-                            send(chunk_json(*ids, t->piece, first));
+                            text += t->piece;
+                            const size_t safe = releasable(text, complete->stop_strings);
+                            if (safe <= sent) return;
+                            send(chunk_json(*ids, text.substr(sent, safe - sent), first));
+                            sent = safe;
                             first = false;
                         }
                     },
@@ -241,6 +248,12 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
                 } else if (f.stop == "error") {
                     send(error_json(f.error, "server_error"));
                 } else {
+                    // What was held back and is part of the reply after all (the engine's text
+                    // is cut before a stop string).
+                    if (f.text.size() > sent) {
+                        send(chunk_json(*ids, f.text.substr(sent), first));
+                        first = false;
+                    }
                     send(chunk_json(*ids, "", first, finish_reason(f)));
                     if (include_usage) send(usage_chunk_json(*ids, f, cache ? &*cache : nullptr));
                 }

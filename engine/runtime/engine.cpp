@@ -90,6 +90,7 @@ struct Engine::State {
     // Settings.
     SamplingParams sampling;
     int64_t max_tokens = 512;
+    std::vector<std::string> stop_strings;  // the running Complete's; empty otherwise
 
     // Conversation.
     uint64_t conversation = 0;  // 0: none yet
@@ -407,9 +408,11 @@ void Engine::rt_complete(const Complete& c) {
         if (s.sampler) s.sampler->set_params(sampling);
         s.max_tokens = max_tokens;
         s.system_prompt = system_prompt;
+        s.stop_strings.clear();
     };
     if (c.sampling) s.sampling = *c.sampling;
     if (c.max_tokens) s.max_tokens = *c.max_tokens;
+    s.stop_strings = c.stop_strings;
     try {
         if (c.sampling && s.sampler) s.sampler->set_params(*c.sampling);
         rt_new_conversation(first == 1 ? m.front().content : std::string());
@@ -725,6 +728,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         s.profiling->set_timing(rs.level == TelemetryLevel::Full);
         GenerateOptions gen;
         gen.max_tokens = s.max_tokens;
+        gen.stop_strings = s.stop_strings;
         GenerateResult r;
         rt_build_drafter();
         if (s.drafter) {

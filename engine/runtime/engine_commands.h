@@ -63,6 +63,8 @@ struct Complete {
     std::vector<ChatMessage> messages;
     std::optional<SamplingParams> sampling = std::nullopt;
     std::optional<int64_t> max_tokens = std::nullopt;
+    // The reply ends before the first of these its text contains (stop "stop_string").
+    std::vector<std::string> stop_strings = {};
 };
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.

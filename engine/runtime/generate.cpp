@@ -17,8 +17,19 @@ std::string_view stop_reason_name(StopReason r) {
             return "context_full";
         case StopReason::Cancelled:
             return "cancelled";
+        case StopReason::StopString:
+            return "stop_string";
     }
     return "unknown";
+}
+
+bool cut_at_stop_string(GenerateResult& r, size_t piece_bytes, const GenerateOptions& opt) {
+    if (opt.stop_strings.empty()) return false;
+    const auto at = find_stop_string(r.text, r.text.size() - piece_bytes, opt.stop_strings);
+    if (!at) return false;
+    r.text.resize(*at);
+    r.stop = StopReason::StopString;
+    return true;
 }
 
 GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
@@ -61,6 +72,7 @@ GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
         const std::string piece = detok.push(s.id);
         r.text += piece;
         if (on_token) on_token(GeneratedToken{s.id, piece, &s, ms_since(start)});
+        if (cut_at_stop_string(r, piece.size(), opt)) break;
         if (int64_t(r.tokens.size()) >= opt.max_tokens) {
             r.stop = StopReason::MaxTokens;
             break;
@@ -72,7 +84,7 @@ GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
         logits = seq.decode(s.id);
         ++r.decode_steps;
     }
-    if (const std::string tail = detok.flush(); !tail.empty()) {
+    if (const std::string tail = detok.flush(); !tail.empty() && r.stop != StopReason::StopString) {
         r.text += tail;
         if (on_token) on_token(GeneratedToken{-1, tail, nullptr, ms_since(start)});
     }

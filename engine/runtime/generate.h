@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/sequence.h"
+#include "runtime/stop_strings.h"
 #include "sampling/sampler.h"
 
 namespace fluoro::tok {
@@ -20,12 +21,15 @@ class Tokenizer;
 
 namespace fluoro {
 
-enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Cancelled };
+enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Cancelled, StopString };
 std::string_view stop_reason_name(StopReason r);
 
 struct GenerateOptions {
     int64_t max_tokens = 512;     // generated tokens at most (the EOG token not counted)
     bool render_special = false;  // include control-token text in the streamed output
+    // Ends generation when the text contains one (runtime/stop_strings.h); the text is cut
+    // before it, the tokens stay (they were streamed).
+    std::vector<std::string> stop_strings;
 };
 
 struct GeneratedToken {
@@ -56,6 +60,10 @@ struct GenerateResult {
 };
 
 using TokenCallback = std::function<void(const GeneratedToken&)>;
+
+// After a token added piece_bytes to r.text: when a stop string now ends in it, cuts r.text
+// before the stop string, sets StopReason::StopString and returns true. (Both decode loops.)
+bool cut_at_stop_string(GenerateResult& r, size_t piece_bytes, const GenerateOptions& opt);
 
 // Runs the loop. Cancellation (the flag set from another thread, e.g. Ctrl-C) stops within one
 // step; what was generated so far is returned with StopReason::Cancelled. Errors propagate.

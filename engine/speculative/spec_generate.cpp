@@ -64,6 +64,7 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         const std::string piece = detok.push(s.id);
         r.text += piece;
         if (on_token) on_token(GeneratedToken{s.id, piece, &s, ms_since(start)});
+        if (cut_at_stop_string(r, piece.size(), opt)) return false;
         if (int64_t(r.tokens.size()) >= opt.max_tokens) {
             r.stop = StopReason::MaxTokens;
             return false;
@@ -170,7 +171,7 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
                     : std::max(spec.min_draft, v.accepted + 1);
         }
     }
-    if (const std::string tail = detok.flush(); !tail.empty()) {
+    if (const std::string tail = detok.flush(); !tail.empty() && r.stop != StopReason::StopString) {
         r.text += tail;
         if (on_token) on_token(GeneratedToken{-1, tail, nullptr, ms_since(start)});
     }

@@ -321,9 +321,12 @@ TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
     json zero_tokens = request("hi");
     zero_tokens["max_tokens"] = 0;
     expect_error(s.post(zero_tokens.dump()), 400, "max_tokens");
-    json stop = request("hi");
-    stop["stop"] = "\n";
-    expect_error(s.post(stop.dump()), 400, "stop");
+    for (const json& bad : {json::array({"a", "b", "c", "d", "e"}), json::array({"a", ""}),
+                            json::array({"a", 3}), json(7), json(std::string(257, 'x'))}) {
+        json stop = request("hi");
+        stop["stop"] = bad;
+        expect_error(s.post(stop.dump()), 400, "stop");
+    }
     json image = request("hi");
     image["messages"][1]["content"] = json::array({{{"type", "image_url"}, {"image_url", "x"}}});
     expect_error(s.post(image.dump()), 400);
@@ -495,6 +498,55 @@ TEST(OpenAiServer, RequestsBeyondTheQueueGet429) {
     const auto r = s.post(request("hi", 2).dump());
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 200) << r->body;
+}
+
+// A stop string taken from the middle of a greedy reply: the reply ends before it, streamed or
+// not, and a streamed reply never shows the stop string's first bytes (they are held back until
+// the next token tells whether they begin it).
+TEST(OpenAiServer, StopStringsCutTheReplyStreamedOrNot) {
+    Served s;
+    const auto full = s.post(request("Tell me something", 24).dump());
+    ASSERT_TRUE(full);
+    ASSERT_EQ(full->status, 200) << full->body;
+    const std::string text = json::parse(full->body)["choices"][0]["message"]["content"];
+    ASSERT_GE(text.size(), 12u) << text;
+    // Three bytes from the middle (on a character boundary): most likely spanning tokens.
+    size_t at = text.size() / 2;
+    while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    size_t end = at + 3;
+    while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+    const std::string stop = text.substr(at, end - at);
+    const std::string expected = text.substr(0, text.find(stop));
+
+    json req = request("Tell me something", 24);
+    req["stop"] = json::array({"never appears \x01", stop});
+    const auto cut = s.post(req.dump());
+    ASSERT_TRUE(cut);
+    ASSERT_EQ(cut->status, 200) << cut->body;
+    const json j = json::parse(cut->body);
+    EXPECT_EQ(j["choices"][0]["message"]["content"], expected);
+    EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(s.eng.last().stop, "stop_string");
+    EXPECT_EQ(s.eng.last().text, expected);
+
+    req["stream"] = true;
+    const auto streamed = s.post(req.dump());
+    ASSERT_TRUE(streamed);
+    ASSERT_EQ(streamed->status, 200) << streamed->body;
+    std::string got, finish;
+    for (const std::string& d : sse_data(streamed->body)) {
+        if (d == "[DONE]") break;
+        const json c = json::parse(d);
+        if (c["choices"].empty()) continue;
+        const json& delta = c["choices"][0]["delta"];
+        if (delta.contains("content")) {
+            got += delta["content"].get<std::string>();
+            EXPECT_EQ(got, expected.substr(0, got.size())) << "streamed past the cut: " << got;
+        }
+        if (!c["choices"][0]["finish_reason"].is_null()) finish = c["choices"][0]["finish_reason"];
+    }
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(finish, "stop");
 }
 
 }  // namespace

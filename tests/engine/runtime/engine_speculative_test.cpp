@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/runtime/engine_test_events.h"
@@ -41,8 +44,10 @@ std::vector<int32_t> token_ids(const std::vector<Event>& events) {
 }
 
 // One greedy run of `text` with the given speculative settings on a fresh engine.
+// With `stop` set, the text goes as a Complete with those stop strings instead.
 std::vector<Event> run_with(const std::filesystem::path& model, const SpeculativeSettings& spec,
-                            const std::string& text, bool capture = false) {
+                            const std::string& text, bool capture = false,
+                            std::optional<std::vector<std::string>> stop = std::nullopt) {
     Engine engine({TelemetryLevel::Full});
     LoadModel load{model, {}};
     load.settings.threads = 1;
@@ -54,7 +59,14 @@ std::vector<Event> run_with(const std::filesystem::path& model, const Speculativ
     cs.speculative = spec;
     engine.submit(cs);
     if (capture) engine.submit(SetAttentionCapture{{AttentionCaptureSpec{0, -1, 1, 0, 0}}, true});
-    engine.submit(SendMessage{text});
+    if (stop) {
+        Complete c;
+        c.messages = {{"user", text}};
+        c.stop_strings = *stop;
+        engine.submit(c);
+    } else {
+        engine.submit(SendMessage{text});
+    }
     std::vector<Event> events = next_run(engine);
     return events;
 }
@@ -102,6 +114,37 @@ TEST_P(EngineSpeculative, GreedyOutputEqualsPlainAndStepsAddUp) {
     }
     EXPECT_GT(verify, 0);
     EXPECT_EQ(draft_steps, int64_t(steps.size()));
+}
+
+// A stop string cuts the speculative reply where it cuts the plain one, although the drafted
+// tokens arrive several per step.
+TEST_P(EngineSpeculative, StopStringsCutWherePlainDecodingDoes) {
+    const auto target = model_file(42, "engine_spec_target");
+    const auto draft = model_file(43, "engine_spec_draft");
+    const std::string text = "alpha beta gamma delta alpha beta gamma delta alpha beta";
+    const std::string full =
+        std::get<RunFinished>(
+            run_with(target, SpeculativeSettings{}, text, false, std::vector<std::string>{}).back())
+            .text;
+    ASSERT_GE(full.size(), 8u) << full;
+    size_t at = full.size() / 2;
+    while (at > 0 && (static_cast<unsigned char>(full[at]) & 0xC0) == 0x80) --at;
+    size_t end = at + 2;
+    while (end < full.size() && (static_cast<unsigned char>(full[end]) & 0xC0) == 0x80) ++end;
+    const std::vector<std::string> stop{full.substr(at, end - at)};
+    const std::string expected = full.substr(0, full.find(stop[0]));
+
+    const auto plain =
+        std::get<RunFinished>(run_with(target, SpeculativeSettings{}, text, false, stop).back());
+    EXPECT_EQ(plain.stop, "stop_string");
+    EXPECT_EQ(plain.text, expected);
+    SpeculativeSettings spec;
+    spec.mode = GetParam();
+    spec.draft_model = draft;
+    spec.max_draft = 4;
+    const auto fin = std::get<RunFinished>(run_with(target, spec, text, false, stop).back());
+    EXPECT_EQ(fin.stop, "stop_string");
+    EXPECT_EQ(fin.text, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Drafters, EngineSpeculative,
