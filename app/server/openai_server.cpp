@@ -1,6 +1,7 @@
 #include "server/openai_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <csignal>
@@ -12,6 +13,7 @@
 #include "runtime/stop_strings.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
+#include "server/peer_socket.h"
 
 namespace fluoro::app {
 namespace {
@@ -95,6 +97,13 @@ void OpenAiServer::Impl::install_routes() {
     const int workers = std::max(4, opt.max_queue + 3);
     svr.new_task_queue = [workers] { return new httplib::ThreadPool(size_t(workers)); };
     svr.set_payload_max_length(opt.max_body);
+    // httplib's default sets SO_REUSEPORT, with which a second server (another `fluoro serve`,
+    // the workbench) binds the same port without an error and the kernel splits the clients
+    // between the two. SO_REUSEADDR alone still allows a restart while old connections linger.
+    svr.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     svr.set_keep_alive_timeout(2);
     svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         t_log = RequestLog{};
@@ -192,10 +201,26 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
     if (!cr.stream) {
         std::unique_lock<std::mutex> lock(run_mu);
         if (stopping.load()) return set_error(res, 503, "the server is stopping", "server_error");
+        // Nothing is written until the end, so the client's socket is watched instead: a client
+        // that hung up (timed out, Ctrl-C) cancels its generation.
+        const int fd = find_connection_socket(req.remote_addr, req.remote_port, req.local_port);
+        bool gone = false;
         std::optional<PrefixCacheEvent> cache;
         const RunFinished f = run_locked(
-            std::move(cr.complete), [](const Event&) {}, cache);
+            std::move(cr.complete),
+            [&](const Event&) {
+                if (!gone && fd >= 0 && peer_closed(fd)) {
+                    gone = true;
+                    backend.cancel();
+                }
+            },
+            cache);
         lock.unlock();
+        if (gone) {
+            cancelled.fetch_add(1);
+            // Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
+            return set_error(res, 499, "the client closed the connection", "server_error");
+        }
         if (f.stop == "error") return set_error(res, 500, f.error, "server_error");
         res.set_content(dump(completion_json(*ids, f, cache ? &*cache : nullptr)),
                         "application/json");

@@ -1,7 +1,8 @@
 // `fluoro serve`: an OpenAI-compatible HTTP server (POST /v1/chat/completions, streamed or not,
 // and GET /v1/models) over one engine. Generations run one at a time, in arrival order as far as
 // the mutex allows; requests beyond the running one wait, up to max_queue of them (more get a
-// 429). A streamed request whose client goes away cancels its generation.
+// 429). A request whose client goes away cancels its generation (streamed: the write fails;
+// not streamed: its socket is watched, server/peer_socket.h).
 //
 // The server knows the engine only through CompletionBackend, so it lives in fluoro_app and tests
 // run it in-process over a bare Engine; the CLI adapts its EngineDriver (which also saves runs to

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """`fluoro serve` against the real `openai` Python client on SmolLM2: one plain and one streamed
-chat completion (temperature 0, max_tokens 8), their usage and the `timings` block.
+chat completion (temperature 0, max_tokens 8), their usage and the `timings` block; `stop`
+(a word of the reply: the reply ends before it, streamed or not); a client that times out on a
+non-streamed request (its generation is cancelled: the server's log says stop=cancelled).
 
 Usage: openai_client_test.py FLUORO_BINARY MODEL.gguf
 Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_REQUIRE_MODELS=1.
@@ -9,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -25,6 +28,9 @@ def main():
     port = free_port()
     proc = subprocess.Popen([fluoro, "serve", model, "--port", str(port), "--api-key", "k3y",
                              "-t", "2"], stderr=subprocess.PIPE, text=True)
+    reader = threading.Thread(target=lambda: _log.extend(iter(proc.stderr.readline, "")),
+                              daemon=True)
+    reader.start()
     try:
         models = wait_ready_with_key(proc, port)
         model_id = models["data"][0]["id"]
@@ -77,6 +83,43 @@ def main():
         assert usage.prompt_tokens_details.cached_tokens > 0, usage
         assert stimings and stimings["cached_tokens"] == usage.prompt_tokens_details.cached_tokens
 
+        # stop: the second word of a longer reply (with its leading space) ends it.
+        long = client.chat.completions.create(model=model_id, messages=messages, temperature=0,
+                                              max_tokens=24, seed=1).choices[0].message.content
+        words = long.split(" ")
+        assert len(words) >= 3, long
+        stop = " " + words[2]
+        expected = long[:long.index(stop)]
+        cut = client.chat.completions.create(model=model_id, messages=messages, temperature=0,
+                                             max_tokens=24, seed=1, stop=[stop, "\u0001"])
+        print("stop", repr(stop), "->", repr(cut.choices[0].message.content))
+        assert cut.choices[0].message.content == expected, (cut, expected)
+        assert cut.choices[0].finish_reason == "stop", cut
+        pieces = []
+        for chunk in client.chat.completions.create(model=model_id, messages=messages,
+                                                    temperature=0, max_tokens=24, seed=1,
+                                                    stop=stop, stream=True):
+            for c in chunk.choices:
+                if c.delta.content:
+                    pieces.append(c.delta.content)
+                    assert expected.startswith("".join(pieces)), pieces  # never past the cut
+        assert "".join(pieces) == expected, pieces
+
+        # A client that gives up on a non-streamed reply: its generation stops.
+        try:
+            openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k3y", max_retries=0,
+                          timeout=0.5).chat.completions.create(
+                model=model_id, temperature=0, max_tokens=2000,
+                messages=[{"role": "user", "content": "Write a very long story about a ship."}])
+            raise AssertionError("a 2000-token reply came within 0.5 s")
+        except openai.APITimeoutError:
+            pass
+        # The engine stops within a token; the log line comes once the handler returns.
+        deadline = time.time() + 60
+        while time.time() < deadline and not cancelled_logged(proc):
+            time.sleep(0.2)
+        assert cancelled_logged(proc), "the timed-out request was not cancelled"
+
         try:
             openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="wrong",
                           max_retries=0).models.list()
@@ -88,11 +131,20 @@ def main():
     finally:
         proc.terminate()
         try:
-            _, err = proc.communicate(timeout=30)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            _, err = proc.communicate()
-        sys.stderr.write(err or "")
+            proc.wait()
+        reader.join(timeout=10)
+        sys.stderr.write("".join(_log))
+
+
+_log = []  # serve's stderr lines, read by a thread
+
+
+def cancelled_logged(proc):
+    """Whether serve's stderr has logged a request cancelled by its client (status 499)."""
+    return any(" 499 " in line and "stop=cancelled" in line for line in list(_log))
 
 
 def wait_ready_with_key(proc, port, timeout=120):

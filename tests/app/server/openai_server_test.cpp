@@ -1,8 +1,8 @@
 // The OpenAI-compatible server in-process over a bare Engine on a small seeded model: responses
 // and their usage/timings against the engine's RunFinished, prompt-prefix reuse across requests,
 // streaming (same text as a non-streamed answer), request validation and its error bodies, the
-// API key, the body limit, the queue limit, serialized concurrent clients and a streaming client
-// that goes away (its generation is cancelled; the server goes on).
+// API key, the body limit, the queue limit, serialized concurrent clients, a client that goes
+// away, streamed or not (its generation is cancelled; the server goes on), and stop strings.
 #include "server/openai_server.h"
 
 #include <httplib.h>
@@ -18,25 +18,15 @@
 #include <thread>
 #include <vector>
 
-#include "gguf/test_model.h"
+#include "core/error.h"
 #include "runtime/engine.h"
-#include "test_temp.h"
+#include "server_test_model.h"
 
 namespace fluoro::app {
 namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-
-std::filesystem::path tiny_model() {
-    const auto path = test::unique_temp_path("server_tiny.gguf");
-    if (!std::filesystem::exists(path)) {
-        gguf::TestModelSpec spec;
-        spec.n_ctx = 4096;
-        gguf::write_test_model(path, spec);
-    }
-    return path;
-}
 
 // A CompletionBackend over an Engine driven by hand, as the CLI's EngineDriver does. Remembers
 // every RunFinished; token_delay slows the stream down (disconnect tests).
@@ -47,8 +37,8 @@ struct TestEngine {
     std::chrono::milliseconds token_delay{0};
     std::atomic<int> running{0}, max_running{0};
 
-    TestEngine() {
-        LoadModel load{tiny_model(), {}};
+    explicit TestEngine(const std::filesystem::path& model = test_support::server_tiny_model()) {
+        LoadModel load{model, {}};
         load.settings.threads = 1;
         load.settings.ctx = 4096;
         engine.submit_blocking(load);
@@ -103,8 +93,9 @@ struct Served {
     TestEngine eng;
     OpenAiServer server;
     int port = 0;
-    explicit Served(ServerOptions opt = {}, std::chrono::milliseconds delay = 0ms)
-        : server(with_defaults(std::move(opt)), eng.backend()) {
+    explicit Served(ServerOptions opt = {}, std::chrono::milliseconds delay = 0ms,
+                    const std::filesystem::path& model = test_support::server_tiny_model())
+        : eng(model), server(with_defaults(std::move(opt)), eng.backend()) {
         eng.token_delay = delay;
         port = server.start("127.0.0.1", 0);
     }
@@ -380,6 +371,24 @@ TEST(OpenAiServer, TheApiKeyIsRequiredWhenSet) {
     EXPECT_EQ(m->status, 200);
 }
 
+// A port another server listens on is refused with an error, not shared (httplib's default
+// SO_REUSEPORT would let both bind it and split the clients between them).
+TEST(OpenAiServer, APortInUseIsAnError) {
+    Served s;
+    TestEngine other;
+    OpenAiServer second(Served::with_defaults({}), other.backend());
+    try {
+        second.start("127.0.0.1", s.port);
+        FAIL() << "a second server bound port " << s.port;
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot listen on 127.0.0.1:"), std::string::npos)
+            << e.what();
+    }
+    const auto r = s.client().Get("/v1/models");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+}
+
 TEST(OpenAiServer, ModelsListsTheLoadedModel) {
     Served s;
     const auto r = s.client().Get("/v1/models");
@@ -468,6 +477,29 @@ TEST(OpenAiServer, AClientThatHangsUpMidStreamCancelsItsGeneration) {
     ASSERT_TRUE(next);
     EXPECT_EQ(next->status, 200) << next->body;
     EXPECT_NE(s.eng.last().stop, "cancelled");
+}
+
+// A non-streamed request's client that gives up (its read timeout) cancels the generation too,
+// although nothing is written to it before the end: the server watches its socket. (The slow
+// model: the engine must still be generating when the client goes.)
+TEST(OpenAiServer, AClientThatHangsUpBeforeANonStreamedReplyCancelsItsGeneration) {
+    Served s({}, 0ms, test_support::server_slow_model());
+    {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_read_timeout(0, 300000);  // 0.3 s; 3000 tokens take seconds
+        const auto r =
+            c.Post("/v1/chat/completions", request("Tell me a very long story", 3000).dump(),
+                   "application/json");
+        EXPECT_FALSE(r);
+    }  // the client's socket is closed here
+    for (int i = 0; i < 600 && s.server.counters().cancelled == 0; ++i)
+        std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(s.server.counters().cancelled, 1);
+    EXPECT_EQ(s.eng.last().stop, "cancelled");
+    EXPECT_LT(s.eng.last().n_tokens, 3000);
+    const auto next = s.post(request("hi", 4).dump());
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->status, 200) << next->body;
 }
 
 TEST(OpenAiServer, RequestsBeyondTheQueueGet429) {
