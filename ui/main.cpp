@@ -67,7 +67,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption demo("demo", "Replay the bundled recorded run");
     const QCommandLineOption theme("theme", "light or dark (default: as last chosen)", "THEME");
     const QCommandLineOption max_tokens("max-tokens", "Tokens --screenshot generates at most", "N");
-    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens});
+    const QCommandLineOption serve(
+        "serve", "Serve the model's OpenAI-compatible API on 127.0.0.1:PORT once it is loaded",
+        "PORT");
+    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens, serve});
     p.process(app);
 
     fluoro::ui::LaunchOptions o;
@@ -79,5 +82,15 @@ int main(int argc, char** argv) {
     o.demo = p.isSet(demo);
     o.theme = p.value(theme);
     if (p.isSet(max_tokens)) o.max_tokens = std::max(1, p.value(max_tokens).toInt());
+    if (p.isSet(serve)) {
+        bool ok = false;
+        const int port = p.value(serve).toInt(&ok);
+        if (!ok || port < 0 || port > 65535) {
+            std::fprintf(stderr, "fluoroscope: --serve needs a port (0-65535), not '%s'\n",
+                         qPrintable(p.value(serve)));
+            return 2;
+        }
+        o.serve_port = port;
+    }
     return fluoro::ui::run_workbench(o);
 }

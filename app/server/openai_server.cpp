@@ -53,6 +53,18 @@ void set_error(httplib::Response& res, int status, std::string_view message,
 
 }  // namespace
 
+std::string format_request(const RequestRecord& r) {
+    char buf[256];
+    if (r.ran)
+        std::snprintf(
+            buf, sizeof buf, " %d prompt=%lld cached=%lld (%s) completion=%lld stop=%s %.1f ms",
+            r.status, static_cast<long long>(r.prompt), static_cast<long long>(r.cached),
+            r.cache_source.c_str(), static_cast<long long>(r.completion), r.stop.c_str(), r.ms);
+    else
+        std::snprintf(buf, sizeof buf, " %d %.1f ms", r.status, r.ms);
+    return r.method + ' ' + r.path + buf;
+}
+
 struct OpenAiServer::Impl {
     ServerOptions opt;
     CompletionBackend backend;
@@ -137,26 +149,21 @@ void OpenAiServer::Impl::install_routes() {
         }));
     svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
         if (res.status >= 400) rejected.fetch_add(1);
-        if (!opt.log) return;
-        const double ms =
-            std::chrono::duration<double, std::milli>(Clock::now() - t_log.start).count();
-        char buf[256];
-        if (t_log.ran)
-            std::snprintf(buf, sizeof buf,
-                          " %d prompt=%lld cached=%lld (%s) completion=%lld stop=%s %.1f ms",
-                          res.status, static_cast<long long>(t_log.prompt),
-                          static_cast<long long>(t_log.cached), t_log.cache_source.c_str(),
-                          static_cast<long long>(t_log.completion), t_log.stop.c_str(), ms);
-        else
-            std::snprintf(buf, sizeof buf, " %d %.1f ms", res.status, ms);
-        std::string line = "serve: ";
-        line += req.method;
-        line += ' ';
-        line += req.path;
-        line += buf;
-        line += '\n';
-        std::cerr << line << std::flush;
+        RequestRecord r;
+        r.method = req.method;
+        r.path = req.path;
+        r.remote = req.remote_addr;
+        r.status = res.status;
+        r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t_log.start).count();
+        r.ran = t_log.ran;
+        r.prompt = t_log.prompt;
+        r.cached = t_log.cached;
+        r.completion = t_log.completion;
+        r.stop = t_log.stop;
+        r.cache_source = t_log.cache_source;
         t_log = RequestLog{};
+        if (opt.on_request) opt.on_request(r);
+        if (opt.log) std::cerr << "serve: " + format_request(r) + '\n' << std::flush;
     });
     svr.Get("/v1/models",
             [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });

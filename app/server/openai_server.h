@@ -38,6 +38,19 @@ struct CompletionBackend {
     std::function<void()> cancel;
 };
 
+// One answered request, as the log line shows it.
+struct RequestRecord {
+    std::string method, path, remote;  // remote: the client's address
+    int status = 0;
+    double ms = 0;     // from routing to the last byte handed to the connection
+    bool ran = false;  // a generation ran (the counts below are its)
+    int64_t prompt = 0, cached = 0, completion = 0;
+    std::string stop, cache_source;
+};
+
+// "POST /v1/chat/completions 200 prompt=.. cached=.. (source) completion=.. stop=.. 12.3 ms"
+std::string format_request(const RequestRecord& r);
+
 struct ServerOptions {
     std::string model_id = "model";  // GET /v1/models; the default "model" of responses
     std::string api_key;             // non-empty: every request needs "Authorization: Bearer KEY"
@@ -45,6 +58,9 @@ struct ServerOptions {
     int max_queue = 16;                 // requests waiting behind the running one; more: 429
     SamplingParams sampling;            // defaults that requests override
     bool log = true;                    // one line per request on stderr
+    // Called after each request on the thread that served it (never concurrently for one
+    // request; requests on other threads may call it at the same time).
+    std::function<void(const RequestRecord&)> on_request;
 };
 
 struct ServerCounters {

@@ -75,6 +75,7 @@ int run_workbench(const LaunchOptions& opt) {
             std::cerr << "fluoroscope: " << e.what() << '\n';
         }
     }
+    if (opt.serve_port) window.serve_when_loaded(*opt.serve_port);
     if (!model.isEmpty()) window.open_model(model);
     return QApplication::exec();
 }

@@ -17,8 +17,9 @@ struct LaunchOptions {
     QString panel;
     QString theme;  // "light", "dark", empty: as remembered
     bool demo = false;
-    int max_tokens = 96;  // for --screenshot's generation
-    int timeout_s = 300;  // --screenshot gives up after this long
+    int max_tokens = 96;            // for --screenshot's generation
+    int timeout_s = 300;            // --screenshot gives up after this long
+    std::optional<int> serve_port;  // --serve: the API server starts once the model is loaded
 };
 
 // models/SmolLM2-135M-Instruct.Q4_1.gguf next to the install or the source tree, if present.

@@ -24,6 +24,8 @@
 #include "workbench/model_card.h"
 #include "workbench/panel_feeder.h"
 #include "workbench/run_timeline.h"
+#include "workbench/serve_controller.h"
+#include "workbench/server_panel.h"
 #include "workbench/settings_panel.h"
 
 namespace fluoro::ui {
@@ -31,6 +33,7 @@ namespace fluoro::ui {
 MainWindow::MainWindow(const WorkbenchOptions& opt, QWidget* parent)
     : QMainWindow(parent),
       bridge_(std::make_unique<EngineBridge>(opt.db, this)),
+      serve_(std::make_unique<ServeController>(*bridge_)),
       list_model_(new ConversationListModel(this)),
       feeder_(new PanelFeeder(this)) {
     qRegisterMetaType<fluoro::Command>();
@@ -81,6 +84,7 @@ MainWindow::MainWindow(const WorkbenchOptions& opt, QWidget* parent)
 MainWindow::~MainWindow() {
     // Pool jobs (model cards, exports) may hold the writer or post back to us: let them finish.
     QThreadPool::globalInstance()->waitForDone();
+    serve_.reset();
     store_.reset();
     bridge_.reset();
 }
@@ -178,6 +182,10 @@ void MainWindow::build_layout() {
 
     model_label_ = new QLabel(tr("no model"), this);
     gauge_ = new ContextGauge(this);
+    serve_label_ = new QLabel(this);
+    serve_label_->setObjectName("serve_label");
+    serve_label_->hide();
+    statusBar()->addPermanentWidget(serve_label_);
     statusBar()->addPermanentWidget(model_label_);
     statusBar()->addPermanentWidget(gauge_);
 
@@ -210,9 +218,15 @@ void MainWindow::build_docks() {
     auto* settings_dock = new QDockWidget(tr("Settings"), this);
     settings_dock->setObjectName("dock_settings");
     settings_dock->setWidget(settings_);
+    server_panel_ = new ServerPanel(*serve_, this);
+    server_panel_->set_sampling_source([this] { return settings_->change_settings().sampling; });
+    auto* server_dock = new QDockWidget(tr("API server"), this);
+    server_dock->setObjectName("dock_server");
+    server_dock->setWidget(server_panel_);
     addDockWidget(Qt::LeftDockWidgetArea, conversations_dock_);
     splitDockWidget(conversations_dock_, card_dock, Qt::Vertical);
     tabifyDockWidget(card_dock, settings_dock);
+    tabifyDockWidget(settings_dock, server_dock);
     card_dock->raise();
     // After the first layout pass: before it the dock areas have no size to share.
     QTimer::singleShot(0, this, [this, card_dock] {
@@ -243,6 +257,11 @@ void MainWindow::build_docks() {
         resizeDocks({first}, {620}, Qt::Horizontal);
     }
     resizeDocks({card_dock}, {300}, Qt::Horizontal);
+
+    connect(serve_.get(), &ServeController::state_changed, this, [this] {
+        serve_label_->setText(tr("API: %1").arg(serve_->url()));
+        serve_label_->setVisible(serve_->running());
+    });
 
     connect(settings_, &SettingsPanel::apply_requested, this,
             [this](const ChangeSettings& c) { bridge_->submit(c); });

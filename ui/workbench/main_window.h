@@ -39,6 +39,8 @@ class EventPanel;
 class ModelCard;
 class PanelFeeder;
 class RunTimeline;
+class ServeController;
+class ServerPanel;
 class SettingsPanel;
 
 struct WorkbenchOptions {
@@ -82,6 +84,11 @@ class MainWindow : public QMainWindow {
     CompareDialog* open_compare();
     // Chat → Prompt cache advisor, on the loaded model's recorded requests (refreshes it).
     AdvisorDialog* open_advisor();
+    // The OpenAI-compatible server over this window's engine (Server menu, API server dock).
+    ServeController& serve() { return *serve_; }
+    ServerPanel* server_panel() { return server_panel_; }
+    // Starts the server on `port` once a model is loaded (now, when one is): --serve.
+    void serve_when_loaded(int port);
 
   signals:
     void run_finished(const fluoro::RunFinished& f);
@@ -131,7 +138,11 @@ class MainWindow : public QMainWindow {
     std::optional<app::RunRecord> current_run() const;
 
     std::unique_ptr<EngineBridge> bridge_;
-    std::unique_ptr<StoreWorker> store_;  // after bridge_: destroyed first
+    std::unique_ptr<StoreWorker> store_;      // after bridge_: destroyed first
+    std::unique_ptr<ServeController> serve_;  // after bridge_: stops before the engine goes
+    ServerPanel* server_panel_ = nullptr;
+    QLabel* serve_label_ = nullptr;
+    std::optional<int> serve_on_load_;  // --serve's port, until a model is loaded
     ConversationListModel* list_model_;
     PanelFeeder* feeder_;
     QListView* list_view_ = nullptr;

@@ -29,6 +29,7 @@
 #include "workbench/compare_dialog.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
+#include "workbench/server_panel.h"
 #include "workbench/theme.h"
 
 namespace fluoro::ui {
@@ -60,6 +61,24 @@ void MainWindow::build_menus() {
     chat->addAction(tr("Com&pare runs…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
                     [this] { open_compare(); });
     chat->addAction(tr("Prompt cache &advisor…"), this, [this] { open_advisor(); });
+
+    QMenu* server = menuBar()->addMenu(tr("&Server"));
+    QAction* serving = server->addAction(tr("&Serve OpenAI-compatible API"));
+    serving->setObjectName("action_serve");
+    serving->setCheckable(true);
+    connect(serving, &QAction::triggered, this, [this, serving](bool on) {
+        if (const QString err = server_panel_->set_serving(on); !err.isEmpty()) {
+            serving->setChecked(false);
+            show_error(tr("API server not started: %1").arg(err));
+        }
+    });
+    connect(server_panel_, &ServerPanel::serving_changed, serving, &QAction::setChecked);
+    server->addAction(tr("Server &panel"), this, [this] {
+        if (auto* d = findChild<QDockWidget*>("dock_server")) {
+            d->show();
+            d->raise();
+        }
+    });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     dark_action_ = view->addAction(tr("&Dark theme"));

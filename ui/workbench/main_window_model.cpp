@@ -15,6 +15,7 @@
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
 #include "workbench/model_card.h"
+#include "workbench/server_panel.h"
 #include "workbench/settings_panel.h"
 
 namespace fluoro::ui {
@@ -74,11 +75,21 @@ void MainWindow::on_model_changed() {
         model_label_->setToolTip(QString::fromStdString(m->prefix_cache_note));
         if (!m->prefix_cache_note.empty())
             statusBar()->showMessage(QString::fromStdString(m->prefix_cache_note), 15000);
+        if (serve_on_load_) serve_when_loaded(*serve_on_load_);
     } else {
         model_label_->setText(tr("no model"));
         chat_->set_placeholder(tr("Open a model (Ctrl+O) to start chatting."));
     }
     update_actions();
+}
+
+void MainWindow::serve_when_loaded(int port) {
+    serve_on_load_ = port;
+    if (!bridge_->model()) return;
+    serve_on_load_.reset();
+    server_panel_->set_port(port);
+    if (const QString err = server_panel_->set_serving(true); !err.isEmpty())
+        show_error(tr("API server not started: %1").arg(err));
 }
 
 void MainWindow::remember_model(const QString& path) {

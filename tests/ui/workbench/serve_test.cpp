@@ -1,0 +1,170 @@
+// The workbench's API server (Server menu, API server dock, --serve) with the real default model:
+// a request from an outside client, off the GUI thread, is answered, shows as the live
+// conversation in the chat, is listed in the server panel with its token counts, lands in the
+// session store, and a repeat of its system prompt comes from the prompt cache. Stopping the
+// server while a streamed request generates returns at once (the request's wait on the GUI
+// thread's batches is aborted, not deadlocked) and the port is closed after. A port that is
+// taken and a missing model are reported, and the server stays off.
+#include <httplib.h>
+
+#include <QAction>
+#include <QLabel>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTest>
+#include <chrono>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/store.h"
+#include "store/store_writer.h"
+#include "workbench/chat_view.h"
+#include "workbench/engine_bridge.h"
+#include "workbench/main_window.h"
+#include "workbench/serve_controller.h"
+#include "workbench/server_panel.h"
+#include "workbench_test_support.h"
+
+using namespace fluoro;
+using namespace fluoro::ui;
+using nlohmann::json;
+
+namespace {
+
+struct Reply {
+    int status = 0;  // 0: no HTTP answer (connection refused or closed)
+    std::string body;
+};
+
+// POSTs on a thread of its own: the GUI thread must keep delivering the engine's events.
+std::future<Reply> post(int port, json body) {
+    return std::async(std::launch::async, [port, body] {
+        httplib::Client c("127.0.0.1", port);
+        c.set_read_timeout(180, 0);
+        const auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+        return r ? Reply{r->status, r->body} : Reply{};
+    });
+}
+
+bool ready(std::future<Reply>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+json request(const std::string& user, int max_tokens, bool stream = false) {
+    json j{{"model", "SmolLM2"},
+           {"messages",
+            {{{"role", "system"},
+              {"content", "You are a helpful assistant who answers in one short sentence."}},
+             {{"role", "user"}, {"content", user}}}},
+           {"max_tokens", max_tokens},
+           {"temperature", 0}};
+    if (stream) j["stream"] = true;
+    return j;
+}
+
+}  // namespace
+
+class ServeTest : public QObject {
+    Q_OBJECT
+  private slots:
+    void initTestCase() { test::isolate_settings(); }
+
+    void outside_requests_show_live_are_listed_stored_and_cached() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        const auto db = test::scratch("serve.db");
+        MainWindow w(WorkbenchOptions{db});
+        w.show();
+        w.serve_when_loaded(0);  // what --serve does: starts once the model is in
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.serve().running(), 60000);
+        const int port = w.serve().port();
+        QVERIFY(port > 0);
+        QVERIFY(w.findChild<QLabel*>("serve_status")->text().contains(w.serve().url()));
+        QVERIFY(w.findChild<QLabel*>("serve_label")->isVisibleTo(&w));
+        QVERIFY(w.findChild<QAction*>("action_serve")->isChecked());
+
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        auto first = post(port, request("What is the capital of France?", 16));
+        QTRY_VERIFY_WITH_TIMEOUT(ready(first), 120000);
+        const Reply r1 = first.get();
+        QCOMPARE(r1.status, 200);
+        const json j1 = json::parse(r1.body);
+        const std::string content = j1["choices"][0]["message"]["content"];
+        QVERIFY(!content.empty());
+
+        // Shown as the live conversation, like a chat turn.
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 10000);
+        const auto& msgs = w.chat()->messages();
+        QCOMPARE(msgs.size(), size_t(2));
+        QCOMPARE(QString::fromStdString(msgs[0].text()),
+                 QStringLiteral("What is the capital of France?"));
+        QCOMPARE(QString::fromStdString(msgs[1].text()), QString::fromStdString(content));
+
+        // Listed in the server panel.
+        QTRY_COMPARE_WITH_TIMEOUT(w.server_panel()->requests_listed(), 1, 5000);
+        QVERIFY(w.findChild<QLabel*>("serve_totals")->text().startsWith("1 requests (0 failed)"));
+
+        // The same system prompt again: served from the prompt cache.
+        auto second = post(port, request("And of Italy?", 8));
+        QTRY_VERIFY_WITH_TIMEOUT(ready(second), 120000);
+        const Reply r2 = second.get();
+        QCOMPARE(r2.status, 200);
+        const json j2 = json::parse(r2.body);
+        const int64_t cached = j2["usage"]["prompt_tokens_details"]["cached_tokens"];
+        QVERIFY2(cached >= 10, qPrintable(QString::number(cached)));
+        QTRY_COMPARE_WITH_TIMEOUT(w.server_panel()->requests_listed(), 2, 5000);
+
+        // Stored: both requests, each as its own conversation.
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 10000);
+        w.bridge().writer()->flush();
+        app::Store store(db);
+        const auto list = store.list_conversations();
+        QCOMPARE(list.size(), size_t(2));
+        bool found = false;
+        for (const auto& c : list) {
+            const auto conv = store.load_conversation(c.id);
+            QCOMPARE(conv.runs.size(), size_t(1));
+            if (conv.runs[0].n_tokens == j1["usage"]["completion_tokens"].get<int64_t>() &&
+                conv.messages.size() == 2 && conv.messages[1].content == content)
+                found = true;
+        }
+        QVERIFY(found);
+
+        // Stopping while a streamed request generates: no deadlock, the client is let go.
+        auto streamed = post(port, request("Count from 1 to 200, one number per line.", 400, true));
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().generating() && w.chat()->tokens_received() > 0, 60000);
+        QVERIFY(!ready(streamed));
+        w.findChild<QAction*>("action_serve")->trigger();  // as the Server menu does
+        QVERIFY(!w.serve().running());
+        QVERIFY(!w.findChild<QAction*>("action_serve")->isChecked());
+        QVERIFY(!w.findChild<QLabel*>("serve_label")->isVisibleTo(&w));
+        QVERIFY(w.findChild<QLabel*>("serve_status")->text().startsWith("Stopped"));
+        QTRY_VERIFY_WITH_TIMEOUT(ready(streamed), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.bridge().generating(), 10000);
+        httplib::Client gone("127.0.0.1", port);
+        QVERIFY(!gone.Get("/v1/models"));  // nobody listens any more
+    }
+
+    void a_taken_port_or_no_model_is_reported_and_the_server_stays_off() {
+        MainWindow w(WorkbenchOptions{test::scratch("serve-errors.db")});
+        QVERIFY(w.server_panel()->set_serving(true).contains("load a model first"));
+        QVERIFY(!w.serve().running());
+
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        httplib::Server squatter;
+        const int port = squatter.bind_to_any_port("127.0.0.1");
+        QVERIFY(port > 0);
+        w.server_panel()->set_port(port);
+        const QString err = w.server_panel()->set_serving(true);
+        QVERIFY2(err.contains("cannot listen"), qPrintable(err));
+        QVERIFY(!w.serve().running());
+        QVERIFY(!w.findChild<QPushButton*>("serve_toggle")->isChecked());
+        QVERIFY(w.findChild<QLabel*>("serve_status")->text().contains("cannot listen"));
+    }
+};
+
+QTEST_MAIN(ServeTest)
+#include "serve_test.moc"

@@ -1,0 +1,58 @@
+// The workbench's OpenAI-compatible server: `fluoro serve` (app/server) over the window's own
+// engine. Requests run through an EngineRelay fed by the EngineBridge's batches, so each one shows
+// live in the chat and the panels, and is recorded in the session store, like a chat turn. The
+// server's worker threads wait on the relay, never on the GUI thread's work; stop() (on the GUI
+// thread) aborts the relay first, so it never waits for a batch only the GUI thread could deliver.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <memory>
+
+#include "server/engine_relay.h"
+#include "server/openai_server.h"
+
+namespace fluoro::ui {
+
+class EngineBridge;
+
+struct ServeConfig {
+    bool public_host = false;  // listen on 0.0.0.0, not only 127.0.0.1
+    int port = 8080;           // 0: any free port
+    QString api_key;           // non-empty: required as "Authorization: Bearer KEY"
+    int max_queue = 16;
+    SamplingParams sampling;  // defaults that requests override
+};
+
+class ServeController : public QObject {
+    Q_OBJECT
+  public:
+    explicit ServeController(EngineBridge& bridge, QObject* parent = nullptr);
+    ~ServeController() override;  // stop()
+
+    // Starts serving the loaded model (restarts when running). Returns an empty string, or why
+    // it could not (no model loaded, the port is taken).
+    QString start(const ServeConfig& config);
+    void stop();
+    bool running() const { return server_ != nullptr; }
+    int port() const { return port_; }
+    QString url() const;  // "http://127.0.0.1:8080/v1"; empty when stopped
+    app::ServerCounters counters() const;
+
+  signals:
+    void state_changed();  // started, stopped or restarted
+    // A request was answered (on the GUI thread, in the order they finished).
+    void request_served(const fluoro::app::RequestRecord& r);
+
+  private:
+    void on_model_changed();
+
+    EngineBridge& bridge_;
+    std::unique_ptr<app::EngineRelay> relay_;  // a fresh one per start: abort() is for good
+    std::unique_ptr<app::OpenAiServer> server_;
+    ServeConfig config_;
+    QString model_path_;  // the model being served (a new one restarts the server)
+    int port_ = 0;
+};
+
+}  // namespace fluoro::ui
