@@ -30,8 +30,10 @@
 namespace fluoro::cpu {
 namespace {
 
+// Not from __FILE__: a compiler launcher (ccache with base_dir) may make that relative.
 std::filesystem::path fixture_path() {
-    return std::filesystem::path(__FILE__).parent_path() / "fixtures" / "vec_dot_ggml.json";
+    return std::filesystem::path(FLUORO_TESTS_DIR) / "engine" / "backend" / "fixtures" /
+           "vec_dot_ggml.json";
 }
 
 GgmlType type_named(const std::string& name) {
