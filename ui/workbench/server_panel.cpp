@@ -72,13 +72,13 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     log_ = new QTableWidget(0, NColumns, this);
     log_->setObjectName("serve_log");
     log_->setHorizontalHeaderLabels({tr("Time"), tr("Client"), tr("Request"), tr("Status"),
-                                     tr("Prompt"), tr("Cached"), tr("Completion"), tr("Stop"),
+                                     tr("Prompt"), tr("Cached"), tr("Reply"), tr("Stop"),
                                      tr("ms")});
     log_->verticalHeader()->hide();
     log_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     log_->setSelectionBehavior(QAbstractItemView::SelectRows);
     log_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    log_->horizontalHeader()->setStretchLastSection(true);
+    log_->horizontalHeader()->setSectionResizeMode(Request, QHeaderView::Stretch);
     v->addWidget(log_, 1);
 
     connect(toggle_, &QPushButton::clicked, this, [this](bool on) { set_serving(on); });
@@ -157,7 +157,13 @@ void ServerPanel::add_request(const app::RequestRecord& r) {
     };
     set(Time, QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")));
     set(Client, QString::fromStdString(r.remote));
-    set(Request, QString::fromStdString(r.method + ' ' + r.path));
+    // "chat/completions", "models": the /v1/ prefix and the usual method say nothing.
+    QString what = QString::fromStdString(r.path);
+    if (what.startsWith(QLatin1String("/v1/"))) what = what.mid(4);
+    if (r.method != "POST" && r.method != "GET")
+        what = QString::fromStdString(r.method) + ' ' + what;
+    set(Request, what);
+    log_->item(0, Request)->setToolTip(QString::fromStdString(r.method + ' ' + r.path));
     set(Status, QString::number(r.status), true);
     if (r.ran) {
         set(Prompt, QString::number(r.prompt), true);
