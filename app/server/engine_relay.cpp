@@ -71,9 +71,15 @@ void EngineRelay::abort() {
     {
         std::lock_guard<std::mutex> lock(mu_);
         aborted_ = true;
+        // Only a request's own run: the window's chat may be generating.
+        if (submission_ != 0) engine_.cancel();
     }
     cv_.notify_all();
-    engine_.cancel();
+}
+
+void EngineRelay::cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (submission_ != 0) engine_.cancel();
 }
 
 CompletionBackend EngineRelay::backend() {
@@ -81,7 +87,7 @@ CompletionBackend EngineRelay::backend() {
     b.run = [this](Complete c, const std::function<void(const Event&)>& on_event) {
         return run(std::move(c), on_event);
     };
-    b.cancel = [this] { engine_.cancel(); };
+    b.cancel = [this] { cancel(); };
     return b;
 }
 

@@ -36,10 +36,14 @@ class EngineRelay {
     RunFinished run(Complete c, const std::function<void(const Event&)>& on_event);
     // The draining thread's batches, in engine order.
     void deliver(const std::vector<Event>& batch);
-    // Wakes a waiting run() (it returns "cancelled") and makes later ones return at once; the
-    // engine's running generation is cancelled. For shutting the server down without the
-    // draining thread, which may be the one stopping it.
+    // Wakes a waiting run() (it returns "cancelled") and makes later ones return at once; a
+    // request's generation is cancelled. For shutting the server down without the draining
+    // thread, which may be the one stopping it.
     void abort();
+    // Cancels the engine's generation while a run() waits, and nothing otherwise: the engine's
+    // other users (the window's own chat) keep theirs when the server stops or a client goes.
+    // (Engine::cancel also drops what is queued behind the request.)
+    void cancel();
     // A CompletionBackend over this relay (it must outlive the server using it).
     CompletionBackend backend();
 

@@ -2,7 +2,8 @@
 // case). A drainer thread plays the GUI: it takes every batch and hands it to deliver(). Checked:
 // the relay passes on exactly its own run's events even when a chat run was queued ahead of it,
 // a command that fails before its run is reported with the engine's message, abort() frees a
-// waiting request although nothing is delivered, and the HTTP server works over it end to end.
+// waiting request although nothing is delivered, abort() and cancel() leave other runs alone, and
+// the HTTP server works over it end to end.
 #include "server/engine_relay.h"
 
 #include <httplib.h>
@@ -133,6 +134,31 @@ TEST(EngineRelay, AbortFreesAWaitingRequestAndLaterOnesReturnAtOnce) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(d.relay.run(completion("after", 4), [](const Event&) {}).stop, "cancelled");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+}
+
+// Stopping the server (abort) or a client going away (cancel) with no request of the relay's
+// running must not cancel the engine's other work: the window's own chat generation.
+TEST(EngineRelay, AbortAndCancelLeaveOtherRunsAlone) {
+    Drained d;
+    ChangeSettings cs;
+    cs.max_tokens = 200;
+    d.engine.submit(cs);
+    const uint64_t chat = d.engine.submit(SendMessage{"the window's own chat"});
+    d.relay.cancel();
+    d.relay.abort();
+    RunFinished f;
+    for (int i = 0; i < 1200 && f.stop.empty(); ++i) {
+        std::this_thread::sleep_for(10ms);
+        uint64_t run = 0;
+        for (const Event& e : d.all()) {
+            if (const auto* rs = std::get_if<RunStarted>(&e); rs && rs->submission == chat)
+                run = rs->run;
+            if (const auto* fin = std::get_if<RunFinished>(&e); fin && run && fin->run == run)
+                f = *fin;
+        }
+    }
+    EXPECT_EQ(f.stop, "max_tokens");
+    EXPECT_EQ(f.n_tokens, 200);
 }
 
 TEST(EngineRelay, ServesHttpRequestsOverARelayedEngine) {
