@@ -7,9 +7,18 @@
 
 #include "sampling/fast_exp.h"
 
-// Per-CPU versions of the exp pass, picked once at load time (GCC/Clang ifunc, ELF only).
+// Per-CPU versions of the exp pass, picked once at load time (GCC/Clang ifunc, ELF only). Not
+// under AddressSanitizer: there clang 14's resolver picked the AVX-512 clone on an AVX2-only CPU
+// (SIGILL). GCC says ASan with __SANITIZE_ADDRESS__, clang 14 only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define FLUORO_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FLUORO_ASAN 1
+#endif
+#endif
 #if defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(__SANITIZE_ADDRESS__)
+    !defined(FLUORO_ASAN)
 #define FLUORO_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define FLUORO_CPU_CLONES
