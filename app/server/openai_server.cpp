@@ -267,7 +267,11 @@ void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib:
                             first = false;
                         } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
                             text += t->piece;
-                            const size_t safe = releasable(text, complete->stop_strings);
+                            // Released text holds no start of a stop string, so a match
+                            // can only begin at `sent`: scan the held-back tail only.
+                            const size_t safe =
+                                sent + releasable(std::string_view(text).substr(sent),
+                                                  complete->stop_strings);
                             if (safe <= sent) return;
                             send(chunk_json(*ids, text.substr(sent, safe - sent), first));
                             sent = safe;
