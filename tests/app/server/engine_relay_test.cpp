@@ -77,16 +77,21 @@ Complete completion(const std::string& user, int64_t max_tokens) {
     return c;
 }
 
+// A chat turn of the window's own, submitted straight to the engine; returns its submission.
+uint64_t submit_chat(Drained& d, int64_t max_tokens, const std::string& text) {
+    ChangeSettings cs;
+    cs.max_tokens = max_tokens;
+    d.engine.submit(cs);
+    return d.engine.submit(SendMessage{text});
+}
+
 TEST(EngineRelay, PassesOnItsOwnRunOnlyWhenAChatRunIsQueuedAhead) {
     Drained d;
-    ChangeSettings cs;
-    cs.max_tokens = 24;
-    d.engine.submit(cs);
-    const uint64_t chat = d.engine.submit(SendMessage{"a chat message queued before the request"});
+    const uint64_t chat = submit_chat(d, 24, "a chat message queued before the request");
     std::vector<Event> got;
     const RunFinished f =
         d.relay.run(completion("the request", 9), [&](const Event& e) { got.push_back(e); });
-    ASSERT_EQ(f.stop != "error", true) << f.error;
+    ASSERT_NE(f.stop, "error") << f.error;
     EXPECT_GT(f.n_tokens, 0);
 
     // The chat's run came first and was not passed on.
@@ -140,10 +145,7 @@ TEST(EngineRelay, AbortFreesAWaitingRequestAndLaterOnesReturnAtOnce) {
 // running must not cancel the engine's other work: the window's own chat generation.
 TEST(EngineRelay, AbortAndCancelLeaveOtherRunsAlone) {
     Drained d;
-    ChangeSettings cs;
-    cs.max_tokens = 200;
-    d.engine.submit(cs);
-    const uint64_t chat = d.engine.submit(SendMessage{"the window's own chat"});
+    const uint64_t chat = submit_chat(d, 200, "the window's own chat");
     d.relay.cancel();
     d.relay.abort();
     RunFinished f;
