@@ -83,10 +83,6 @@ QString ServeController::url() const {
     return QStringLiteral("http://%1:%2/v1").arg(host).arg(port_);
 }
 
-app::ServerCounters ServeController::counters() const {
-    return server_ ? server_->counters() : app::ServerCounters{};
-}
-
 void ServeController::on_model_changed() {
     if (!server_) return;
     const auto& m = bridge_.model();

@@ -37,7 +37,6 @@ class ServeController : public QObject {
     bool running() const { return server_ != nullptr; }
     int port() const { return port_; }
     QString url() const;  // "http://127.0.0.1:8080/v1"; empty when stopped
-    app::ServerCounters counters() const;
 
   signals:
     void state_changed();  // started, stopped or restarted
