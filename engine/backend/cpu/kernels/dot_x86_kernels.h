@@ -452,6 +452,19 @@ void row_dot_float_simd(const void* w_row, const void* x, size_t x_stride, int n
 
 // ---- the row loop ----
 
+// Weight bytes the row loop asks for ahead of the block it decodes. Decode streams each weight
+// once from memory; the hardware prefetcher alone left a large Q8_0 matrix (SmolLM2's 28 MB LM
+// head, 2 threads, Zen 3) at 14 GB/s of the 20 read; 4-8 KiB ahead it reached ~19.
+// Prefetches never fault, so running past the matrix's end is harmless.
+inline constexpr size_t kPrefetchBytes = 6144;
+
+template <class WBlock>
+inline void prefetch_ahead(const WBlock* block) {
+    const char* ahead = reinterpret_cast<const char*>(block) + kPrefetchBytes;
+    for (size_t offset = 0; offset < sizeof(WBlock); offset += 64)  // each line of a k-quant block
+        _mm_prefetch(ahead + offset, _MM_HINT_T0);
+}
+
 template <class K, int NX>
 void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
                    int64_t n_blocks, float* out) {
@@ -463,6 +476,7 @@ void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_str
         std::memset(static_cast<void*>(&acc[t]), 0, sizeof(acc[t]));
     }
     for (int64_t b = 0; b < n_blocks; ++b) {
+        prefetch_ahead(w + b);
         const typename K::Prep p = K::prep(w[b]);
         for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
     }
