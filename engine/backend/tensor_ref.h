@@ -18,6 +18,9 @@ struct Weight {
     std::array<int64_t, 4> ne{1, 1, 1, 1};  // ne[0] = row length (inputs), ne[1] = rows (outputs)
     const void* data = nullptr;             // backend memory (host for CPU, device for CUDA)
     size_t row_bytes = 0;
+    // The backend stores the rows in a layout of its own (CPU: groups, cpu/kernels/interleave.h);
+    // only that backend reads the bytes.
+    bool interleaved = false;
     bool present() const { return data != nullptr; }
     int64_t n_in() const { return ne[0]; }
     int64_t n_out() const { return ne[1]; }

@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/cpu_attention.h"
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "backend/cpu/kernels/vec_math.h"
 #include "backend/cpu/kv_rows.h"
@@ -47,7 +53,20 @@ const float* f32_data(const Weight& w, const char* op) {
     return static_cast<const float*>(w.data);
 }
 
+// FLUORO_CPU_INTERLEAVE=0 keeps every weight in its GGUF layout (to compare speed in one build).
+bool interleave_enabled() {
+    static const bool enabled = [] {
+        const char* v = std::getenv("FLUORO_CPU_INTERLEAVE");
+        return !v || std::string_view(v) != "0";
+    }();
+    return enabled;
+}
+
 }  // namespace
+
+void CpuBackend::AlignedFree::operator()(std::byte* p) const {
+    ::operator delete[](p, std::align_val_t{64});
+}
 
 CpuBackend::CpuBackend(int n_threads)
     : pool_(n_threads > 0 ? n_threads : ThreadPool::default_threads()) {}
@@ -59,6 +78,18 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
     for (size_t d = 0; d < 4; ++d) w.ne[d] = int64_t(info.ne[d]);
     w.data = file.tensor_data(info).data();
     w.row_bytes = size_t(*row_bytes(info.type, info.ne[0]));
+    // A matrix whose type has a row-group kernel here is copied into groups (same bytes, 64-byte
+    // aligned): its kernels then need fewer than half the instructions (kernels/interleave.h).
+    const bool matrix = w.ne[2] == 1 && w.ne[3] == 1;
+    if (matrix && interleave_enabled() && interleavable(w.type, w.n_out()) &&
+        row_group_dot_fn(w.type)) {
+        const size_t bytes = w.row_bytes * size_t(w.n_out());
+        AlignedBytes copy(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
+        interleave_rows(w.type, w.data, w.n_out(), w.n_in(), copy.get());
+        w.data = copy.get();
+        w.interleaved = true;
+        interleaved_.push_back(std::move(copy));
+    }
     return w;
 }
 
@@ -84,19 +115,41 @@ void CpuBackend::get_rows(const Weight& table, std::span<const int32_t> ids, Act
         if (id < 0 || id >= table.n_out())
             throw Error("token id " + std::to_string(id) + " is outside the vocabulary of " +
                         std::to_string(table.n_out()) + " tokens");
+        if (table.interleaved) {
+            // One GGUF row back out of its group (per call: get_rows is the embedding lookup).
+            std::vector<std::byte> row(table.row_bytes);
+            deinterleave_row(table.type, table.data, id, table.n_in(), row.data());
+            dequantize_row(table.type, row.data(), y.data + r * y.width, y.width);
+            return;
+        }
         const auto* row = static_cast<const std::byte*>(table.data) + size_t(id) * table.row_bytes;
         dequantize_row(table.type, row, y.data + r * y.width, y.width);
     });
 }
 
-void CpuBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory) {
+namespace {
+
+WeightView view_of(const Weight& w, const Act& x, const Act& y) {
     if (x.width != w.n_in() || y.width != w.n_out() || x.rows != y.rows)
         throw Error("cpu backend: matmul with '" + w.name + "': activations " +
                     std::to_string(x.rows) + "x" + std::to_string(x.width) + " -> " +
                     std::to_string(y.rows) + "x" + std::to_string(y.width) + " do not fit " +
                     std::to_string(w.n_in()) + " -> " + std::to_string(w.n_out()));
-    const WeightView view{w.type, w.n_in(), w.n_out(), w.data, w.row_bytes};
-    cpu::matmul(pool_, view, x.data, x.rows, y.data, matmul_scratch_);
+    return WeightView{w.type, w.n_in(), w.n_out(), w.data, w.row_bytes, w.interleaved};
+}
+
+}  // namespace
+
+void CpuBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory) {
+    cpu::matmul(pool_, view_of(w, x, y), x.data, x.rows, y.data, matmul_scratch_);
+}
+
+void CpuBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
+    if (outs.size() > kMaxMatmulTargets) return Backend::matmul_many(x, outs, cat);
+    MatmulTarget targets[kMaxMatmulTargets];
+    for (size_t j = 0; j < outs.size(); ++j)
+        targets[j] = {view_of(*outs[j].w, x, outs[j].y), outs[j].y.data};
+    cpu::matmul_many(pool_, std::span(targets, outs.size()), x.data, x.rows, matmul_scratch_);
 }
 
 void CpuBackend::add_bias(Act y, const Weight& bias) {

@@ -1,8 +1,10 @@
-// The CPU backend: weights read in place from the memory-mapped GGUF, a persistent thread pool,
-// integer dot products on quantized weights (matmul.h), and plain float32 elementwise ops. It is
-// the reference every other backend is checked against.
+// The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1 matrices copied into
+// interleaved row groups, kernels/interleave.h, where this CPU has a kernel), a persistent thread
+// pool, integer dot products on quantized weights (matmul.h), and plain float32 elementwise ops. It
+// is the reference every other backend is checked against.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -29,6 +31,7 @@ class CpuBackend final : public Backend {
 
     void get_rows(const Weight& table, std::span<const int32_t> ids, Act y) override;
     void matmul(const Weight& w, const Act& x, Act y, OpCategory cat) override;
+    void matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) override;
     void add_bias(Act y, const Weight& bias) override;
     void rms_norm(const Act& x, const Weight& w, float eps, Act y) override;
     void rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
@@ -56,7 +59,13 @@ class CpuBackend final : public Backend {
     void read(const Act& x, std::span<float> host) override;
 
   private:
+    struct AlignedFree {
+        void operator()(std::byte* p) const;
+    };
+    using AlignedBytes = std::unique_ptr<std::byte[], AlignedFree>;
+
     ThreadPool pool_;
+    std::vector<AlignedBytes> interleaved_;  // weights rewritten by load_weight
     MatmulScratch matmul_scratch_;
     std::vector<std::unique_ptr<float[]>> acts_;
     AttentionScratch attn_scratch_;

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/quantize_partner.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "core/error.h"
@@ -12,9 +13,17 @@
 namespace fluoro::cpu {
 namespace {
 
-constexpr size_t kAlign = 64;         // cache line: scratch start and partner-row stride
-constexpr int64_t kMinRowChunk = 16;  // output rows per task: enough to amortize task claiming,
-constexpr int64_t kMaxRowChunk = 64;  // few enough that ~8 tasks per thread balance the load
+constexpr size_t kAlign = 64;  // cache line: scratch start and partner-row stride
+// Prefill: output rows per task enough to amortize task claiming, few enough that ~8 tasks per
+// thread balance the load and a task's rows stay in L2 across its token tiles.
+constexpr int64_t kMinRowChunk = 16;
+constexpr int64_t kMaxRowChunk = 64;
+// Decode (one token tile): two tasks per thread. Each task's rows are one contiguous stream from
+// memory, and a stream's start costs (the prefetchers ramp up): SmolLM2, 2 threads, Zen 3,
+// `fluoro bench -p 0 -n 128`, four alternations: 16-64-row chunks (8 tasks per thread) ~104
+// tok/s, one task per thread ~132, two ~143; 90 layers of a 576x1536 Q4_1 matrix
+// (fluoro_cpu_matmul_bench BM_MatmulLayers) 3.1-3.6 ms -> 2.3-2.7 ms.
+constexpr int64_t kStreamTasksPerThread = 2;
 // Row pairs pay off from this many tokens up: below it (decode, speculative verification of a
 // few tokens) two interleaved weight streams cost more than the shared activation loads save
 // (measured with `fluoro bench spec`'s v(k), SmolLM2, 2 threads: v(1) 1.9 -> 1.4).
@@ -62,6 +71,12 @@ void validate(const WeightView& w, const float* x, int64_t n_tok, const float* y
         throw Error("matmul: " + describe(w) + " data or row stride is not " +
                     std::to_string(align) + "-byte aligned");
     }
+    if (w.interleaved) {
+        if (!interleavable(w.type, w.n_out) || !row_group_dot_fn(w.type))
+            throw UnsupportedError("matmul: no grouped-row kernel for interleaved " + describe(w));
+        if (w.row_bytes != need)
+            throw Error("matmul: interleaved " + describe(w) + " must have unpadded rows");
+    }
     if (n_tok < 0) throw Error("matmul: negative token count " + std::to_string(n_tok));
     if (n_tok > 0 && w.n_out > 0 && (!w.data || !x || !y))
         throw Error("matmul: null weight, input or output pointer for " + describe(w));
@@ -86,64 +101,133 @@ std::byte* MatmulScratch::ensure(size_t bytes) {
     return buffer_.get();
 }
 
+namespace {
+
+// Step 1: activations -> partner format, one token per task. F32 weights use x as it is.
+struct Partnered {
+    const std::byte* data;
+    size_t stride;  // bytes between tokens
+};
+
+Partnered to_partner(ThreadPool& pool, GgmlType partner, const float* x, int64_t n_tok,
+                     int64_t n_in, MatmulScratch& scratch) {
+    if (partner == GgmlType::F32)
+        return {reinterpret_cast<const std::byte*>(x), static_cast<size_t>(n_in) * sizeof(float)};
+    const size_t stride = partner_stride(partner, n_in);
+    std::byte* buf = scratch.ensure(static_cast<size_t>(n_tok) * stride);
+    pool.run(n_tok, [&](int64_t t, int) {
+        quantize_partner_row(partner, x + t * n_in, buf + static_cast<size_t>(t) * stride, n_in);
+    });
+    return {buf, stride};
+}
+
+// Step 2, for one weight matrix: chunks of output rows, one per task.
+struct RowPlan {
+    const WeightView* w;
+    float* y;
+    RowDotFn dot;
+    RowGroupDotFn group;  // interleaved rows
+    RowPairDotFn pair;    // prefill, where a kernel shares activation blocks between two rows
+    int64_t chunk;
+    int64_t n_chunks;
+};
+
+RowPlan plan_rows(const WeightView& w, float* y, int64_t n_tok, int n_threads) {
+    int64_t chunk;
+    if (n_tok <= kMaxDotRows) {
+        // One token tile reads each weight once, from memory: few long streams (two per thread)
+        const int64_t tasks = kStreamTasksPerThread * static_cast<int64_t>(n_threads);
+        chunk = std::max(kMinRowChunk, (w.n_out + tasks - 1) / tasks);
+    } else {
+        const int64_t tasks = 8 * static_cast<int64_t>(n_threads);
+        chunk = std::clamp((w.n_out + tasks - 1) / tasks, kMinRowChunk, kMaxRowChunk);
+    }
+    if (w.interleaved) chunk = (chunk + kGroupRows - 1) / kGroupRows * kGroupRows;
+    const RowGroupDotFn group = w.interleaved ? row_group_dot_fn(w.type) : nullptr;
+    // (Decode and small batches keep one row at a time: the rows then stream from memory, and
+    // interleaving two streams measured slower than one.)
+    const RowPairDotFn pair = !group && n_tok >= kPairMinTokens ? row_pair_dot_fn(w.type) : nullptr;
+    return {&w, y, row_dot_fn(w.type), group, pair, chunk, (w.n_out + chunk - 1) / chunk};
+}
+
+// Inside a task, token tiles outer and rows inner, so the chunk's weights stay in cache across
+// tiles and each row is decoded once per tile.
+void run_chunk(const RowPlan& p, const Partnered& x, int64_t n_tok, int64_t c) {
+    const WeightView& w = *p.w;
+    const int64_t n_out = w.n_out;
+    const int64_t o_begin = c * p.chunk;
+    const int64_t o_end = std::min(n_out, o_begin + p.chunk);
+    const auto* w_bytes = static_cast<const std::byte*>(w.data);
+    float out[kGroupRows * kMaxDotRows], out1[kMaxDotRows];
+    for (int64_t t0 = 0; t0 < n_tok; t0 += kMaxDotRows) {
+        const int n_x = static_cast<int>(std::min<int64_t>(kMaxDotRows, n_tok - t0));
+        const std::byte* x_tile = x.data + static_cast<size_t>(t0) * x.stride;
+        float* y_tile = p.y + t0 * n_out;
+        int64_t o = o_begin;
+        if (p.group) {
+            // A group's rows are kGroupRows GGUF rows' bytes, stored together.
+            for (; o < o_end; o += kGroupRows) {
+                p.group(w_bytes + static_cast<size_t>(o) * w.row_bytes, x_tile, x.stride, n_x,
+                        w.n_in, out);
+                for (int t = 0; t < n_x; ++t)
+                    for (int r = 0; r < kGroupRows; ++r)
+                        y_tile[t * n_out + o + r] = out[r * kMaxDotRows + t];
+            }
+        }
+        if (p.pair) {
+            for (; o + 1 < o_end; o += 2) {
+                p.pair(w_bytes + static_cast<size_t>(o) * w.row_bytes, w.row_bytes, x_tile,
+                       x.stride, n_x, w.n_in, out, out1);
+                for (int t = 0; t < n_x; ++t) {
+                    y_tile[t * n_out + o] = out[t];
+                    y_tile[t * n_out + o + 1] = out1[t];
+                }
+            }
+        }
+        for (; o < o_end; ++o) {
+            p.dot(w_bytes + static_cast<size_t>(o) * w.row_bytes, x_tile, x.stride, n_x, w.n_in,
+                  out);
+            for (int t = 0; t < n_x; ++t) y_tile[t * n_out + o] = out[t];
+        }
+    }
+}
+
+}  // namespace
+
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok, float* y,
             MatmulScratch& scratch) {
     validate(w, x, n_tok, y);
     if (n_tok == 0 || w.n_out == 0) return;
-    const int64_t n_in = w.n_in;
-    const int64_t n_out = w.n_out;
-    const RowDotFn dot = row_dot_fn(w.type);
+    const Partnered xq = to_partner(pool, vec_dot_partner(w.type), x, n_tok, w.n_in, scratch);
+    const RowPlan plan = plan_rows(w, y, n_tok, pool.size());
+    pool.run(plan.n_chunks, [&](int64_t c, int) { run_chunk(plan, xq, n_tok, c); });
+}
 
-    // Step 1: activations -> partner format, one token per task. F32 weights use x as it is.
-    const GgmlType partner = vec_dot_partner(w.type);
-    const std::byte* xq = reinterpret_cast<const std::byte*>(x);
-    size_t x_stride = static_cast<size_t>(n_in) * sizeof(float);
-    if (partner != GgmlType::F32) {
-        x_stride = partner_stride(partner, n_in);
-        std::byte* buf = scratch.ensure(static_cast<size_t>(n_tok) * x_stride);
-        pool.run(n_tok, [&](int64_t t, int) {
-            quantize_partner_row(partner, x + t * n_in, buf + static_cast<size_t>(t) * x_stride,
-                                 n_in);
-        });
-        xq = buf;
+void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const float* x,
+                 int64_t n_tok, MatmulScratch& scratch) {
+    if (outs.empty()) return;
+    const GgmlType partner = vec_dot_partner(outs[0].w.type);
+    bool shared = outs.size() <= kMaxMatmulTargets;
+    for (const MatmulTarget& o : outs) {
+        validate(o.w, x, n_tok, o.y);
+        shared = shared && o.w.n_in == outs[0].w.n_in && vec_dot_partner(o.w.type) == partner;
     }
-
-    // Step 2: chunks of output rows per task; inside a task, token tiles outer and rows inner, so
-    // the chunk's weights stay in cache across tiles and each row is decoded once per tile.
-    const int64_t target_tasks = 8 * static_cast<int64_t>(pool.size());
-    const int64_t chunk =
-        std::clamp((n_out + target_tasks - 1) / target_tasks, kMinRowChunk, kMaxRowChunk);
-    const int64_t n_chunks = (n_out + chunk - 1) / chunk;
-    const auto* w_bytes = static_cast<const std::byte*>(w.data);
-    // Prefill: two weight rows per call where a kernel shares each activation block between them.
-    // (Decode and small batches keep one row at a time: the rows then stream from memory, and
-    // interleaving two streams measured slower than one.)
-    const RowPairDotFn pair = n_tok >= kPairMinTokens ? row_pair_dot_fn(w.type) : nullptr;
-    pool.run(n_chunks, [&](int64_t c, int) {
-        const int64_t o_begin = c * chunk;
-        const int64_t o_end = std::min(n_out, o_begin + chunk);
-        float out[kMaxDotRows], out1[kMaxDotRows];
-        for (int64_t t0 = 0; t0 < n_tok; t0 += kMaxDotRows) {
-            const int n_x = static_cast<int>(std::min<int64_t>(kMaxDotRows, n_tok - t0));
-            const std::byte* x_tile = xq + static_cast<size_t>(t0) * x_stride;
-            float* y_tile = y + t0 * n_out;
-            int64_t o = o_begin;
-            if (pair) {
-                for (; o + 1 < o_end; o += 2) {
-                    pair(w_bytes + static_cast<size_t>(o) * w.row_bytes, w.row_bytes, x_tile,
-                         x_stride, n_x, n_in, out, out1);
-                    for (int t = 0; t < n_x; ++t) {
-                        y_tile[t * n_out + o] = out[t];
-                        y_tile[t * n_out + o + 1] = out1[t];
-                    }
-                }
-            }
-            for (; o < o_end; ++o) {
-                dot(w_bytes + static_cast<size_t>(o) * w.row_bytes, x_tile, x_stride, n_x, n_in,
-                    out);
-                for (int t = 0; t < n_x; ++t) y_tile[t * n_out + o] = out[t];
-            }
-        }
+    if (!shared) {
+        for (const MatmulTarget& o : outs) matmul(pool, o.w, x, n_tok, o.y, scratch);
+        return;
+    }
+    if (n_tok == 0) return;
+    const Partnered xq = to_partner(pool, partner, x, n_tok, outs[0].w.n_in, scratch);
+    RowPlan plans[kMaxMatmulTargets];
+    int64_t total = 0;
+    for (size_t j = 0; j < outs.size(); ++j) {
+        plans[j] = plan_rows(outs[j].w, outs[j].y, n_tok, pool.size());
+        total += plans[j].n_chunks;
+    }
+    pool.run(total, [&](int64_t c, int) {
+        size_t j = 0;
+        for (; c >= plans[j].n_chunks; ++j) c -= plans[j].n_chunks;
+        run_chunk(plans[j], xq, n_tok, c);
     });
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "backend/cpu/thread_pool.h"
 #include "tensor/ggml_type.h"
@@ -19,12 +20,16 @@ namespace fluoro::cpu {
 // data + o * row_bytes. row_bytes is at least fluoro::row_bytes(type, n_in); data and row_bytes
 // are 2-byte aligned (4 for F32), as GGUF tensor data is. Rows of a tensor in a GGUF file are
 // contiguous: pass exactly row_bytes(type, n_in).
+//
+// interleaved: the rows are in kernels/interleave.h's groups (interleave_rows()), which needs a
+// row_group_dot_fn() for the type on this CPU; row_bytes is then exactly a GGUF row's size.
 struct WeightView {
     GgmlType type;
     int64_t n_in;
     int64_t n_out;
     const void* data;
     size_t row_bytes;
+    bool interleaved = false;
 };
 
 // Caller-owned buffer for the converted activations. reserve() once for the largest matmul the
@@ -55,5 +60,17 @@ class MatmulScratch {
 // Exceptions from the pool's tasks are rethrown here.
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok, float* y,
             MatmulScratch& scratch);
+
+// Several weights applied to the same x (q/k/v, gate/up): outs[j].y = x · outs[j].wᵀ, the same
+// bits as one matmul() each. Where the weights share n_in and a partner format (and there are at
+// most kMaxMatmulTargets), x is converted once and all outputs' row chunks run as one parallel
+// region: at decode that saves a conversion and a pool wake-up per extra output.
+struct MatmulTarget {
+    WeightView w;
+    float* y;
+};
+inline constexpr size_t kMaxMatmulTargets = 4;
+void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const float* x,
+                 int64_t n_tok, MatmulScratch& scratch);
 
 }  // namespace fluoro::cpu

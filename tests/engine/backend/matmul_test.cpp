@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "core/error.h"
 #include "engine/backend/kernel_test_support.h"
@@ -105,6 +106,103 @@ TEST_F(CpuMatmulTest, EqualsNaiveVecDotLoopForAllTypesShapesAndThreadCounts) {
             }
         }
     }
+}
+
+// Interleaved Q4_1 rows (kernels/interleave.h): within rounding of the GGUF layout's result, and
+// each token's outputs the same bits whatever the token count and thread count.
+TEST_F(CpuMatmulTest, InterleavedRowsAgreeAndAreBatchInvariant) {
+    const GgmlType type = GgmlType::Q4_1;
+    if (!row_group_dot_fn(type)) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+    std::mt19937 rng(31);
+    MatmulScratch scratch;
+    const int64_t n_in = 576, n_out = 196;  // 49 groups: chunks of 16 rows and a ragged last
+    const Matrix w = random_matrix(type, n_in, n_out, rng);
+    std::vector<uint8_t> groups(w.bytes.size());
+    interleave_rows(type, w.bytes.data(), n_out, n_in, groups.data());
+    WeightView view = w.view;
+    view.data = groups.data();
+    view.interleaved = true;
+    const int64_t max_tok = 19;
+    const std::vector<float> x = test::random_floats(max_tok * n_in, rng);
+    const std::vector<float> rows_y = naive_matmul(w.view, x, max_tok);
+    std::vector<float> one_by_one(max_tok * n_out);
+    for (int64_t t = 0; t < max_tok; ++t)
+        matmul(*pools_[0], view, x.data() + t * n_in, 1, one_by_one.data() + t * n_out, scratch);
+    for (int64_t i = 0; i < max_tok * n_out; ++i)
+        EXPECT_NEAR(one_by_one[i], rows_y[i], 1e-4f * (1.0f + std::fabs(rows_y[i]))) << i;
+    for (int64_t n_tok : {2, 5, 8, 19}) {
+        for (const auto& pool : pools_) {
+            std::vector<float> y(n_tok * n_out, -1.0f);
+            matmul(*pool, view, x.data(), n_tok, y.data(), scratch);
+            const std::vector<float> want(one_by_one.begin(), one_by_one.begin() + n_tok * n_out);
+            const std::string what = "interleaved n_tok=" + std::to_string(n_tok) +
+                                     " threads=" + std::to_string(pool->size());
+            EXPECT_EQ(count_bit_mismatches(y, want, what), 0) << what;
+        }
+    }
+}
+
+// matmul_many: one conversion and one parallel region where the partner formats agree (Q4_1 in
+// both layouts with Q5_1; Q4_K with Q6_K), one matmul each where they do not (Q4_K with Q5_0):
+// the same bits as separate matmul() calls, for ragged row counts, any token and thread count.
+TEST_F(CpuMatmulTest, ManyEqualsOneMatmulEach) {
+    std::mt19937 rng(33);
+    MatmulScratch scratch;
+    const int64_t n_in = 1536;
+    struct Case {
+        std::vector<GgmlType> types;
+        std::vector<int64_t> rows;
+    };
+    const Case cases[] = {{{GgmlType::Q4_1, GgmlType::Q4_1, GgmlType::Q5_1}, {196, 64, 37}},
+                          {{GgmlType::Q4_K, GgmlType::Q6_K}, {256, 17}},
+                          {{GgmlType::Q4_K, GgmlType::Q5_0, GgmlType::Q4_K}, {40, 24, 0}}};
+    for (const Case& k : cases) {
+        std::vector<Matrix> ws;
+        std::vector<std::vector<uint8_t>> groups;
+        for (size_t j = 0; j < k.types.size(); ++j)
+            ws.push_back(random_matrix(k.types[j], n_in, k.rows[j], rng));
+        if (row_group_dot_fn(GgmlType::Q4_1) && k.types[0] == GgmlType::Q4_1) {
+            groups.emplace_back(ws[0].bytes.size());
+            interleave_rows(GgmlType::Q4_1, ws[0].bytes.data(), k.rows[0], n_in, groups[0].data());
+            ws[0].view.data = groups[0].data();
+            ws[0].view.interleaved = true;
+        }
+        for (int64_t n_tok : {1, 7, 19}) {
+            const std::vector<float> x = test::random_floats(n_tok * n_in, rng);
+            for (const auto& pool : pools_) {
+                std::vector<std::vector<float>> want, got;
+                std::vector<MatmulTarget> targets;
+                for (const Matrix& w : ws) {
+                    want.emplace_back(n_tok * w.view.n_out);
+                    matmul(*pool, w.view, x.data(), n_tok, want.back().data(), scratch);
+                    got.emplace_back(n_tok * w.view.n_out, -1.0f);
+                }
+                for (size_t j = 0; j < ws.size(); ++j)
+                    targets.push_back({ws[j].view, got[j].data()});
+                matmul_many(*pool, targets, x.data(), n_tok, scratch);
+                for (size_t j = 0; j < ws.size(); ++j) {
+                    const std::string what = name(k.types[j]) + " output " + std::to_string(j) +
+                                             " n_tok=" + std::to_string(n_tok) +
+                                             " threads=" + std::to_string(pool->size());
+                    EXPECT_EQ(count_bit_mismatches(got[j], want[j], what), 0) << what;
+                }
+            }
+        }
+    }
+}
+
+TEST_F(CpuMatmulTest, InterleavedViewsWithoutAKernelOrWithPaddingThrow) {
+    std::mt19937 rng(32);
+    MatmulScratch scratch;
+    const std::vector<float> x = test::random_floats(64, rng);
+    std::vector<float> y(8);
+    Matrix q4_0 = random_matrix(GgmlType::Q4_0, 64, 4, rng);
+    q4_0.view.interleaved = true;
+    EXPECT_THROW(matmul(*pools_[0], q4_0.view, x.data(), 1, y.data(), scratch), UnsupportedError);
+    if (!row_group_dot_fn(GgmlType::Q4_1)) return;
+    Matrix padded = random_matrix(GgmlType::Q4_1, 64, 4, rng, 8);
+    padded.view.interleaved = true;
+    EXPECT_THROW(matmul(*pools_[0], padded.view, x.data(), 1, y.data(), scratch), Error);
 }
 
 // Many rows: several chunks per thread, a ragged last chunk, the LM-head-like shape.

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/kernels/dot_table.h"
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "tensor/blocks.h"
 #include "tensor/ggml_type.h"
@@ -33,6 +34,7 @@
 #endif
 
 #include "backend/cpu/kernels/dot_kernels.h"
+#include "backend/cpu/kernels/dot_x86_interleaved.h"
 #include "backend/cpu/kernels/dot_x86_kernels.h"
 
 namespace fluoro::cpu::detail {
@@ -41,6 +43,12 @@ namespace {
 DotTable make_avx2_dot_table() {
     DotTable table = make_dot_table();
     x86::set_x86_kernels(table);
+    return table;
+}
+
+GroupDotTable make_avx2_group_dot_table() {
+    GroupDotTable table{};
+    x86::set_x86_group_kernels(table);
     return table;
 }
 
@@ -65,6 +73,11 @@ const DotTable& avx2_dot_table() {
     static const DotTable table = make_avx2_dot_table();
     return table;
 }
+
+const GroupDotTable& avx2_group_dot_table() {
+    static const GroupDotTable table = make_avx2_group_dot_table();
+    return table;
+}
 #else
 bool avx2_dot_table_compiled() {
     return false;
@@ -72,6 +85,11 @@ bool avx2_dot_table_compiled() {
 
 const DotTable& avx2_dot_table() {
     return generic_dot_table();
+}
+
+const GroupDotTable& avx2_group_dot_table() {
+    static const GroupDotTable none{};
+    return none;
 }
 #endif
 

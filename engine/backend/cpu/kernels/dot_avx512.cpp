@@ -12,6 +12,7 @@
 #include <immintrin.h>
 
 #include "backend/cpu/kernels/dot_table.h"
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "tensor/blocks.h"
 #include "tensor/ggml_type.h"
@@ -31,6 +32,7 @@
 #endif
 
 #define FLUORO_DOT_VNNI 1
+#include "backend/cpu/kernels/dot_x86_interleaved.h"
 #include "backend/cpu/kernels/dot_x86_kernels.h"
 
 namespace fluoro::cpu::detail {
@@ -45,6 +47,12 @@ DotTable make_avx512_dot_table() {
 PairDotTable make_avx512_pair_dot_table() {
     PairDotTable table{};
     x86::set_x86_pair_kernels(table);
+    return table;
+}
+
+GroupDotTable make_avx512_group_dot_table() {
+    GroupDotTable table{};
+    x86::set_x86_group_kernels(table);
     return table;
 }
 
@@ -74,6 +82,11 @@ const PairDotTable& avx512_pair_dot_table() {
     static const PairDotTable table = make_avx512_pair_dot_table();
     return table;
 }
+
+const GroupDotTable& avx512_group_dot_table() {
+    static const GroupDotTable table = make_avx512_group_dot_table();
+    return table;
+}
 #else
 bool avx512_dot_table_compiled() {
     return false;
@@ -86,6 +99,10 @@ const DotTable& avx512_dot_table() {
 const PairDotTable& avx512_pair_dot_table() {
     static const PairDotTable none{};
     return none;
+}
+
+const GroupDotTable& avx512_group_dot_table() {
+    return avx2_group_dot_table();
 }
 #endif
 

@@ -12,7 +12,8 @@ namespace fluoro::cpu::detail {
 
 inline constexpr size_t kDotTableSize = 40;  // ggml type ids 0..39; null where unsupported
 using DotTable = std::array<RowDotFn, kDotTableSize>;
-using PairDotTable = std::array<RowPairDotFn, kDotTableSize>;  // null where there is none
+using PairDotTable = std::array<RowPairDotFn, kDotTableSize>;    // null where there is none
+using GroupDotTable = std::array<RowGroupDotFn, kDotTableSize>;  // null where there is none
 
 const DotTable& generic_dot_table();
 
@@ -20,6 +21,8 @@ const DotTable& generic_dot_table();
 bool avx2_dot_table_compiled();
 // Only call when avx2_dot_table_compiled() and the CPU supports AVX2: building it runs AVX2 code.
 const DotTable& avx2_dot_table();
+// The row-group kernels for interleaved weights (empty when not compiled); same condition.
+const GroupDotTable& avx2_group_dot_table();
 
 // Whether dot_avx512.cpp was built with AVX-512 code; the table is the AVX2 one with the
 // AVX-512 VNNI kernels over it. Only call when the CPU has AVX2, AVX-512 F/BW/VL and VNNI.
@@ -27,5 +30,6 @@ bool avx512_dot_table_compiled();
 const DotTable& avx512_dot_table();
 // The row-pair kernels of the AVX-512 table (empty when not compiled); same condition.
 const PairDotTable& avx512_pair_dot_table();
+const GroupDotTable& avx512_group_dot_table();
 
 }  // namespace fluoro::cpu::detail

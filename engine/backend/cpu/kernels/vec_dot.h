@@ -32,6 +32,12 @@ using RowDotFn = void (*)(const void* w_row, const void* x, size_t x_stride, int
 using RowPairDotFn = void (*)(const void* w, size_t w_stride, const void* x, size_t x_stride,
                               int n_x, int64_t n, float* out0, float* out1);
 
+// Rows interleaved in groups of kGroupRows (kernels/interleave.h) against the same tile:
+// out[r * kMaxDotRows + t] for the group's rows r and tokens t < n_x. w_group is the group's
+// first block; the other arguments are RowDotFn's. A row's result does not depend on n_x.
+using RowGroupDotFn = void (*)(const void* w_group, const void* x, size_t x_stride, int n_x,
+                               int64_t n, float* out);
+
 // The instruction sets the kernels are compiled for, in increasing order:
 //  Generic  the reference: portable C++ copying ggml-cpu's scalar float operations in order.
 //  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/Q4_K/Q6_K (ggml's
@@ -70,6 +76,10 @@ RowDotFn row_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // The row-pair kernel for `weight` on `isa`, or null (use RowDotFn row by row).
 RowPairDotFn row_pair_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
+
+// The row-group kernel for interleaved `weight` rows on `isa`, or null: then the weights stay in
+// their GGUF layout (only the SIMD instruction sets have group kernels: Q4_1).
+RowGroupDotFn row_group_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // Σ_i W[i] · X[i] over n elements: w_row in `weight_type`, x_row in vec_dot_partner(weight_type).
 // Throws UnsupportedError for an unsupported type, Error when n is negative or not a whole number

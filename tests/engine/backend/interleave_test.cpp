@@ -1,0 +1,195 @@
+// Interleaved weight rows (backend/cpu/kernels/interleave.h) and their row-group kernels:
+//  - interleave_rows / deinterleave_row give back every row's bytes, and refuse what has no layout;
+//  - a group kernel agrees with the generic row kernel on the same rows within 1e-6 of Σ|ŵ·x̂|
+//    (same integer block sums, a different float order), on random and on extreme blocks;
+//  - a token's result is the same bits whatever the tile it is in (batch invariance: prefill,
+//    decode and speculative verification agree), and the same on every SIMD instruction set.
+#include "backend/cpu/kernels/interleave.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels/vec_dot.h"
+#include "core/error.h"
+#include "engine/backend/kernel_test_support.h"
+#include "tensor/dequantize.h"
+
+namespace fluoro::cpu {
+namespace {
+
+// n_out random GGUF rows of `type`, contiguous.
+std::vector<uint8_t> random_rows(GgmlType type, int64_t n_in, int64_t n_out, std::mt19937& rng) {
+    std::vector<uint8_t> rows;
+    for (int64_t o = 0; o < n_out; ++o) {
+        const std::vector<uint8_t> r = test::random_weight_row(type, n_in, rng);
+        rows.insert(rows.end(), r.begin(), r.end());
+    }
+    return rows;
+}
+
+std::vector<uint8_t> interleaved(GgmlType type, const std::vector<uint8_t>& rows, int64_t n_in,
+                                 int64_t n_out) {
+    std::vector<uint8_t> out(rows.size());
+    interleave_rows(type, rows.data(), n_out, n_in, out.data());
+    return out;
+}
+
+// kMaxDotRows activation rows in the partner format, `stride` bytes apart.
+std::vector<uint8_t> partner_rows(GgmlType type, int64_t n, size_t stride, std::mt19937& rng) {
+    std::vector<uint8_t> xs(stride * kMaxDotRows);
+    for (int t = 0; t < kMaxDotRows; ++t) {
+        const std::vector<uint8_t> xq =
+            test::quantized(vec_dot_partner(type), test::random_floats(n, rng));
+        std::memcpy(xs.data() + t * stride, xq.data(), xq.size());
+    }
+    return xs;
+}
+
+std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
+    std::vector<CpuIsa> out;
+    for (CpuIsa isa : test::supported_isas())
+        if (row_group_dot_fn(type, isa)) out.push_back(isa);
+    return out;
+}
+
+TEST(CpuInterleave, RoundTripsEveryRow) {
+    std::mt19937 rng(11);
+    const int64_t n_in = 576, n_out = 12;
+    const std::vector<uint8_t> rows = random_rows(GgmlType::Q4_1, n_in, n_out, rng);
+    const std::vector<uint8_t> groups = interleaved(GgmlType::Q4_1, rows, n_in, n_out);
+    EXPECT_NE(groups, rows);  // the layout really differs
+    const size_t row = *row_bytes(GgmlType::Q4_1, n_in);
+    for (int64_t o = 0; o < n_out; ++o) {
+        std::vector<uint8_t> back(row);
+        deinterleave_row(GgmlType::Q4_1, groups.data(), o, n_in, back.data());
+        EXPECT_EQ(0, std::memcmp(back.data(), rows.data() + o * row, row)) << "row " << o;
+    }
+}
+
+TEST(CpuInterleave, OnlyQ4_1InWholeGroups) {
+    EXPECT_TRUE(interleavable(GgmlType::Q4_1, 4));
+    EXPECT_TRUE(interleavable(GgmlType::Q4_1, 576));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_1, 6));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_1, 0));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_0, 576));
+    EXPECT_FALSE(interleavable(GgmlType::Q8_0, 576));
+    std::vector<uint8_t> buf(4096);
+    EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 6, 32, buf.data() + 2048), Error);
+    EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 4, 48, buf.data() + 2048), Error);
+    EXPECT_THROW(interleave_rows(GgmlType::Q4_0, buf.data(), 4, 32, buf.data() + 2048), Error);
+    EXPECT_THROW(deinterleave_row(GgmlType::Q4_1, buf.data(), -1, 32, buf.data() + 2048), Error);
+}
+
+TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
+    EXPECT_EQ(row_group_dot_fn(GgmlType::Q4_1, CpuIsa::Generic), nullptr);
+    EXPECT_EQ(row_group_dot_fn(GgmlType::Q4_0, best_cpu_isa()), nullptr);
+    for (CpuIsa isa : test::supported_isas()) {
+        if (isa == CpuIsa::Generic) continue;
+        EXPECT_NE(row_group_dot_fn(GgmlType::Q4_1, isa), nullptr) << cpu_isa_name(isa);
+    }
+}
+
+// Rows from random floats (test::random_weight_row), and rows of extreme blocks: every quant 15
+// or 0 against activations of ±127 (the largest integer sums the int16 steps must not saturate).
+TEST(CpuKernelRowGroupDot, MatchesGenericRowsWithinRounding) {
+    const GgmlType type = GgmlType::Q4_1;
+    const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
+    if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+    std::mt19937 rng(5);
+    for (int64_t n : {32, 576, 1536}) {
+        for (bool extreme : {false, true}) {
+            std::vector<uint8_t> rows = random_rows(type, n, kGroupRows, rng);
+            if (extreme) {
+                for (size_t b = 0; b < rows.size() / sizeof(BlockQ4_1); ++b) {
+                    auto* block = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
+                    std::memset(block->qs, b % 3 == 0 ? 0x00 : 0xFF, sizeof(block->qs));
+                }
+            }
+            const std::vector<uint8_t> groups = interleaved(type, rows, n, kGroupRows);
+            const size_t row = *row_bytes(type, n);
+            const size_t stride = *row_bytes(vec_dot_partner(type), n) + 36;  // padded
+            std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
+            if (extreme) {
+                for (int t = 0; t < kMaxDotRows; ++t) {
+                    auto* x = reinterpret_cast<BlockQ8_1*>(xs.data() + t * stride);
+                    for (int64_t b = 0; b < n / kQK; ++b)
+                        std::memset(x[b].qs, t % 2 ? 0x81 : 0x7F, sizeof(x[b].qs));  // ∓127
+                }
+            }
+            for (CpuIsa isa : isas) {
+                float got[kGroupRows * kMaxDotRows];
+                row_group_dot_fn(type, isa)(groups.data(), xs.data(), stride, kMaxDotRows, n, got);
+                for (int r = 0; r < kGroupRows; ++r) {
+                    float want[kMaxDotRows];
+                    row_dot_fn(type, CpuIsa::Generic)(rows.data() + r * row, xs.data(), stride,
+                                                      kMaxDotRows, n, want);
+                    const std::vector<float> w_hat = [&] {
+                        std::vector<float> v(n);
+                        dequantize_row(type, rows.data() + r * row, v.data(), n);
+                        return v;
+                    }();
+                    for (int t = 0; t < kMaxDotRows; ++t) {
+                        std::vector<float> x_hat(n);
+                        dequantize_row(vec_dot_partner(type), xs.data() + t * stride, x_hat.data(),
+                                       n);
+                        double scale = 0;
+                        for (int64_t i = 0; i < n; ++i)
+                            scale += std::fabs(double(w_hat[i]) * x_hat[i]);
+                        EXPECT_LE(std::fabs(double(got[r * kMaxDotRows + t]) - want[t]),
+                                  1e-6 * scale)
+                            << cpu_isa_name(isa) << " n=" << n << " extreme=" << extreme << " row "
+                            << r << " token " << t << ": " << got[r * kMaxDotRows + t] << " vs "
+                            << want[t];
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
+    const GgmlType type = GgmlType::Q4_1;
+    const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
+    if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+    std::mt19937 rng(6);
+    const int64_t n = 1536;
+    const std::vector<uint8_t> groups =
+        interleaved(type, random_rows(type, n, kGroupRows, rng), n, kGroupRows);
+    const size_t stride = *row_bytes(vec_dot_partner(type), n);
+    const std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
+    float first[kGroupRows * kMaxDotRows];  // the first ISA's single-token results
+    for (CpuIsa isa : isas) {
+        const RowGroupDotFn fn = row_group_dot_fn(type, isa);
+        float single[kGroupRows * kMaxDotRows];
+        for (int t = 0; t < kMaxDotRows; ++t) {
+            float one[kGroupRows * kMaxDotRows];
+            fn(groups.data(), xs.data() + t * stride, 0, 1, n, one);
+            for (int r = 0; r < kGroupRows; ++r) single[r * kMaxDotRows + t] = one[r * kMaxDotRows];
+        }
+        for (int n_x = 2; n_x <= kMaxDotRows; ++n_x) {
+            float tile[kGroupRows * kMaxDotRows];
+            fn(groups.data(), xs.data(), stride, n_x, n, tile);
+            for (int r = 0; r < kGroupRows; ++r)
+                for (int t = 0; t < n_x; ++t)
+                    EXPECT_EQ(std::bit_cast<uint32_t>(tile[r * kMaxDotRows + t]),
+                              std::bit_cast<uint32_t>(single[r * kMaxDotRows + t]))
+                        << cpu_isa_name(isa) << " n_x=" << n_x << " row " << r << " token " << t;
+        }
+        if (isa == isas.front()) {
+            std::memcpy(first, single, sizeof(first));
+            continue;
+        }
+        for (int i = 0; i < kGroupRows * kMaxDotRows; ++i)
+            EXPECT_EQ(std::bit_cast<uint32_t>(single[i]), std::bit_cast<uint32_t>(first[i]))
+                << cpu_isa_name(isa) << " vs " << cpu_isa_name(isas.front()) << " at " << i;
+    }
+}
+
+}  // namespace
+}  // namespace fluoro::cpu
