@@ -1,4 +1,5 @@
-// Interleaved weight rows (backend/cpu/kernels/interleave.h) and their row-group kernels:
+// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0) and their row-group
+// kernels:
 //  - interleave_rows / deinterleave_row give back every row's bytes, and refuse what has no layout;
 //  - a group kernel agrees with the generic row kernel on the same rows within 1e-6 of Σ|ŵ·x̂|
 //    (same integer block sums, a different float order), on random and on extreme blocks;
@@ -58,27 +59,39 @@ std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
     return out;
 }
 
+constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0};
+
+std::string name(GgmlType t) {
+    return std::string(type_name(t));
+}
+
 TEST(CpuInterleave, RoundTripsEveryRow) {
-    std::mt19937 rng(11);
-    const int64_t n_in = 576, n_out = 12;
-    const std::vector<uint8_t> rows = random_rows(GgmlType::Q4_1, n_in, n_out, rng);
-    const std::vector<uint8_t> groups = interleaved(GgmlType::Q4_1, rows, n_in, n_out);
-    EXPECT_NE(groups, rows);  // the layout really differs
-    const size_t row = *row_bytes(GgmlType::Q4_1, n_in);
-    for (int64_t o = 0; o < n_out; ++o) {
-        std::vector<uint8_t> back(row);
-        deinterleave_row(GgmlType::Q4_1, groups.data(), o, n_in, back.data());
-        EXPECT_EQ(0, std::memcmp(back.data(), rows.data() + o * row, row)) << "row " << o;
+    for (GgmlType type : kInterleavedTypes) {
+        std::mt19937 rng(11);
+        const int64_t n_in = 576, n_out = 12;
+        const std::vector<uint8_t> rows = random_rows(type, n_in, n_out, rng);
+        const std::vector<uint8_t> groups = interleaved(type, rows, n_in, n_out);
+        EXPECT_NE(groups, rows) << name(type);  // the layout really differs
+        const size_t row = *row_bytes(type, n_in);
+        for (int64_t o = 0; o < n_out; ++o) {
+            std::vector<uint8_t> back(row);
+            deinterleave_row(type, groups.data(), o, n_in, back.data());
+            EXPECT_EQ(0, std::memcmp(back.data(), rows.data() + o * row, row))
+                << name(type) << " row " << o;
+        }
     }
 }
 
-TEST(CpuInterleave, OnlyQ4_1InWholeGroups) {
+TEST(CpuInterleave, OnlyQ4_1AndQ5_0InWholeGroups) {
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 4));
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 576));
+    EXPECT_TRUE(interleavable(GgmlType::Q5_0, 2048));
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 6));
+    EXPECT_FALSE(interleavable(GgmlType::Q5_0, 6));
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 0));
     EXPECT_FALSE(interleavable(GgmlType::Q4_0, 576));
     EXPECT_FALSE(interleavable(GgmlType::Q8_0, 576));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_K, 576));
     std::vector<uint8_t> buf(4096);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 6, 32, buf.data() + 2048), Error);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 4, 48, buf.data() + 2048), Error);
@@ -91,61 +104,79 @@ TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
     EXPECT_EQ(row_group_dot_fn(GgmlType::Q4_0, best_cpu_isa()), nullptr);
     for (CpuIsa isa : test::supported_isas()) {
         if (isa == CpuIsa::Generic) continue;
-        EXPECT_NE(row_group_dot_fn(GgmlType::Q4_1, isa), nullptr) << cpu_isa_name(isa);
+        for (GgmlType type : kInterleavedTypes)
+            EXPECT_NE(row_group_dot_fn(type, isa), nullptr) << name(type) << cpu_isa_name(isa);
     }
 }
 
-// Rows from random floats (test::random_weight_row), and rows of extreme blocks: every quant 15
-// or 0 against activations of ±127 (the largest integer sums the int16 steps must not saturate).
+// Rows of extreme blocks: every quant at its largest or smallest (Q4_1 15 or 0; Q5_0 15 or -16,
+// |w| = 16) against activations of ±127: the largest integer sums the int16 steps must not
+// saturate.
+void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
+    const size_t block = type_traits(type).block_bytes;
+    for (size_t b = 0; b < rows.size() / block; ++b) {
+        const uint8_t fill = b % 3 == 0 ? 0x00 : 0xFF;
+        if (type == GgmlType::Q4_1) {
+            auto* q = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
+            std::memset(q->qs, fill, sizeof(q->qs));
+        } else {
+            auto* q = reinterpret_cast<BlockQ5_0*>(rows.data()) + b;
+            std::memset(q->qs, fill, sizeof(q->qs));
+            std::memset(q->qh, fill, sizeof(q->qh));
+        }
+    }
+}
+
+// ±127 in every activation quant (a Q8_0 or Q8_1 block ends with its 32 quants).
+void make_extreme_partner(GgmlType type, std::vector<uint8_t>& xs, size_t stride, int64_t n) {
+    const size_t block = type_traits(vec_dot_partner(type)).block_bytes;
+    const size_t qs = block - kQK;
+    for (int t = 0; t < kMaxDotRows; ++t)
+        for (int64_t b = 0; b < n / kQK; ++b)
+            std::memset(xs.data() + t * stride + b * block + qs, t % 2 ? 0x81 : 0x7F, kQK);
+}
+
+// Rows from random floats (test::random_weight_row), and extreme rows.
 TEST(CpuKernelRowGroupDot, MatchesGenericRowsWithinRounding) {
-    const GgmlType type = GgmlType::Q4_1;
-    const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
-    if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
-    std::mt19937 rng(5);
-    for (int64_t n : {32, 576, 1536}) {
-        for (bool extreme : {false, true}) {
-            std::vector<uint8_t> rows = random_rows(type, n, kGroupRows, rng);
-            if (extreme) {
-                for (size_t b = 0; b < rows.size() / sizeof(BlockQ4_1); ++b) {
-                    auto* block = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
-                    std::memset(block->qs, b % 3 == 0 ? 0x00 : 0xFF, sizeof(block->qs));
-                }
-            }
-            const std::vector<uint8_t> groups = interleaved(type, rows, n, kGroupRows);
-            const size_t row = *row_bytes(type, n);
-            const size_t stride = *row_bytes(vec_dot_partner(type), n) + 36;  // padded
-            std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
-            if (extreme) {
-                for (int t = 0; t < kMaxDotRows; ++t) {
-                    auto* x = reinterpret_cast<BlockQ8_1*>(xs.data() + t * stride);
-                    for (int64_t b = 0; b < n / kQK; ++b)
-                        std::memset(x[b].qs, t % 2 ? 0x81 : 0x7F, sizeof(x[b].qs));  // ∓127
-                }
-            }
-            for (CpuIsa isa : isas) {
-                float got[kGroupRows * kMaxDotRows];
-                row_group_dot_fn(type, isa)(groups.data(), xs.data(), stride, kMaxDotRows, n, got);
-                for (int r = 0; r < kGroupRows; ++r) {
-                    float want[kMaxDotRows];
-                    row_dot_fn(type, CpuIsa::Generic)(rows.data() + r * row, xs.data(), stride,
-                                                      kMaxDotRows, n, want);
-                    const std::vector<float> w_hat = [&] {
-                        std::vector<float> v(n);
-                        dequantize_row(type, rows.data() + r * row, v.data(), n);
-                        return v;
-                    }();
-                    for (int t = 0; t < kMaxDotRows; ++t) {
-                        std::vector<float> x_hat(n);
-                        dequantize_row(vec_dot_partner(type), xs.data() + t * stride, x_hat.data(),
-                                       n);
-                        double scale = 0;
-                        for (int64_t i = 0; i < n; ++i)
-                            scale += std::fabs(double(w_hat[i]) * x_hat[i]);
-                        EXPECT_LE(std::fabs(double(got[r * kMaxDotRows + t]) - want[t]),
-                                  1e-6 * scale)
-                            << cpu_isa_name(isa) << " n=" << n << " extreme=" << extreme << " row "
-                            << r << " token " << t << ": " << got[r * kMaxDotRows + t] << " vs "
-                            << want[t];
+    for (GgmlType type : kInterleavedTypes) {
+        const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
+        if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+        std::mt19937 rng(5);
+        for (int64_t n : {32, 576, 1536}) {
+            for (bool extreme : {false, true}) {
+                std::vector<uint8_t> rows = random_rows(type, n, kGroupRows, rng);
+                if (extreme) make_extreme(type, rows);
+                const std::vector<uint8_t> groups = interleaved(type, rows, n, kGroupRows);
+                const size_t row = *row_bytes(type, n);
+                const size_t stride = *row_bytes(vec_dot_partner(type), n) + 36;  // padded
+                std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
+                if (extreme) make_extreme_partner(type, xs, stride, n);
+                for (CpuIsa isa : isas) {
+                    float got[kGroupRows * kMaxDotRows];
+                    row_group_dot_fn(type, isa)(groups.data(), xs.data(), stride, kMaxDotRows, n,
+                                                got);
+                    for (int r = 0; r < kGroupRows; ++r) {
+                        float want[kMaxDotRows];
+                        row_dot_fn(type, CpuIsa::Generic)(rows.data() + r * row, xs.data(), stride,
+                                                          kMaxDotRows, n, want);
+                        const std::vector<float> w_hat = [&] {
+                            std::vector<float> v(n);
+                            dequantize_row(type, rows.data() + r * row, v.data(), n);
+                            return v;
+                        }();
+                        for (int t = 0; t < kMaxDotRows; ++t) {
+                            std::vector<float> x_hat(n);
+                            dequantize_row(vec_dot_partner(type), xs.data() + t * stride,
+                                           x_hat.data(), n);
+                            double scale = 0;
+                            for (int64_t i = 0; i < n; ++i)
+                                scale += std::fabs(double(w_hat[i]) * x_hat[i]);
+                            EXPECT_LE(std::fabs(double(got[r * kMaxDotRows + t]) - want[t]),
+                                      1e-6 * scale)
+                                << name(type) << " " << cpu_isa_name(isa) << " n=" << n
+                                << " extreme=" << extreme << " row " << r << " token " << t << ": "
+                                << got[r * kMaxDotRows + t] << " vs " << want[t];
+                        }
                     }
                 }
             }
@@ -154,40 +185,44 @@ TEST(CpuKernelRowGroupDot, MatchesGenericRowsWithinRounding) {
 }
 
 TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
-    const GgmlType type = GgmlType::Q4_1;
-    const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
-    if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
-    std::mt19937 rng(6);
-    const int64_t n = 1536;
-    const std::vector<uint8_t> groups =
-        interleaved(type, random_rows(type, n, kGroupRows, rng), n, kGroupRows);
-    const size_t stride = *row_bytes(vec_dot_partner(type), n);
-    const std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
-    float first[kGroupRows * kMaxDotRows];  // the first ISA's single-token results
-    for (CpuIsa isa : isas) {
-        const RowGroupDotFn fn = row_group_dot_fn(type, isa);
-        float single[kGroupRows * kMaxDotRows];
-        for (int t = 0; t < kMaxDotRows; ++t) {
-            float one[kGroupRows * kMaxDotRows];
-            fn(groups.data(), xs.data() + t * stride, 0, 1, n, one);
-            for (int r = 0; r < kGroupRows; ++r) single[r * kMaxDotRows + t] = one[r * kMaxDotRows];
+    for (GgmlType type : kInterleavedTypes) {
+        const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
+        if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+        std::mt19937 rng(6);
+        const int64_t n = 1536;
+        const std::vector<uint8_t> groups =
+            interleaved(type, random_rows(type, n, kGroupRows, rng), n, kGroupRows);
+        const size_t stride = *row_bytes(vec_dot_partner(type), n);
+        const std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
+        float first[kGroupRows * kMaxDotRows];  // the first ISA's single-token results
+        for (CpuIsa isa : isas) {
+            const RowGroupDotFn fn = row_group_dot_fn(type, isa);
+            float single[kGroupRows * kMaxDotRows];
+            for (int t = 0; t < kMaxDotRows; ++t) {
+                float one[kGroupRows * kMaxDotRows];
+                fn(groups.data(), xs.data() + t * stride, 0, 1, n, one);
+                for (int r = 0; r < kGroupRows; ++r)
+                    single[r * kMaxDotRows + t] = one[r * kMaxDotRows];
+            }
+            for (int n_x = 2; n_x <= kMaxDotRows; ++n_x) {
+                float tile[kGroupRows * kMaxDotRows];
+                fn(groups.data(), xs.data(), stride, n_x, n, tile);
+                for (int r = 0; r < kGroupRows; ++r)
+                    for (int t = 0; t < n_x; ++t)
+                        EXPECT_EQ(std::bit_cast<uint32_t>(tile[r * kMaxDotRows + t]),
+                                  std::bit_cast<uint32_t>(single[r * kMaxDotRows + t]))
+                            << name(type) << " " << cpu_isa_name(isa) << " n_x=" << n_x << " row "
+                            << r << " token " << t;
+            }
+            if (isa == isas.front()) {
+                std::memcpy(first, single, sizeof(first));
+                continue;
+            }
+            for (int i = 0; i < kGroupRows * kMaxDotRows; ++i)
+                EXPECT_EQ(std::bit_cast<uint32_t>(single[i]), std::bit_cast<uint32_t>(first[i]))
+                    << name(type) << " " << cpu_isa_name(isa) << " vs "
+                    << cpu_isa_name(isas.front()) << " at " << i;
         }
-        for (int n_x = 2; n_x <= kMaxDotRows; ++n_x) {
-            float tile[kGroupRows * kMaxDotRows];
-            fn(groups.data(), xs.data(), stride, n_x, n, tile);
-            for (int r = 0; r < kGroupRows; ++r)
-                for (int t = 0; t < n_x; ++t)
-                    EXPECT_EQ(std::bit_cast<uint32_t>(tile[r * kMaxDotRows + t]),
-                              std::bit_cast<uint32_t>(single[r * kMaxDotRows + t]))
-                        << cpu_isa_name(isa) << " n_x=" << n_x << " row " << r << " token " << t;
-        }
-        if (isa == isas.front()) {
-            std::memcpy(first, single, sizeof(first));
-            continue;
-        }
-        for (int i = 0; i < kGroupRows * kMaxDotRows; ++i)
-            EXPECT_EQ(std::bit_cast<uint32_t>(single[i]), std::bit_cast<uint32_t>(first[i]))
-                << cpu_isa_name(isa) << " vs " << cpu_isa_name(isas.front()) << " at " << i;
     }
 }
 

@@ -108,36 +108,40 @@ TEST_F(CpuMatmulTest, EqualsNaiveVecDotLoopForAllTypesShapesAndThreadCounts) {
     }
 }
 
-// Interleaved Q4_1 rows (kernels/interleave.h): within rounding of the GGUF layout's result, and
-// each token's outputs the same bits whatever the token count and thread count.
+// Interleaved Q4_1 and Q5_0 rows (kernels/interleave.h): within rounding of the GGUF layout's
+// result, and each token's outputs the same bits whatever the token count and thread count.
 TEST_F(CpuMatmulTest, InterleavedRowsAgreeAndAreBatchInvariant) {
-    const GgmlType type = GgmlType::Q4_1;
-    if (!row_group_dot_fn(type)) GTEST_SKIP() << "no row-group kernel on this CPU or build";
-    std::mt19937 rng(31);
-    MatmulScratch scratch;
-    const int64_t n_in = 576, n_out = 196;  // 49 groups: chunks of 16 rows and a ragged last
-    const Matrix w = random_matrix(type, n_in, n_out, rng);
-    std::vector<uint8_t> groups(w.bytes.size());
-    interleave_rows(type, w.bytes.data(), n_out, n_in, groups.data());
-    WeightView view = w.view;
-    view.data = groups.data();
-    view.interleaved = true;
-    const int64_t max_tok = 19;
-    const std::vector<float> x = test::random_floats(max_tok * n_in, rng);
-    const std::vector<float> rows_y = naive_matmul(w.view, x, max_tok);
-    std::vector<float> one_by_one(max_tok * n_out);
-    for (int64_t t = 0; t < max_tok; ++t)
-        matmul(*pools_[0], view, x.data() + t * n_in, 1, one_by_one.data() + t * n_out, scratch);
-    for (int64_t i = 0; i < max_tok * n_out; ++i)
-        EXPECT_NEAR(one_by_one[i], rows_y[i], 1e-4f * (1.0f + std::fabs(rows_y[i]))) << i;
-    for (int64_t n_tok : {2, 5, 8, 19}) {
-        for (const auto& pool : pools_) {
-            std::vector<float> y(n_tok * n_out, -1.0f);
-            matmul(*pool, view, x.data(), n_tok, y.data(), scratch);
-            const std::vector<float> want(one_by_one.begin(), one_by_one.begin() + n_tok * n_out);
-            const std::string what = "interleaved n_tok=" + std::to_string(n_tok) +
-                                     " threads=" + std::to_string(pool->size());
-            EXPECT_EQ(count_bit_mismatches(y, want, what), 0) << what;
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0}) {
+        if (!row_group_dot_fn(type)) GTEST_SKIP() << "no row-group kernel on this CPU or build";
+        std::mt19937 rng(31);
+        MatmulScratch scratch;
+        const int64_t n_in = 576, n_out = 196;  // 49 groups: chunks of 16 rows and a ragged last
+        const Matrix w = random_matrix(type, n_in, n_out, rng);
+        std::vector<uint8_t> groups(w.bytes.size());
+        interleave_rows(type, w.bytes.data(), n_out, n_in, groups.data());
+        WeightView view = w.view;
+        view.data = groups.data();
+        view.interleaved = true;
+        const int64_t max_tok = 19;
+        const std::vector<float> x = test::random_floats(max_tok * n_in, rng);
+        const std::vector<float> rows_y = naive_matmul(w.view, x, max_tok);
+        std::vector<float> one_by_one(max_tok * n_out);
+        for (int64_t t = 0; t < max_tok; ++t)
+            matmul(*pools_[0], view, x.data() + t * n_in, 1, one_by_one.data() + t * n_out,
+                   scratch);
+        for (int64_t i = 0; i < max_tok * n_out; ++i)
+            EXPECT_NEAR(one_by_one[i], rows_y[i], 1e-4f * (1.0f + std::fabs(rows_y[i]))) << i;
+        for (int64_t n_tok : {2, 5, 8, 19}) {
+            for (const auto& pool : pools_) {
+                std::vector<float> y(n_tok * n_out, -1.0f);
+                matmul(*pool, view, x.data(), n_tok, y.data(), scratch);
+                const std::vector<float> want(one_by_one.begin(),
+                                              one_by_one.begin() + n_tok * n_out);
+                const std::string what = "interleaved " + name(type) +
+                                         " n_tok=" + std::to_string(n_tok) +
+                                         " threads=" + std::to_string(pool->size());
+                EXPECT_EQ(count_bit_mismatches(y, want, what), 0) << what;
+            }
         }
     }
 }

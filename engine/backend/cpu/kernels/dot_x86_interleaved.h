@@ -2,13 +2,13 @@
 // Included by dot_avx2.cpp and dot_avx512.cpp inside their target regions; built on the helpers
 // of dot_x86_kernels.h.
 //
-// Q4_1x4 against Q8_1: per group block, one vcvtph2ps converts the four rows' scales and
-// minimums; the quants of rows 0|1 and 2|3 fill two 256-bit registers, each 128-bit half one row,
-// against the activation block's 16 + 16 bytes broadcast to both halves. vphaddd folds the four
-// rows' int32 sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the four scales:
+// Per group block, one conversion handles the four rows' fp16 scales (and Q4_1's minimums); the
+// quants of rows 0|1 and 2|3 fill two 256-bit registers per 16 elements, each 128-bit half one
+// row, against the activation block's 16 + 16 bytes broadcast to both halves. vphaddd folds the
+// four rows' int32 sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the four scales:
 //   v += (d_r · d_x) · Σ q_w·q_x      two lanes per row, each the sum of 16 products
-//   s += m_r · s_x                     the minimum's term (ggml's summs)
-// and a row's result is its two v lanes plus its s lane. The integer sums are exact, so
+//   s += m_r · s_x                     Q4_1 only: the minimum's term (ggml's summs)
+// and a row's result is its two v lanes (plus its s lane). The integer sums are exact, so
 // vpdpbusd (AVX-512 VNNI) and maddubs + madd (AVX2) give the same bits. Every token runs the
 // same operations whatever the tile, so prefill, decode and speculative verification agree.
 // Against the GGUF-layout kernels only the float order differs (2 lanes per row instead of 8).
@@ -21,110 +21,197 @@ namespace fluoro::cpu::detail {
 namespace {
 namespace x86 {
 
-struct Q4_1x4Prep {
-    __m256i lo01, hi01, lo23, hi23;  // elements 0..15 / 16..31 of rows 0|1 and 2|3
-    __m256 d, m;                     // [d0 d0 d2 d2 | d1 d1 d3 d3], the minimums alike
-};
+// Row r's first lane in the [r0 r0 r2 r2 | r1 r1 r3 r3] layout of the folded sums.
+inline constexpr int kGroupLane[kGroupRows] = {0, 4, 2, 6};
 
-struct Q4_1x4Acc {
-    __m256 v;
-    __m256 s;
-};
-
-inline Q4_1x4Prep q4_1x4_prep(const BlockQ4_1x4& b) {
-    const __m256 dm = _mm256_cvtph_ps(load128(b.d));  // d0 d1 d2 d3 m0 m1 m2 m3
-    const __m256i mask = _mm256_set1_epi8(0x0F);
-    const __m256i q01 = load256(b.qs[0]);
-    const __m256i q23 = load256(b.qs[2]);
-    return {_mm256_and_si256(q01, mask),
-            _mm256_and_si256(_mm256_srli_epi16(q01, 4), mask),
-            _mm256_and_si256(q23, mask),
-            _mm256_and_si256(_mm256_srli_epi16(q23, 4), mask),
-            _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3)),
-            _mm256_permutevar8x32_ps(dm, _mm256_setr_epi32(4, 4, 6, 6, 5, 5, 7, 7))};
+// The four rows' fp16 scales in the folded sums' layout.
+inline __m256 group_scales(__m256 converted, int first) {
+    const __m256i order = _mm256_setr_epi32(first, first, first + 2, first + 2, first + 1,
+                                            first + 1, first + 3, first + 3);
+    return _mm256_permutevar8x32_ps(converted, order);
 }
 
-// Σ of 8 products per int32 lane: lane j of each half = lo[4j..4j+3]·x_lo + hi[4j..4j+3]·x_hi.
-inline __m256i q4_1x4_sums(__m256i lo, __m256i hi, __m256i x_lo, __m256i x_hi) {
+// Σ of 8 products per int32 lane, unsigned a times signed b: lane j of each half is
+// a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi.
+inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
 #if FLUORO_DOT_VNNI
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, x_lo), hi, x_hi);
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), a_lo, b_lo), a_hi, b_hi);
 #else
-    // int16 lanes: two products each from lo and hi, |.| <= 4 * 15 * 127, no saturation
+    // int16 lanes: two products each from lo and hi; |a| <= 31 and |b| <= 127 (Q4_1), |a| <= 16
+    // (Q5_0's |w|), so |.| <= 4 * 31 * 127 < 32767: no saturation
     const __m256i pairs =
-        _mm256_add_epi16(_mm256_maddubs_epi16(lo, x_lo), _mm256_maddubs_epi16(hi, x_hi));
+        _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
 #endif
 }
 
-inline void q4_1x4_accumulate(const Q4_1x4Prep& p, const BlockQ8_1& x, Q4_1x4Acc& acc) {
-    const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
-    const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-    const __m256i sum = _mm256_hadd_epi32(q4_1x4_sums(p.lo01, p.hi01, x_lo, x_hi),
-                                          q4_1x4_sums(p.lo23, p.hi23, x_lo, x_hi));
-    const __m128 ds = fp16_pair(&x.d);  // d_x, s_x
-    const __m256 d_x = _mm256_broadcastss_ps(ds);
-    const __m256 s_x = _mm256_broadcastss_ps(_mm_movehdup_ps(ds));
-    acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, d_x), _mm256_cvtepi32_ps(sum), acc.v);
-    acc.s = _mm256_fmadd_ps(p.m, s_x, acc.s);
+// Low nibbles (elements 0..15) and high nibbles (16..31) of two rows' 16 quant bytes each.
+inline void unpack_row_pair(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    const __m256i q = load256(qs);
+    lo = _mm256_and_si256(q, mask);
+    hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
 }
 
-// out[r * kMaxDotRows + t] for the group's rows r = 0..3.
-inline void q4_1x4_finish(const Q4_1x4Acc& acc, float* out) {
-    alignas(32) float v[8], s[8];
-    _mm256_store_ps(v, acc.v);
-    _mm256_store_ps(s, acc.s);
-    constexpr int kLane[kGroupRows] = {0, 4, 2, 6};  // row r's first lane
-    for (int r = 0; r < kGroupRows; ++r) {
-        const int l = kLane[r];
-        out[r * kMaxDotRows] = (v[l] + v[l + 1]) + s[l];
+// ---- Q4_1x4 against Q8_1 ----
+
+struct Q4_1x4Simd {
+    using WBlock = BlockQ4_1x4;
+    using XBlock = BlockQ8_1;
+    struct Prep {
+        __m256i lo01, hi01, lo23, hi23;  // elements 0..15 / 16..31 of rows 0|1 and 2|3
+        __m256 d, m;                     // folded layout
+    };
+    struct Acc {
+        __m256 v;
+        __m256 s;
+    };
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        const __m256 dm = _mm256_cvtph_ps(load128(b.d));  // d0 d1 d2 d3 m0 m1 m2 m3
+        unpack_row_pair(b.qs[0], p.lo01, p.hi01);
+        unpack_row_pair(b.qs[2], p.lo23, p.hi23);
+        p.d = group_scales(dm, 0);
+        p.m = group_scales(dm, 4);
+        return p;
     }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
+        const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
+        const __m256i sum = _mm256_hadd_epi32(sum_halves(p.lo01, x_lo, p.hi01, x_hi),
+                                              sum_halves(p.lo23, x_lo, p.hi23, x_hi));
+        const __m128 ds = fp16_pair(&x.d);  // d_x, s_x
+        const __m256 d_x = _mm256_broadcastss_ps(ds);
+        const __m256 s_x = _mm256_broadcastss_ps(_mm_movehdup_ps(ds));
+        acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, d_x), _mm256_cvtepi32_ps(sum), acc.v);
+        acc.s = _mm256_fmadd_ps(p.m, s_x, acc.s);
+    }
+    static void finish(const Acc& acc, float* out, size_t row_stride) {
+        alignas(32) float v[8], s[8];
+        _mm256_store_ps(v, acc.v);
+        _mm256_store_ps(s, acc.s);
+        for (int r = 0; r < kGroupRows; ++r) {
+            const int l = kGroupLane[r];
+            out[r * row_stride] = (v[l] + v[l + 1]) + s[l];
+        }
+    }
+};
+
+// ---- Q5_0x4 against Q8_0 ----
+
+// 0xFF bytes where the 5th bit is set, for elements [16h, 16h + 16) of two rows (qh: their 4 + 4
+// bytes), row a in the low 128 bits.
+inline __m256i q5_high_bits(const uint8_t* qh, int h) {
+    uint64_t bits;
+    std::memcpy(&bits, qh, sizeof(bits));
+    const char a0 = static_cast<char>(2 * h), a1 = static_cast<char>(2 * h + 1);
+    const char b0 = static_cast<char>(4 + 2 * h), b1 = static_cast<char>(5 + 2 * h);
+    const __m256i spread =
+        _mm256_setr_epi8(a0, a0, a0, a0, a0, a0, a0, a0, a1, a1, a1, a1, a1, a1, a1, a1, b0, b0, b0,
+                         b0, b0, b0, b0, b0, b1, b1, b1, b1, b1, b1, b1, b1);
+    const __m256i bytes =
+        _mm256_shuffle_epi8(_mm256_set1_epi64x(static_cast<int64_t>(bits)), spread);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
 }
 
-template <int NX>
-void q4_1x4_tile(const BlockQ4_1x4* w, const std::byte* x, size_t x_stride, int64_t n_blocks,
-                 float* out) {
-    const BlockQ8_1* xs[NX];
-    Q4_1x4Acc acc[NX];
+struct Q5_0x4Simd {
+    using WBlock = BlockQ5_0x4;
+    using XBlock = BlockQ8_0;
+    struct Prep {
+        __m256i abs[4];  // |w| of lo01, hi01, lo23, hi23
+        __m256i w[4];    // w, signed: nibble - 16 where the 5th bit is clear
+        __m256 d;
+    };
+    struct Acc {
+        __m256 v;
+    };
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        __m256i nib[4];
+        unpack_row_pair(b.qs[0], nib[0], nib[1]);
+        unpack_row_pair(b.qs[2], nib[2], nib[3]);
+        const __m256i minus16 = _mm256_set1_epi8(-16);
+        for (int i = 0; i < 4; ++i) {
+            const __m256i high = q5_high_bits(b.qh[i < 2 ? 0 : 2], i % 2);
+            p.w[i] = _mm256_or_si256(nib[i], _mm256_andnot_si256(high, minus16));
+            p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
+        }
+        p.d = group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.d))),
+                           0);
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
+        const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
+        const __m256i s01 = sum_halves(p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1],
+                                       _mm256_sign_epi8(x_hi, p.w[1]));
+        const __m256i s23 = sum_halves(p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3],
+                                       _mm256_sign_epi8(x_hi, p.w[3]));
+        const __m256 d_x = _mm256_set1_ps(fp16(x.d));
+        acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, d_x),
+                                _mm256_cvtepi32_ps(_mm256_hadd_epi32(s01, s23)), acc.v);
+    }
+    static void finish(const Acc& acc, float* out, size_t row_stride) {
+        alignas(32) float v[8];
+        _mm256_store_ps(v, acc.v);
+        for (int r = 0; r < kGroupRows; ++r) {
+            const int l = kGroupLane[r];
+            out[r * row_stride] = v[l] + v[l + 1];
+        }
+    }
+};
+
+// ---- the group loop ----
+
+template <class K, int NX>
+void group_tile(const typename K::WBlock* w, const std::byte* x, size_t x_stride, int64_t n_blocks,
+                float* out) {
+    using XBlock = typename K::XBlock;
+    const XBlock* xs[NX];
+    typename K::Acc acc[NX];
     for (int t = 0; t < NX; ++t) {
-        xs[t] = reinterpret_cast<const BlockQ8_1*>(x + size_t(t) * x_stride);
-        acc[t] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+        xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
+        std::memset(static_cast<void*>(&acc[t]), 0, sizeof(acc[t]));
     }
     for (int64_t b = 0; b < n_blocks; ++b) {
         prefetch_ahead(w + b);
-        const Q4_1x4Prep p = q4_1x4_prep(w[b]);
-        for (int t = 0; t < NX; ++t) q4_1x4_accumulate(p, xs[t][b], acc[t]);
+        const typename K::Prep p = K::prep(w[b]);
+        for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
     }
-    for (int t = 0; t < NX; ++t) q4_1x4_finish(acc[t], out + t);
+    for (int t = 0; t < NX; ++t) K::finish(acc[t], out + t, kMaxDotRows);
 }
 
-// Tiles of up to 4 tokens: 2 accumulators each, so 4 tokens and a block's prep fit AVX2's 16
-// registers.
-inline void q4_1x4_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x,
-                             int64_t n, float* out) {
-    const auto* w = static_cast<const BlockQ4_1x4*>(w_group);
+// Tiles of up to 4 tokens, so a block's prep and the tile's accumulators (mostly) stay in
+// AVX2's 16 registers.
+template <class K>
+void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+               float* out) {
+    const auto* w = static_cast<const typename K::WBlock*>(w_group);
     const auto* xb = static_cast<const std::byte*>(x);
     const int64_t nb = n / kQK;
     for (int t0 = 0; t0 < n_x; t0 += 4) {
         const std::byte* xt = xb + size_t(t0) * x_stride;
         switch (n_x - t0 < 4 ? n_x - t0 : 4) {
             case 1:
-                q4_1x4_tile<1>(w, xt, x_stride, nb, out + t0);
+                group_tile<K, 1>(w, xt, x_stride, nb, out + t0);
                 break;
             case 2:
-                q4_1x4_tile<2>(w, xt, x_stride, nb, out + t0);
+                group_tile<K, 2>(w, xt, x_stride, nb, out + t0);
                 break;
             case 3:
-                q4_1x4_tile<3>(w, xt, x_stride, nb, out + t0);
+                group_tile<K, 3>(w, xt, x_stride, nb, out + t0);
                 break;
             default:
-                q4_1x4_tile<4>(w, xt, x_stride, nb, out + t0);
+                group_tile<K, 4>(w, xt, x_stride, nb, out + t0);
                 break;
         }
     }
 }
 
 inline void set_x86_group_kernels(GroupDotTable& table) {
-    table[static_cast<size_t>(GgmlType::Q4_1)] = &q4_1x4_group_dot;
+    table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x4Simd>;
+    table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x4Simd>;
 }
 
 }  // namespace x86

@@ -34,7 +34,16 @@ struct BlockQ4_1x4 {
 };
 static_assert(sizeof(BlockQ4_1x4) == kGroupRows * sizeof(BlockQ4_1));
 
-// Whether interleave_rows() has a layout for `type` (Q4_1) and n_out rows (a multiple of
+// Block b of four Q5_0 rows: the scales, each row's 5th bits (qh), then each row's nibbles.
+struct BlockQ5_0x4 {
+    static constexpr int kElems = kQK;  // per row
+    uint16_t d[kGroupRows];
+    uint8_t qh[kGroupRows][4];
+    uint8_t qs[kGroupRows][kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0x4) == kGroupRows * sizeof(BlockQ5_0));
+
+// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0) and n_out rows (a multiple of
 // kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
 bool interleavable(GgmlType type, int64_t n_out);
 
