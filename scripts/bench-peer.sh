@@ -207,5 +207,10 @@ for model in "${models[@]}"; do
 done
 rm -f "$tmp"
 
+# Again at the end: the machine's bandwidth moves over a run (16.7 to 22.4 GB/s here in one day);
+# the roofline takes the higher figure, so a slow start cannot put a test above its floor.
+echo "measuring memory bandwidth again..." >&2
+"$membw" --threads "$threads" "${membw_args[@]}" --json >"$out/membw-end.json"
+
 "$py" "$FLUORO_ROOT/scripts/peer/report.py" "$out"
 echo "results: $out (report.md is ready to paste into docs/PERFORMANCE.md)" >&2

@@ -5,7 +5,8 @@ Writes report.md and report.json into the directory and prints the Markdown.
 
   report.py RUN_DIR
 
-RUN_DIR holds: meta.json (machine, versions, command), membw.json (fluoro_membw --json),
+RUN_DIR holds: meta.json (machine, versions, command), membw.json (fluoro_membw --json, before
+the runs) and membw-end.json (after them; optional: the roofline uses the higher read),
 info-<model>.json (fluoro info --json), runs.jsonl (one line per bench invocation:
 {"engine", "model", "run", "loadavg", "result": <bench --json output>}).
 """
@@ -66,8 +67,12 @@ def parse_test(name):
 def load(run_dir):
     with open(os.path.join(run_dir, "meta.json")) as f:
         meta = json.load(f)
-    with open(os.path.join(run_dir, "membw.json")) as f:
-        membw = json.load(f)
+    membw = []
+    for name in ("membw.json", "membw-end.json"):
+        path = os.path.join(run_dir, name)
+        if name == "membw.json" or os.path.exists(path):
+            with open(path) as f:
+                membw.append(json.load(f))
     runs = []
     with open(os.path.join(run_dir, "runs.jsonl")) as f:
         for line in f:
@@ -103,7 +108,7 @@ def summarize(meta, membw, runs, infos):
             key = (r["model"], res["test"], r["engine"])
             samples.setdefault(key, []).extend(res["samples_tps"])
     threads = meta["threads"]
-    bw_gbs, bw_threads = bandwidth(membw, threads)
+    bw_gbs, bw_threads = max(bandwidth(m, threads) for m in membw)
     rows = []
     for model in sorted({k[0] for k in samples}, key=lambda m: [r["model"] for r in runs].index(m)):
         tests = [k[1] for k in samples if k[0] == model]
@@ -180,12 +185,13 @@ def markdown(rep):
                    f"({spread(r['fluoro_samples'])}) | {fmt(r['llama_cpp_tps'])} "
                    f"({spread(r['llama_cpp_samples'])}) | {fmt(r.get('ratio'), 3)} |")
     out.append("")
-    mb = rep["membw"]
-    bw = {(r["kernel"], r["threads"]): r["best_gbs"] for r in mb["results"]}
-    parts = [f"{k} {t} thread(s) {g:.1f} GB/s" for (k, t), g in bw.items()]
-    out.append(f"Memory bandwidth (fluoro_membw, {mb['size_mib']} MiB arrays, best of "
-               f"{mb['runs']}): " + "; ".join(parts) + ". Roofline uses read at "
-               f"{rep['bandwidth_threads']} thread(s) = {rep['bandwidth_gbs']:.2f} GB/s.")
+    for when, mb in zip(("before the runs", "after them"), rep["membw"]):
+        bw = {(r["kernel"], r["threads"]): r["best_gbs"] for r in mb["results"]}
+        parts = [f"{k} {t} thread(s) {g:.1f} GB/s" for (k, t), g in bw.items()]
+        out.append(f"Memory bandwidth {when} (fluoro_membw, {mb['size_mib']} MiB arrays, best of "
+                   f"{mb['runs']}): " + "; ".join(parts) + ".")
+    out.append(f"Roofline uses the higher read at {rep['bandwidth_threads']} thread(s) = "
+               f"{rep['bandwidth_gbs']:.2f} GB/s.")
     out.append("")
     out.append("| model | test | bytes / token (weights + KV) | floor ms / token | roofline tok/s "
                "| fluoro | llama.cpp |")
