@@ -214,8 +214,16 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
     const size_t need = size_t(pairs * max_nr * group_partial);
     if (scratch.partial.size() < need) scratch.partial.resize(need);
     pool.run(pairs * max_nr, [&](int64_t task, int worker) {
-        const int64_t c = task % max_nr, pair = task / max_nr;
-        const int64_t t = pair / p.n_head_kv, kvh = pair % p.n_head_kv;
+        // KV heads innermost: the heads of one key range run next to each other (on both
+        // threads), so the cache lines of those keys' rows (which hold every head) come from
+        // memory once rather than once per head. Same arithmetic in any order. SmolLM2 (3 KV
+        // heads), fluoro_cpu_attention_bench BM_AttentionDecode_SmolLM2 ctx 32768 (KV from
+        // memory), four alternations: 5.4-6.8 ms with ranges innermost, 3.9-4.3 ms with heads;
+        // ctx 8192 (in cache) unchanged. (Gemma 3 has one KV head: no change.)
+        const int64_t kvh = task % p.n_head_kv;
+        const int64_t c = task / p.n_head_kv % max_nr;
+        const int64_t t = task / p.n_head_kv / max_nr;
+        const int64_t pair = t * p.n_head_kv + kvh;
         const KeyRange keys = key_range(p, batch.positions[size_t(t)]);
         const int64_t nr = n_ranges(keys.count), begin = keys.first + c * kRange;
         if (c >= nr) return;
