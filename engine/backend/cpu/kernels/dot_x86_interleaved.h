@@ -167,18 +167,8 @@ struct Q5_0x4Simd {
 template <class K, int NX>
 void group_tile(const typename K::WBlock* w, const std::byte* x, size_t x_stride, int64_t n_blocks,
                 float* out) {
-    using XBlock = typename K::XBlock;
-    const XBlock* xs[NX];
     typename K::Acc acc[NX];
-    for (int t = 0; t < NX; ++t) {
-        xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
-        std::memset(static_cast<void*>(&acc[t]), 0, sizeof(acc[t]));
-    }
-    for (int64_t b = 0; b < n_blocks; ++b) {
-        prefetch_ahead(w + b);
-        const typename K::Prep p = K::prep(w[b]);
-        for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
-    }
+    accumulate_tile<K, NX>(w, x, x_stride, n_blocks, acc);
     for (int t = 0; t < NX; ++t) K::finish(acc[t], out + t, kMaxDotRows);
 }
 
@@ -190,23 +180,9 @@ void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int
     const auto* w = static_cast<const typename K::WBlock*>(w_group);
     const auto* xb = static_cast<const std::byte*>(x);
     const int64_t nb = n / kQK;
-    for (int t0 = 0; t0 < n_x; t0 += 4) {
-        const std::byte* xt = xb + size_t(t0) * x_stride;
-        switch (n_x - t0 < 4 ? n_x - t0 : 4) {
-            case 1:
-                group_tile<K, 1>(w, xt, x_stride, nb, out + t0);
-                break;
-            case 2:
-                group_tile<K, 2>(w, xt, x_stride, nb, out + t0);
-                break;
-            case 3:
-                group_tile<K, 3>(w, xt, x_stride, nb, out + t0);
-                break;
-            default:
-                group_tile<K, 4>(w, xt, x_stride, nb, out + t0);
-                break;
-        }
-    }
+    for_tiles_of_four(n_x, [&](auto nx, int t0) {
+        group_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb, out + t0);
+    });
 }
 
 inline void set_x86_group_kernels(GroupDotTable& table) {

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/kernels/dot_table.h"
 #include "backend/cpu/kernels/vec_dot.h"
@@ -426,28 +427,37 @@ void float_dot_tile(const typename F::T* w, const std::byte* x, size_t x_stride,
     }
 }
 
+// Calls tile(std::integral_constant<int, NX>{}, t0) for tiles of up to 4 of n_x tokens: t0 the
+// tile's first token, NX its size (a compile-time constant for the kernels' register arrays).
+template <class Tile>
+inline void for_tiles_of_four(int n_x, Tile&& tile) {
+    for (int t0 = 0; t0 < n_x; t0 += 4) {
+        switch (n_x - t0 < 4 ? n_x - t0 : 4) {
+            case 1:
+                tile(std::integral_constant<int, 1>{}, t0);
+                break;
+            case 2:
+                tile(std::integral_constant<int, 2>{}, t0);
+                break;
+            case 3:
+                tile(std::integral_constant<int, 3>{}, t0);
+                break;
+            default:
+                tile(std::integral_constant<int, 4>{}, t0);
+                break;
+        }
+    }
+}
+
 template <class F>
 void row_dot_float_simd(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n,
                         float* out) {
     const auto* w = static_cast<const typename F::T*>(w_row);
     const auto* xb = static_cast<const std::byte*>(x);
-    for (int t0 = 0; t0 < n_x; t0 += 4) {
-        const std::byte* xt = xb + size_t(t0) * x_stride;
-        switch (n_x - t0 < 4 ? n_x - t0 : 4) {
-            case 1:
-                float_dot_tile<F, 1>(w, xt, x_stride, n, out + t0);
-                break;
-            case 2:
-                float_dot_tile<F, 2>(w, xt, x_stride, n, out + t0);
-                break;
-            case 3:
-                float_dot_tile<F, 3>(w, xt, x_stride, n, out + t0);
-                break;
-            default:
-                float_dot_tile<F, 4>(w, xt, x_stride, n, out + t0);
-                break;
-        }
-    }
+    for_tiles_of_four(n_x, [&](auto nx, int t0) {
+        float_dot_tile<F, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, n,
+                                               out + t0);
+    });
 }
 
 // ---- the row loop ----
@@ -467,12 +477,13 @@ inline void prefetch_ahead(const WBlock* block) {
         _mm_prefetch(ahead + offset, _MM_HINT_T0);
 }
 
+// The accumulators of NX activation rows against one weight row (or row group, interleave.h):
+// each weight block decoded once (K::prep), then added into every row's accumulator.
 template <class K, int NX>
-void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
-                   int64_t n_blocks, float* out) {
+void accumulate_tile(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
+                     int64_t n_blocks, typename K::Acc (&acc)[NX]) {
     using XBlock = typename K::XBlock;
     const XBlock* xs[NX];
-    typename K::Acc acc[NX];
     for (int t = 0; t < NX; ++t) {
         xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
         std::memset(static_cast<void*>(&acc[t]), 0, sizeof(acc[t]));
@@ -482,6 +493,13 @@ void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_str
         const typename K::Prep p = K::prep(w[b]);
         for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
     }
+}
+
+template <class K, int NX>
+void row_dot_fixed(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
+                   int64_t n_blocks, float* out) {
+    typename K::Acc acc[NX];
+    accumulate_tile<K, NX>(w, x, x_stride, n_blocks, acc);
     for (int t = 0; t < NX; ++t) out[t] = K::finish(acc[t]);
 }
 
