@@ -84,11 +84,14 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
     if (matrix && interleave_enabled() && interleavable(w.type, w.n_out()) &&
         row_group_dot_fn(w.type)) {
         const size_t bytes = w.row_bytes * size_t(w.n_out());
-        AlignedBytes copy(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64})));
-        interleave_rows(w.type, w.data, w.n_out(), w.n_in(), copy.get());
-        w.data = copy.get();
-        w.interleaved = true;
-        interleaved_.push_back(std::move(copy));
+        AlignedBytes copy(
+            static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
+        if (copy) {  // without memory for the copy the weights keep the file layout (slower)
+            interleave_rows(w.type, w.data, w.n_out(), w.n_in(), copy.get());
+            w.data = copy.get();
+            w.interleaved = true;
+            interleaved_.push_back(std::move(copy));
+        }
     }
     return w;
 }

@@ -22,7 +22,8 @@ constexpr int64_t kMaxRowChunk = 64;
 // memory, and a stream's start costs (the prefetchers ramp up): SmolLM2, 2 threads, Zen 3,
 // `fluoro bench -p 0 -n 128`, four alternations: 16-64-row chunks (8 tasks per thread) ~104
 // tok/s, one task per thread ~132, two ~143; 90 layers of a 576x1536 Q4_1 matrix
-// (fluoro_cpu_matmul_bench BM_MatmulLayers) 3.1-3.6 ms -> 2.3-2.7 ms.
+// (fluoro_cpu_matmul_bench BM_MatmulLayers, four alternations) 3.1-3.6 ms -> 2.3-2.7 ms and one
+// outlier at 3.9.
 constexpr int64_t kStreamTasksPerThread = 2;
 // Row pairs pay off from this many tokens up: below it (decode, speculative verification of a
 // few tokens) two interleaved weight streams cost more than the shared activation loads save
@@ -135,7 +136,7 @@ struct RowPlan {
 RowPlan plan_rows(const WeightView& w, float* y, int64_t n_tok, int n_threads) {
     int64_t chunk;
     if (n_tok <= kMaxDotRows) {
-        // One token tile reads each weight once, from memory: few long streams (two per thread)
+        // One token tile reads each weight once, from memory: few long streams.
         const int64_t tasks = kStreamTasksPerThread * static_cast<int64_t>(n_threads);
         chunk = std::max(kMinRowChunk, (w.n_out + tasks - 1) / tasks);
     } else {
