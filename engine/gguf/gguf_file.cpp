@@ -72,6 +72,10 @@ const TensorInfo* GgufFile::find_tensor(std::string_view name) const {
     return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
 }
 
+void GgufFile::drop_pages(std::span<const std::byte> bytes) const noexcept {
+    if (map_) map_->drop_pages(bytes);
+}
+
 std::span<const std::byte> GgufFile::tensor_data(const TensorInfo& t) const {
     const uint64_t room = bytes_.size() - std::min<uint64_t>(data_offset_, bytes_.size());
     if (t.offset > room || t.n_bytes > room - t.offset) {

@@ -102,6 +102,10 @@ class GgufFile {
 
     // The tensor's bytes inside the mapping (valid while this GgufFile lives).
     std::span<const std::byte> tensor_data(const TensorInfo& t) const;
+    // For a backend that copied a tensor's bytes: drops their whole pages from resident memory
+    // when the file is mapped (MappedFile::drop_pages; they stay readable). A no-op for a file
+    // parsed from memory.
+    void drop_pages(std::span<const std::byte> bytes) const noexcept;
 
   private:
     using Index = std::map<std::string, size_t, std::less<>>;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -60,6 +61,18 @@ MappedFile::DiskState MappedFile::disk_state() const {
     if (static_cast<size_t>(st.st_size) != size_ || mtime != mtime_ns_)
         return DiskState::ModifiedInPlace;
     return DiskState::Unchanged;
+}
+
+void MappedFile::drop_pages(std::span<const std::byte> range) const noexcept {
+    const auto begin = reinterpret_cast<uintptr_t>(range.data());
+    const auto end = begin + range.size();
+    const auto map_begin = reinterpret_cast<uintptr_t>(data_);
+    if (!data_ || begin < map_begin || end > map_begin + size_ || end < begin) return;
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+    // Whole pages only: a page shared with a neighbouring tensor stays. MAP_PRIVATE and never
+    // written, so the dropped pages are re-read from the file if touched again.
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

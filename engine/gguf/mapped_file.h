@@ -29,6 +29,12 @@ class MappedFile {
     DiskState disk_state() const;
     const std::filesystem::path& path() const { return path_; }
 
+    // Tells the kernel this process will not read `range` (inside bytes()) again soon: its whole
+    // pages leave the process's resident memory (they stay in the page cache, and reading them
+    // again faults them back in from the file, so nothing is lost). For bytes a caller has copied
+    // elsewhere. A range outside the mapping is ignored.
+    void drop_pages(std::span<const std::byte> range) const noexcept;
+
   private:
     std::filesystem::path path_;
     unsigned long long dev_ = 0, ino_ = 0;

@@ -88,6 +88,7 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
             static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
         if (copy) {  // without memory for the copy the weights keep the file layout (slower)
             interleave_rows(w.type, w.data, w.n_out(), w.n_in(), copy.get());
+            file.drop_pages(file.tensor_data(info));  // the file's copy is not read again
             w.data = copy.get();
             w.interleaved = true;
             interleaved_.push_back(std::move(copy));

@@ -3,7 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
+#include <span>
+#include <vector>
 
 #include "core/error.h"
 #include "gguf/gguf_file.h"
@@ -51,6 +54,33 @@ TEST_F(GgufOpen, MapsAWrittenFile) {
     const auto d = f.tensor_data(*f.find_tensor("x"));
     ASSERT_EQ(d.size(), 16u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(d.data()) % 32, 0u);  // mapping is page-aligned
+}
+
+// Dropping a tensor's pages (after a backend copied it) loses nothing: the bytes read back the
+// same from the file. Parsed from memory, the call must not touch the image at all.
+TEST_F(GgufOpen, DroppedPagesReadBackTheSame) {
+    GgufWriter w;
+    w.add_string("general.architecture", "llama");
+    std::vector<float> x(64 * 1024);  // 256 KiB: many whole pages
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i) * 0.5f;
+    w.add_tensor_f32("x", {uint64_t(x.size())}, x);
+    const fs::path p = dir_ / "m.gguf";
+    w.write(p);
+    const GgufFile f = GgufFile::open(p);
+    const auto d = f.tensor_data(*f.find_tensor("x"));
+    ASSERT_EQ(d.size(), x.size() * sizeof(float));
+    f.drop_pages(d);
+    EXPECT_EQ(0, std::memcmp(d.data(), x.data(), d.size()));
+    f.drop_pages(std::span<const std::byte>(d.data() - 1, 8));  // partial pages: ignored
+    EXPECT_EQ(0, std::memcmp(d.data(), x.data(), d.size()));
+
+    std::ifstream in(p, std::ios::binary);
+    std::vector<std::byte> image(fs::file_size(p));
+    in.read(reinterpret_cast<char*>(image.data()), std::streamsize(image.size()));
+    const GgufFile mem = GgufFile::parse(image, "in memory");
+    const auto m = mem.tensor_data(*mem.find_tensor("x"));
+    mem.drop_pages(m);
+    EXPECT_EQ(0, std::memcmp(m.data(), x.data(), m.size()));
 }
 
 TEST_F(GgufOpen, MissingFileNamesThePath) {
