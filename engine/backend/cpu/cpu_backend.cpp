@@ -79,7 +79,7 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
     w.data = file.tensor_data(info).data();
     w.row_bytes = size_t(*row_bytes(info.type, info.ne[0]));
     // A matrix whose type has a row-group kernel here is copied into groups (same bytes, 64-byte
-    // aligned): its kernels then need fewer than half the instructions (kernels/interleave.h).
+    // aligned): its kernels then need fewer instructions (Q4_1: kernels/interleave.h).
     const bool matrix = w.ne[2] == 1 && w.ne[3] == 1;
     if (matrix && interleave_enabled() && interleavable(w.type, w.n_out()) &&
         row_group_dot_fn(w.type)) {

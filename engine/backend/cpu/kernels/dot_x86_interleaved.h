@@ -37,8 +37,8 @@ inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi
 #if FLUORO_DOT_VNNI
     return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), a_lo, b_lo), a_hi, b_hi);
 #else
-    // int16 lanes: two products each from lo and hi; |a| <= 31 and |b| <= 127 (Q4_1), |a| <= 16
-    // (Q5_0's |w|), so |.| <= 4 * 31 * 127 < 32767: no saturation
+    // int16 lanes: two products each from lo and hi; a <= 15 (Q4_1's nibbles) or 16 (Q5_0's |w|)
+    // and |b| <= 127, so |.| <= 4 * 16 * 127 = 8128: no saturation
     const __m256i pairs =
         _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));

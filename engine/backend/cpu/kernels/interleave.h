@@ -5,7 +5,7 @@
 // consecutive rows stored together, one conversion handles all their scales and one multiply-add
 // all their sums: for Q4_1 on AVX2 the one-token loop is 38 instructions per four row-blocks where
 // the GGUF-layout loop takes 22 per row-block (counted in the compiled loops, GCC 12), and a
-// 576x1536 matrix from cache multiplies 1.7-2.4x faster (fluoro_cpu_matmul_bench, Zen 3).
+// 576x1536 matrix from cache multiplies 1.8-2.4x faster (fluoro_cpu_matmul_bench, Zen 3).
 // ggml's "repack" buffers (Q4_0 8x8, Q4_K 8x8) are the same idea.
 //
 // The layout is internal to the CPU backend: it interleaves at load (cpu_backend.cpp) and
