@@ -1,5 +1,6 @@
 // CPU matmul throughput on the shapes of our two models: decode (n_tok = 1, a matrix-vector
-// product that streams the weights once) and prefill tiles (n_tok = 64), on 1 and 2 threads.
+// product that streams the weights once), speculative verification of 8 drafted tokens (n_tok = 9)
+// and prefill tiles (n_tok = 64), on 1 and 2 threads.
 // Reports weight_GB/s (bytes of quantized weights read per second, counting each call's matrix
 // once) and tok/s. Set FLUORO_CPU_ISA=generic|avx2|avx512 to measure other kernels.
 // BM_RowDot times the bare row kernels (one 2048-wide row held in L1, 1 or 8 activation rows) in
@@ -149,7 +150,7 @@ void BM_MatmulLayers(benchmark::State& state, Shape s) {
 
 void shapes(benchmark::internal::Benchmark* b) {
     b->ArgNames({"n_tok", "threads"});
-    for (int64_t n_tok : {1, 64})
+    for (int64_t n_tok : {1, 9, 64})
         for (int64_t threads : {1, 2}) b->Args({n_tok, threads});
     b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }

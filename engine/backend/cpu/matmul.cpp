@@ -40,10 +40,11 @@ size_t partner_stride(GgmlType partner, int64_t n_in) {
 }
 
 // The largest partner row of n_in elements: F16/BF16 (2 bytes each) beats Q8_0 (34/32), Q8_1
-// (36/32) and Q8_K (292/256) once n_in is a whole block; the block terms cover short rows.
+// (36/32), their widened forms (36/32, 40/32) and Q8_K (292/256) once n_in is a whole block; the
+// block terms cover short rows.
 size_t worst_partner_stride(int64_t n_in) {
     const auto n = static_cast<size_t>(n_in);
-    const size_t legacy = (n + 31) / 32 * 36;
+    const size_t legacy = (n + 31) / 32 * sizeof(BlockQ8_1Wide);
     const size_t kquant = (n + 255) / 256 * 292;
     return align_up(std::max({2 * n, legacy, kquant}));
 }
@@ -110,14 +111,32 @@ struct Partnered {
     size_t stride;  // bytes between tokens
 };
 
-Partnered to_partner(ThreadPool& pool, GgmlType partner, const float* x, int64_t n_tok,
-                     int64_t n_in, MatmulScratch& scratch) {
+// What the weights' kernels read: their type's partner, widened for interleaved rows.
+struct XFormat {
+    GgmlType weight;
+    bool grouped;
+    GgmlType partner() const { return vec_dot_partner(weight); }
+};
+
+XFormat x_format(const WeightView& w) {
+    return {w.type, w.interleaved};
+}
+
+Partnered to_partner(ThreadPool& pool, XFormat f, const float* x, int64_t n_tok, int64_t n_in,
+                     MatmulScratch& scratch) {
+    const GgmlType partner = f.partner();
     if (partner == GgmlType::F32)
         return {reinterpret_cast<const std::byte*>(x), static_cast<size_t>(n_in) * sizeof(float)};
-    const size_t stride = partner_stride(partner, n_in);
+    const size_t stride =
+        f.grouped ? align_up(group_x_row_bytes(f.weight, n_in)) : partner_stride(partner, n_in);
     std::byte* buf = scratch.ensure(static_cast<size_t>(n_tok) * stride);
     pool.run(n_tok, [&](int64_t t, int) {
-        quantize_partner_row(partner, x + t * n_in, buf + static_cast<size_t>(t) * stride, n_in);
+        std::byte* row = buf + static_cast<size_t>(t) * stride;
+        if (f.grouped) {
+            quantize_group_x_row(f.weight, x + t * n_in, row, n_in);
+        } else {
+            quantize_partner_row(partner, x + t * n_in, row, n_in);
+        }
     });
     return {buf, stride};
 }
@@ -199,7 +218,7 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
             MatmulScratch& scratch) {
     validate(w, x, n_tok, y);
     if (n_tok == 0 || w.n_out == 0) return;
-    const Partnered xq = to_partner(pool, vec_dot_partner(w.type), x, n_tok, w.n_in, scratch);
+    const Partnered xq = to_partner(pool, x_format(w), x, n_tok, w.n_in, scratch);
     const RowPlan plan = plan_rows(w, y, n_tok, pool.size());
     pool.run(plan.n_chunks, [&](int64_t c, int) { run_chunk(plan, xq, n_tok, c); });
 }
@@ -207,18 +226,21 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
 void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const float* x,
                  int64_t n_tok, MatmulScratch& scratch) {
     if (outs.empty()) return;
-    const GgmlType partner = vec_dot_partner(outs[0].w.type);
+    const XFormat format = x_format(outs[0].w);
     bool shared = outs.size() <= kMaxMatmulTargets;
     for (const MatmulTarget& o : outs) {
         validate(o.w, x, n_tok, o.y);
-        shared = shared && o.w.n_in == outs[0].w.n_in && vec_dot_partner(o.w.type) == partner;
+        const XFormat f = x_format(o.w);
+        // Same bytes: the same partner, and widened for the same group kernel or for none.
+        shared = shared && o.w.n_in == outs[0].w.n_in && f.partner() == format.partner() &&
+                 f.grouped == format.grouped && (!f.grouped || f.weight == format.weight);
     }
     if (!shared) {
         for (const MatmulTarget& o : outs) matmul(pool, o.w, x, n_tok, o.y, scratch);
         return;
     }
     if (n_tok == 0) return;
-    const Partnered xq = to_partner(pool, partner, x, n_tok, outs[0].w.n_in, scratch);
+    const Partnered xq = to_partner(pool, format, x, n_tok, outs[0].w.n_in, scratch);
     RowPlan plans[kMaxMatmulTargets];
     int64_t total = 0;
     for (size_t j = 0; j < outs.size(); ++j) {

@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "engine/backend/kernel_test_support.h"
 #include "tensor/dequantize.h"
+#include "tensor/fp16.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -50,6 +51,16 @@ std::vector<uint8_t> partner_rows(GgmlType type, int64_t n, size_t stride, std::
         std::memcpy(xs.data() + t * stride, xq.data(), xq.size());
     }
     return xs;
+}
+
+// The same rows widened for the group kernels (interleave.h: quantize_group_x_row), `stride`
+// bytes apart.
+std::vector<uint8_t> widened(GgmlType type, const std::vector<uint8_t>& xs, size_t xs_stride,
+                             int64_t n, size_t stride) {
+    std::vector<uint8_t> out(stride * kMaxDotRows);
+    for (int t = 0; t < kMaxDotRows; ++t)
+        widen_partner_row(type, xs.data() + t * xs_stride, out.data() + t * stride, n);
+    return out;
 }
 
 std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
@@ -97,6 +108,40 @@ TEST(CpuInterleave, OnlyQ4_1AndQ5_0InWholeGroups) {
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 4, 48, buf.data() + 2048), Error);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_0, buf.data(), 4, 32, buf.data() + 2048), Error);
     EXPECT_THROW(deinterleave_row(GgmlType::Q4_1, buf.data(), -1, 32, buf.data() + 2048), Error);
+}
+
+// The group kernels' activations: the partner blocks with their scales as floats, the same
+// values; converting in place (the partner row at the end of the buffer) gives the same bytes.
+TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
+    for (GgmlType type : kInterleavedTypes) {
+        std::mt19937 rng(12);
+        for (int64_t n : {32, 576}) {
+            const std::vector<float> x = test::random_floats(n, rng);
+            const GgmlType partner = vec_dot_partner(type);
+            const std::vector<uint8_t> narrow = test::quantized(partner, x);
+            std::vector<uint8_t> wide(group_x_row_bytes(type, n)), direct(wide.size());
+            widen_partner_row(type, narrow.data(), wide.data(), n);
+            quantize_group_x_row(type, x.data(), direct.data(), n);
+            EXPECT_EQ(direct, wide) << name(type) << " n=" << n;
+            const size_t nb = size_t(n / kQK);
+            for (size_t b = 0; b < nb; ++b) {
+                if (type == GgmlType::Q4_1) {
+                    const auto& in = reinterpret_cast<const BlockQ8_1*>(narrow.data())[b];
+                    const auto& out = reinterpret_cast<const BlockQ8_1Wide*>(wide.data())[b];
+                    EXPECT_EQ(out.d, fp16_to_fp32(in.d));
+                    EXPECT_EQ(out.s, fp16_to_fp32(in.s));
+                    EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK));
+                } else {
+                    const auto& in = reinterpret_cast<const BlockQ8_0*>(narrow.data())[b];
+                    const auto& out = reinterpret_cast<const BlockQ8_0Wide*>(wide.data())[b];
+                    EXPECT_EQ(out.d, fp16_to_fp32(in.d));
+                    EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK));
+                }
+            }
+        }
+    }
+    EXPECT_THROW(group_x_row_bytes(GgmlType::Q4_0, 32), Error);
+    EXPECT_THROW(group_x_row_bytes(GgmlType::Q4_1, 48), Error);
 }
 
 TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
@@ -151,10 +196,12 @@ TEST(CpuKernelRowGroupDot, MatchesGenericRowsWithinRounding) {
                 const size_t stride = *row_bytes(vec_dot_partner(type), n) + 36;  // padded
                 std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
                 if (extreme) make_extreme_partner(type, xs, stride, n);
+                const size_t wide_stride = group_x_row_bytes(type, n) + 40;  // padded
+                const std::vector<uint8_t> xw = widened(type, xs, stride, n, wide_stride);
                 for (CpuIsa isa : isas) {
                     float got[kGroupRows * kMaxDotRows];
-                    row_group_dot_fn(type, isa)(groups.data(), xs.data(), stride, kMaxDotRows, n,
-                                                got);
+                    row_group_dot_fn(type, isa)(groups.data(), xw.data(), wide_stride, kMaxDotRows,
+                                                n, got);
                     for (int r = 0; r < kGroupRows; ++r) {
                         float want[kMaxDotRows];
                         row_dot_fn(type, CpuIsa::Generic)(rows.data() + r * row, xs.data(), stride,
@@ -192,8 +239,10 @@ TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
         const int64_t n = 1536;
         const std::vector<uint8_t> groups =
             interleaved(type, random_rows(type, n, kGroupRows, rng), n, kGroupRows);
-        const size_t stride = *row_bytes(vec_dot_partner(type), n);
-        const std::vector<uint8_t> xs = partner_rows(type, n, stride, rng);
+        const size_t narrow = *row_bytes(vec_dot_partner(type), n);
+        const size_t stride = group_x_row_bytes(type, n);
+        const std::vector<uint8_t> xs =
+            widened(type, partner_rows(type, n, narrow, rng), narrow, n, stride);
         float first[kGroupRows * kMaxDotRows];  // the first ISA's single-token results
         for (CpuIsa isa : isas) {
             const RowGroupDotFn fn = row_group_dot_fn(type, isa);

@@ -7,8 +7,9 @@
 // row, against the activation block's 16 + 16 bytes broadcast to both halves. vphaddd folds the
 // four rows' int32 sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the four scales:
 //   v += (d_r · d_x) · Σ q_w·q_x      two lanes per row, each the sum of 16 products
-//   s += m_r · s_x                     Q4_1 only: the minimum's term (ggml's summs)
-// and a row's result is its two v lanes (plus its s lane). The integer sums are exact, so
+//   v += m_r · s_x                     Q4_1 only, in one of the row's lanes: the minimum's term
+// and a row's result is the sum of its two lanes. The activations' scales come as floats
+// (BlockQ8_1Wide / BlockQ8_0Wide), broadcast from memory. The integer sums are exact, so
 // vpdpbusd (AVX-512 VNNI) and maddubs + madd (AVX2) give the same bits. Every token runs the
 // same operations whatever the tile, so prefill, decode and speculative verification agree.
 // Against the GGUF-layout kernels only the float order differs (2 lanes per row instead of 8).
@@ -24,11 +25,9 @@ namespace x86 {
 // Row r's first lane in the [r0 r0 r2 r2 | r1 r1 r3 r3] layout of the folded sums.
 inline constexpr int kGroupLane[kGroupRows] = {0, 4, 2, 6};
 
-// The four rows' fp16 scales in the folded sums' layout.
-inline __m256 group_scales(__m256 converted, int first) {
-    const __m256i order = _mm256_setr_epi32(first, first, first + 2, first + 2, first + 1,
-                                            first + 1, first + 3, first + 3);
-    return _mm256_permutevar8x32_ps(converted, order);
+// The four rows' scales (converted, in row order) in the folded sums' layout.
+inline __m256 group_scales(__m256 converted) {
+    return _mm256_permutevar8x32_ps(converted, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
 }
 
 // Σ of 8 products per int32 lane, unsigned a times signed b: lane j of each half is
@@ -53,26 +52,28 @@ inline void unpack_row_pair(const uint8_t* qs, __m256i& lo, __m256i& hi) {
     hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
 }
 
-// ---- Q4_1x4 against Q8_1 ----
+// ---- Q4_1x4 against Q8_1 (widened scales) ----
 
 struct Q4_1x4Simd {
     using WBlock = BlockQ4_1x4;
-    using XBlock = BlockQ8_1;
+    using XBlock = BlockQ8_1Wide;
     struct Prep {
         __m256i lo01, hi01, lo23, hi23;  // elements 0..15 / 16..31 of rows 0|1 and 2|3
-        __m256 d, m;                     // folded layout
+        __m256 d;                        // folded layout
+        __m256 m;                        // the minimums in one lane per row, zero in the other
     };
     struct Acc {
         __m256 v;
-        __m256 s;
     };
     static Prep prep(const WBlock& b) {
         Prep p;
-        const __m256 dm = _mm256_cvtph_ps(load128(b.d));  // d0 d1 d2 d3 m0 m1 m2 m3
+        // [d0 d2 m0 m2 | d1 d3 m1 m3] (interleave.h's order) -> [d0 d0 d2 d2 | d1 d1 d3 d3] and
+        // [m0 0 m2 0 | m1 0 m3 0]
+        const __m256 dm = _mm256_cvtph_ps(load128(b.dm));
+        p.d = _mm256_unpacklo_ps(dm, dm);
+        p.m = _mm256_unpackhi_ps(dm, _mm256_setzero_ps());
         unpack_row_pair(b.qs[0], p.lo01, p.hi01);
         unpack_row_pair(b.qs[2], p.lo23, p.hi23);
-        p.d = group_scales(dm, 0);
-        p.m = group_scales(dm, 4);
         return p;
     }
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
@@ -80,24 +81,21 @@ struct Q4_1x4Simd {
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
         const __m256i sum = _mm256_hadd_epi32(sum_halves(p.lo01, x_lo, p.hi01, x_hi),
                                               sum_halves(p.lo23, x_lo, p.hi23, x_hi));
-        const __m128 ds = fp16_pair(&x.d);  // d_x, s_x
-        const __m256 d_x = _mm256_broadcastss_ps(ds);
-        const __m256 s_x = _mm256_broadcastss_ps(_mm_movehdup_ps(ds));
-        acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, d_x), _mm256_cvtepi32_ps(sum), acc.v);
-        acc.s = _mm256_fmadd_ps(p.m, s_x, acc.s);
+        const __m256 d = _mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d));
+        acc.v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), acc.v);
+        acc.v = _mm256_fmadd_ps(p.m, _mm256_broadcast_ss(&x.s), acc.v);
     }
     static void finish(const Acc& acc, float* out, size_t row_stride) {
-        alignas(32) float v[8], s[8];
+        alignas(32) float v[8];
         _mm256_store_ps(v, acc.v);
-        _mm256_store_ps(s, acc.s);
         for (int r = 0; r < kGroupRows; ++r) {
             const int l = kGroupLane[r];
-            out[r * row_stride] = (v[l] + v[l + 1]) + s[l];
+            out[r * row_stride] = v[l] + v[l + 1];
         }
     }
 };
 
-// ---- Q5_0x4 against Q8_0 ----
+// ---- Q5_0x4 against Q8_0 (widened scale) ----
 
 // 0xFF bytes where the 5th bit is set, for elements [16h, 16h + 16) of two rows (qh: their 4 + 4
 // bytes), row a in the low 128 bits.
@@ -117,7 +115,7 @@ inline __m256i q5_high_bits(const uint8_t* qh, int h) {
 
 struct Q5_0x4Simd {
     using WBlock = BlockQ5_0x4;
-    using XBlock = BlockQ8_0;
+    using XBlock = BlockQ8_0Wide;
     struct Prep {
         __m256i abs[4];  // |w| of lo01, hi01, lo23, hi23
         __m256i w[4];    // w, signed: nibble - 16 where the 5th bit is clear
@@ -137,8 +135,7 @@ struct Q5_0x4Simd {
             p.w[i] = _mm256_or_si256(nib[i], _mm256_andnot_si256(high, minus16));
             p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
         }
-        p.d = group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.d))),
-                           0);
+        p.d = group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.d))));
         return p;
     }
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
@@ -148,8 +145,7 @@ struct Q5_0x4Simd {
                                        _mm256_sign_epi8(x_hi, p.w[1]));
         const __m256i s23 = sum_halves(p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3],
                                        _mm256_sign_epi8(x_hi, p.w[3]));
-        const __m256 d_x = _mm256_set1_ps(fp16(x.d));
-        acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, d_x),
+        acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d)),
                                 _mm256_cvtepi32_ps(_mm256_hadd_epi32(s01, s23)), acc.v);
     }
     static void finish(const Acc& acc, float* out, size_t row_stride) {

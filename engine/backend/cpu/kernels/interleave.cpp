@@ -3,7 +3,9 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cpu/kernels/quantize_partner.h"
 #include "core/error.h"
+#include "tensor/fp16.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -26,13 +28,13 @@ namespace {
 
 // Row r's block <-> its part of a group block, field by field.
 void move(const BlockQ4_1& in, BlockQ4_1x4& out, int r) {
-    out.d[r] = in.d;
-    out.m[r] = in.m;
+    out.dm[BlockQ4_1x4::d_at(r)] = in.d;
+    out.dm[BlockQ4_1x4::m_at(r)] = in.m;
     std::memcpy(out.qs[r], in.qs, sizeof(in.qs));
 }
 void move(const BlockQ4_1x4& in, BlockQ4_1& out, int r) {
-    out.d = in.d[r];
-    out.m = in.m[r];
+    out.d = in.dm[BlockQ4_1x4::d_at(r)];
+    out.m = in.dm[BlockQ4_1x4::m_at(r)];
     std::memcpy(out.qs, in.qs[r], sizeof(out.qs));
 }
 void move(const BlockQ5_0& in, BlockQ5_0x4& out, int r) {
@@ -78,6 +80,57 @@ void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in
     if (type == GgmlType::Q4_1)
         return deinterleave_as<BlockQ4_1, BlockQ4_1x4>(data, row, n_in / kQK, dst);
     deinterleave_as<BlockQ5_0, BlockQ5_0x4>(data, row, n_in / kQK, dst);
+}
+
+namespace {
+
+void widen(const BlockQ8_1& in, BlockQ8_1Wide& out) {
+    out.d = fp16_to_fp32(in.d);
+    out.s = fp16_to_fp32(in.s);
+    std::memcpy(out.qs, in.qs, sizeof(out.qs));
+}
+void widen(const BlockQ8_0& in, BlockQ8_0Wide& out) {
+    out.d = fp16_to_fp32(in.d);
+    std::memcpy(out.qs, in.qs, sizeof(out.qs));
+}
+
+// Forward, each block copied out before its wider form is written: with the partner row at the
+// end of dst, wide block b ends at or before narrow block b + 1 starts.
+template <class Narrow, class Wide>
+void widen_as(const void* src, void* dst, int64_t nb) {
+    static_assert(sizeof(Wide) > sizeof(Narrow));
+    for (int64_t b = 0; b < nb; ++b) {
+        Narrow in;
+        std::memcpy(&in, static_cast<const std::byte*>(src) + b * int64_t(sizeof(Narrow)),
+                    sizeof(in));
+        Wide out;
+        widen(in, out);
+        std::memcpy(static_cast<std::byte*>(dst) + b * int64_t(sizeof(Wide)), &out, sizeof(out));
+    }
+}
+
+}  // namespace
+
+size_t group_x_row_bytes(GgmlType type, int64_t n_in) {
+    check(type, kGroupRows, n_in);
+    const size_t nb = size_t(n_in / kQK);
+    return nb * (type == GgmlType::Q4_1 ? sizeof(BlockQ8_1Wide) : sizeof(BlockQ8_0Wide));
+}
+
+void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_t n_in) {
+    check(type, kGroupRows, n_in);
+    if (type == GgmlType::Q4_1)
+        return widen_as<BlockQ8_1, BlockQ8_1Wide>(partner_row, dst, n_in / kQK);
+    widen_as<BlockQ8_0, BlockQ8_0Wide>(partner_row, dst, n_in / kQK);
+}
+
+void quantize_group_x_row(GgmlType type, const float* x, void* dst, int64_t n_in, CpuIsa isa) {
+    const GgmlType partner = vec_dot_partner(type);
+    const size_t wide = group_x_row_bytes(type, n_in);
+    const size_t narrow = *row_bytes(partner, static_cast<uint64_t>(n_in));
+    std::byte* tail = static_cast<std::byte*>(dst) + (wide - narrow);
+    quantize_partner_row(partner, x, tail, n_in, isa);
+    widen_partner_row(type, tail, dst, n_in);
 }
 
 }  // namespace fluoro::cpu

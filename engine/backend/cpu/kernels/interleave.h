@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/cpu/kernels/vec_dot.h"
 #include "tensor/blocks.h"
 #include "tensor/ggml_type.h"
 
@@ -24,13 +25,16 @@ namespace fluoro::cpu {
 // Rows per interleaved group.
 inline constexpr int kGroupRows = 4;
 
-// Block b of four Q4_1 rows: the four scales, the four minimums, then each row's 16 quant bytes
-// as in its BlockQ4_1 (low nibbles elements 0..15, high nibbles 16..31).
+// Block b of four Q4_1 rows: the scales and minimums as fp16 in the order [d0 d2 m0 m2 d1 d3 m1 m3]
+// (one conversion then unpacks them into the kernels' folded-sum lanes, dot_x86_interleaved.h),
+// then each row's 16 quant bytes as in its BlockQ4_1 (low nibbles elements 0..15, high 16..31).
 struct BlockQ4_1x4 {
     static constexpr int kElems = kQK;  // per row
-    uint16_t d[kGroupRows];
-    uint16_t m[kGroupRows];
+    uint16_t dm[2 * kGroupRows];
     uint8_t qs[kGroupRows][kQK / 2];
+    // Where row r's scale and minimum sit in dm.
+    static constexpr int d_at(int r) { return (r % 2) * 4 + r / 2; }
+    static constexpr int m_at(int r) { return d_at(r) + 2; }
 };
 static_assert(sizeof(BlockQ4_1x4) == kGroupRows * sizeof(BlockQ4_1));
 
@@ -54,5 +58,34 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
 
 // Row `row` of an interleaved matrix back in GGUF blocks (row_bytes(type, n_in) bytes at dst).
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst);
+
+// The activations the group kernels read: the partner blocks of vec_dot_partner(type) (Q8_1 for
+// Q4_1, Q8_0 for Q5_0) with their fp16 scales widened to float when x is converted, once per
+// token, so that the kernels broadcast them from memory instead of converting them for every
+// row group and token (five instructions of ~26 per group block and token in the Q4_1 loop).
+// The values are the fp16 ones exactly: results do not change.
+struct BlockQ8_1Wide {
+    float d;
+    float s;
+    int8_t qs[kQK];
+};
+struct BlockQ8_0Wide {
+    float d;
+    int8_t qs[kQK];
+};
+
+// Bytes of n_in activations (a whole number of blocks) in that format for `type`'s group kernels.
+// Throws Error when !interleavable(type, kGroupRows) or n_in is not a whole number of blocks.
+size_t group_x_row_bytes(GgmlType type, int64_t n_in);
+
+// A partner row (quantize_partner_row's bytes for vec_dot_partner(type)) widened into dst
+// (group_x_row_bytes). dst may overlap the partner row only where the row lies at its very end,
+// as quantize_group_x_row() puts it.
+void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_t n_in);
+
+// n_in floats into the group kernels' format: quantize_partner_row() then widen_partner_row(),
+// in place in dst.
+void quantize_group_x_row(GgmlType type, const float* x, void* dst, int64_t n_in,
+                          CpuIsa isa = best_cpu_isa());
 
 }  // namespace fluoro::cpu

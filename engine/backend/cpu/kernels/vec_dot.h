@@ -34,7 +34,8 @@ using RowPairDotFn = void (*)(const void* w, size_t w_stride, const void* x, siz
 
 // Rows interleaved in groups of kGroupRows (kernels/interleave.h) against the same tile:
 // out[r * kMaxDotRows + t] for the group's rows r and tokens t < n_x. w_group is the group's
-// first block; the other arguments are RowDotFn's. A row's result does not depend on n_x.
+// first block; the activation rows are in interleave.h's widened format (quantize_group_x_row),
+// the other arguments are RowDotFn's. A row's result does not depend on n_x.
 using RowGroupDotFn = void (*)(const void* w_group, const void* x, size_t x_stride, int n_x,
                                int64_t n, float* out);
 
