@@ -225,6 +225,8 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_1_1536x49152, Shape{GgmlType::Q4_1, 1536, 49152}
 BENCHMARK_CAPTURE(BM_Matmul, q4_1x4_1536x49152, Shape{GgmlType::Q4_1, 1536, 49152, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_576x49152, Shape{GgmlType::Q8_0, 576, 49152})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q8_0x4_576x49152, Shape{GgmlType::Q8_0, 576, 49152, true})
+    ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0_640x2048, Shape{GgmlType::Q5_0, 640, 2048})->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0x4_640x2048, Shape{GgmlType::Q5_0, 640, 2048, true})
     ->Apply(shapes);

@@ -1,4 +1,4 @@
-// The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1 and Q5_0 matrices
+// The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1, Q5_0 and Q8_0 matrices
 // copied into interleaved row groups, kernels/interleave.h, where this CPU has a kernel), a
 // persistent thread pool, integer dot products on quantized weights (matmul.h), and plain float32
 // elementwise ops. It is the reference every other backend is checked against.

@@ -1,4 +1,4 @@
-// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0) and their row-group
+// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0, Q8_0) and their row-group
 // kernels:
 //  - interleave_rows / deinterleave_row give back every row's bytes, and refuse what has no layout;
 //  - a group kernel agrees with the generic row kernel on the same rows within 1e-6 of Σ|ŵ·x̂|
@@ -70,7 +70,7 @@ std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
     return out;
 }
 
-constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0};
+constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0};
 
 std::string name(GgmlType t) {
     return std::string(type_name(t));
@@ -93,15 +93,17 @@ TEST(CpuInterleave, RoundTripsEveryRow) {
     }
 }
 
-TEST(CpuInterleave, OnlyQ4_1AndQ5_0InWholeGroups) {
+TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 4));
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 576));
     EXPECT_TRUE(interleavable(GgmlType::Q5_0, 2048));
+    EXPECT_TRUE(interleavable(GgmlType::Q8_0, 49152));
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 6));
     EXPECT_FALSE(interleavable(GgmlType::Q5_0, 6));
+    EXPECT_FALSE(interleavable(GgmlType::Q8_0, 6));
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 0));
     EXPECT_FALSE(interleavable(GgmlType::Q4_0, 576));
-    EXPECT_FALSE(interleavable(GgmlType::Q8_0, 576));
+    EXPECT_FALSE(interleavable(GgmlType::F16, 576));
     EXPECT_FALSE(interleavable(GgmlType::Q4_K, 576));
     std::vector<uint8_t> buf(4096);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 6, 32, buf.data() + 2048), Error);
@@ -155,8 +157,8 @@ TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
 }
 
 // Rows of extreme blocks: every quant at its largest or smallest (Q4_1 15 or 0; Q5_0 15 or -16,
-// |w| = 16) against activations of ±127: the largest integer sums the int16 steps must not
-// saturate.
+// |w| = 16; Q8_0 127 or -128, which ggml never writes but a file may hold) against activations
+// of ±127: the largest integer sums the int16 steps must not saturate.
 void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
     const size_t block = type_traits(type).block_bytes;
     for (size_t b = 0; b < rows.size() / block; ++b) {
@@ -164,6 +166,9 @@ void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
         if (type == GgmlType::Q4_1) {
             auto* q = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
             std::memset(q->qs, fill, sizeof(q->qs));
+        } else if (type == GgmlType::Q8_0) {
+            auto* q = reinterpret_cast<BlockQ8_0*>(rows.data()) + b;
+            std::memset(q->qs, b % 3 == 0 ? 0x7F : 0x80, sizeof(q->qs));
         } else {
             auto* q = reinterpret_cast<BlockQ5_0*>(rows.data()) + b;
             std::memset(q->qs, fill, sizeof(q->qs));

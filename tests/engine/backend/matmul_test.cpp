@@ -108,10 +108,10 @@ TEST_F(CpuMatmulTest, EqualsNaiveVecDotLoopForAllTypesShapesAndThreadCounts) {
     }
 }
 
-// Interleaved Q4_1 and Q5_0 rows (kernels/interleave.h): within rounding of the GGUF layout's
+// Interleaved Q4_1, Q5_0 and Q8_0 rows (kernels/interleave.h): within rounding of the GGUF layout's
 // result, and each token's outputs the same bits whatever the token count and thread count.
 TEST_F(CpuMatmulTest, InterleavedRowsAgreeAndAreBatchInvariant) {
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0}) {
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0}) {
         if (!row_group_dot_fn(type)) GTEST_SKIP() << "no row-group kernel on this CPU or build";
         std::mt19937 rng(31);
         MatmulScratch scratch;

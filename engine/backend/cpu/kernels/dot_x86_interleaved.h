@@ -31,16 +31,26 @@ inline __m256 group_scales(__m256 converted) {
 }
 
 // Σ of 8 products per int32 lane, unsigned a times signed b: lane j of each half is
-// a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi.
+// a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi. kSmallA: a <= 16, so that AVX2 may add the two
+// halves' int16 pair sums before widening them.
+template <bool kSmallA>
 inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
 #if FLUORO_DOT_VNNI
     return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), a_lo, b_lo), a_hi, b_hi);
 #else
-    // int16 lanes: two products each from lo and hi; a <= 15 (Q4_1's nibbles) or 16 (Q5_0's |w|)
-    // and |b| <= 127, so |.| <= 4 * 16 * 127 = 8128: no saturation
-    const __m256i pairs =
-        _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (kSmallA) {
+        // int16 lanes: two products each from lo and hi; a <= 15 (Q4_1's nibbles) or 16 (Q5_0's
+        // |w|) and |b| <= 127, so |.| <= 4 * 16 * 127 = 8128: no saturation
+        const __m256i pairs =
+            _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
+        return _mm256_madd_epi16(pairs, ones);
+    } else {
+        // a <= 128 (Q8_0's |w|, -128 included): one maddubs pair is at most 2 * 128 * 127 = 32512,
+        // two would overflow int16, so each widens on its own
+        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(a_lo, b_lo), ones),
+                                _mm256_madd_epi16(_mm256_maddubs_epi16(a_hi, b_hi), ones));
+    }
 #endif
 }
 
@@ -79,8 +89,8 @@ struct Q4_1x4Simd {
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i sum = _mm256_hadd_epi32(sum_halves(p.lo01, x_lo, p.hi01, x_hi),
-                                              sum_halves(p.lo23, x_lo, p.hi23, x_hi));
+        const __m256i sum = _mm256_hadd_epi32(sum_halves<true>(p.lo01, x_lo, p.hi01, x_hi),
+                                              sum_halves<true>(p.lo23, x_lo, p.hi23, x_hi));
         const __m256 d = _mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d));
         acc.v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), acc.v);
         acc.v = _mm256_fmadd_ps(p.m, _mm256_broadcast_ss(&x.s), acc.v);
@@ -113,38 +123,33 @@ inline __m256i q5_high_bits(const uint8_t* qh, int h) {
     return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
 }
 
-struct Q5_0x4Simd {
-    using WBlock = BlockQ5_0x4;
+// Signed weights in the registers of rows 0|1 and 2|3 (Q5_0 decoded, Q8_0 as stored) against
+// Q8_0 activations, by ggml's sign trick: |w| (unsigned) times x carrying w's sign. kSmallW:
+// |w| <= 16 (sum_halves).
+template <bool kSmallW>
+struct SignedGroupDot {
     using XBlock = BlockQ8_0Wide;
     struct Prep {
         __m256i abs[4];  // |w| of lo01, hi01, lo23, hi23
-        __m256i w[4];    // w, signed: nibble - 16 where the 5th bit is clear
-        __m256 d;
+        __m256i w[4];    // w
+        __m256 d;        // folded layout
     };
     struct Acc {
         __m256 v;
     };
-    static Prep prep(const WBlock& b) {
-        Prep p;
-        __m256i nib[4];
-        unpack_row_pair(b.qs[0], nib[0], nib[1]);
-        unpack_row_pair(b.qs[2], nib[2], nib[3]);
-        const __m256i minus16 = _mm256_set1_epi8(-16);
-        for (int i = 0; i < 4; ++i) {
-            const __m256i high = q5_high_bits(b.qh[i < 2 ? 0 : 2], i % 2);
-            p.w[i] = _mm256_or_si256(nib[i], _mm256_andnot_si256(high, minus16));
-            p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
-        }
-        p.d = group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.d))));
-        return p;
+    static void set_abs(Prep& p) {
+        for (int i = 0; i < 4; ++i) p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
+    }
+    static __m256 scales(const uint16_t (&d)[kGroupRows]) {
+        return group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(d))));
     }
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i s01 = sum_halves(p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1],
-                                       _mm256_sign_epi8(x_hi, p.w[1]));
-        const __m256i s23 = sum_halves(p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3],
-                                       _mm256_sign_epi8(x_hi, p.w[3]));
+        const __m256i s01 = sum_halves<kSmallW>(p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1],
+                                                _mm256_sign_epi8(x_hi, p.w[1]));
+        const __m256i s23 = sum_halves<kSmallW>(p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3],
+                                                _mm256_sign_epi8(x_hi, p.w[3]));
         acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d)),
                                 _mm256_cvtepi32_ps(_mm256_hadd_epi32(s01, s23)), acc.v);
     }
@@ -155,6 +160,38 @@ struct Q5_0x4Simd {
             const int l = kGroupLane[r];
             out[r * row_stride] = v[l] + v[l + 1];
         }
+    }
+};
+
+struct Q5_0x4Simd : SignedGroupDot<true> {
+    using WBlock = BlockQ5_0x4;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        __m256i nib[4];
+        unpack_row_pair(b.qs[0], nib[0], nib[1]);
+        unpack_row_pair(b.qs[2], nib[2], nib[3]);
+        const __m256i minus16 = _mm256_set1_epi8(-16);
+        for (int i = 0; i < 4; ++i) {
+            // w = nibble - 16 where the 5th bit is clear
+            const __m256i high = q5_high_bits(b.qh[i < 2 ? 0 : 2], i % 2);
+            p.w[i] = _mm256_or_si256(nib[i], _mm256_andnot_si256(high, minus16));
+        }
+        set_abs(p);
+        p.d = scales(b.d);
+        return p;
+    }
+};
+
+// ---- Q8_0x4 against Q8_0 (widened scale) ----
+
+struct Q8_0x4Simd : SignedGroupDot<false> {
+    using WBlock = BlockQ8_0x4;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        for (int i = 0; i < 4; ++i) p.w[i] = load256(b.qs + i * kQK);  // BlockQ8_0x4's chunk order
+        set_abs(p);
+        p.d = scales(b.d);
+        return p;
     }
 };
 
@@ -184,6 +221,7 @@ void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int
 inline void set_x86_group_kernels(GroupDotTable& table) {
     table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x4Simd>;
     table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x4Simd>;
+    table[static_cast<size_t>(GgmlType::Q8_0)] = &group_dot<Q8_0x4Simd>;
 }
 
 }  // namespace x86

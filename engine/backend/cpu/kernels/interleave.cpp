@@ -20,8 +20,8 @@ void check(GgmlType type, int64_t n_out, int64_t n_in) {
 }  // namespace
 
 bool interleavable(GgmlType type, int64_t n_out) {
-    return (type == GgmlType::Q4_1 || type == GgmlType::Q5_0) && n_out > 0 &&
-           n_out % kGroupRows == 0;
+    return (type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0) &&
+           n_out > 0 && n_out % kGroupRows == 0;
 }
 
 namespace {
@@ -48,6 +48,17 @@ void move(const BlockQ5_0x4& in, BlockQ5_0& out, int r) {
     std::memcpy(out.qs, in.qs[r], sizeof(out.qs));
 }
 
+void move(const BlockQ8_0& in, BlockQ8_0x4& out, int r) {
+    out.d[r] = in.d;
+    for (int half = 0; half < 2; ++half)
+        std::memcpy(out.qs + BlockQ8_0x4::chunk_at(r, half), in.qs + half * (kQK / 2), kQK / 2);
+}
+void move(const BlockQ8_0x4& in, BlockQ8_0& out, int r) {
+    out.d = in.d[r];
+    for (int half = 0; half < 2; ++half)
+        std::memcpy(out.qs + half * (kQK / 2), in.qs + BlockQ8_0x4::chunk_at(r, half), kQK / 2);
+}
+
 template <class Block, class Group>
 void interleave_as(const void* src, int64_t n_out, int64_t nb, void* dst) {
     const auto* rows = static_cast<const Block*>(src);
@@ -69,17 +80,19 @@ void deinterleave_as(const void* data, int64_t row, int64_t nb, void* dst) {
 
 void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in, void* dst) {
     check(type, n_out, n_in);
-    if (type == GgmlType::Q4_1)
-        return interleave_as<BlockQ4_1, BlockQ4_1x4>(src, n_out, n_in / kQK, dst);
-    interleave_as<BlockQ5_0, BlockQ5_0x4>(src, n_out, n_in / kQK, dst);
+    const int64_t nb = n_in / kQK;
+    if (type == GgmlType::Q4_1) return interleave_as<BlockQ4_1, BlockQ4_1x4>(src, n_out, nb, dst);
+    if (type == GgmlType::Q8_0) return interleave_as<BlockQ8_0, BlockQ8_0x4>(src, n_out, nb, dst);
+    interleave_as<BlockQ5_0, BlockQ5_0x4>(src, n_out, nb, dst);
 }
 
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst) {
     check(type, kGroupRows, n_in);
     if (row < 0) throw Error("deinterleave: negative row " + std::to_string(row));
-    if (type == GgmlType::Q4_1)
-        return deinterleave_as<BlockQ4_1, BlockQ4_1x4>(data, row, n_in / kQK, dst);
-    deinterleave_as<BlockQ5_0, BlockQ5_0x4>(data, row, n_in / kQK, dst);
+    const int64_t nb = n_in / kQK;
+    if (type == GgmlType::Q4_1) return deinterleave_as<BlockQ4_1, BlockQ4_1x4>(data, row, nb, dst);
+    if (type == GgmlType::Q8_0) return deinterleave_as<BlockQ8_0, BlockQ8_0x4>(data, row, nb, dst);
+    deinterleave_as<BlockQ5_0, BlockQ5_0x4>(data, row, nb, dst);
 }
 
 namespace {

@@ -3,9 +3,11 @@
 // so a row kernel converts every block's fp16 scale and minimum on its own and reduces the block's
 // integer sums across a whole vector before its one multiply-add. With block b of kGroupRows
 // consecutive rows stored together, one conversion handles all their scales and one multiply-add
-// all their sums: for Q4_1 on AVX2 the one-token loop is 38 instructions per four row-blocks where
+// all their sums: for Q4_1 on AVX2 the one-token loop is 37 instructions per four row-blocks where
 // the GGUF-layout loop takes 22 per row-block (counted in the compiled loops, GCC 12), and a
-// 576x1536 matrix from cache multiplies 1.8-2.4x faster (fluoro_cpu_matmul_bench, Zen 3).
+// 576x1536 matrix from cache multiplies 1.8-2.4x faster (fluoro_cpu_matmul_bench, Zen 3). Q8_0
+// (the tied output head of both default models) gains less, its sums needing more widening: the
+// 576x49152 head, 2 threads, 1807 -> 1209 us for one token, 7510 -> 6018 us for nine.
 // ggml's "repack" buffers (Q4_0 8x8, Q4_K 8x8) are the same idea.
 //
 // The layout is internal to the CPU backend: it interleaves at load (cpu_backend.cpp) and
@@ -47,8 +49,22 @@ struct BlockQ5_0x4 {
 };
 static_assert(sizeof(BlockQ5_0x4) == kGroupRows * sizeof(BlockQ5_0));
 
-// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0) and n_out rows (a multiple of
-// kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
+// Block b of four Q8_0 rows: the scales, then the quants in 16-byte chunks ordered as the kernels
+// load them, two rows per 256-bit register: elements 0..15 of rows 0 and 1, elements 16..31 of
+// rows 0 and 1, then the same for rows 2 and 3.
+struct BlockQ8_0x4 {
+    static constexpr int kElems = kQK;  // per row
+    uint16_t d[kGroupRows];
+    int8_t qs[kGroupRows * kQK];
+    // Offset in qs of row r's elements [16 * half, 16 * half + 16).
+    static constexpr int chunk_at(int r, int half) {
+        return (r / 2) * 2 * kQK + half * kQK + (r % 2) * (kQK / 2);
+    }
+};
+static_assert(sizeof(BlockQ8_0x4) == kGroupRows * sizeof(BlockQ8_0));
+
+// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0) and n_out rows (a multiple
+// of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
 bool interleavable(GgmlType type, int64_t n_out);
 
 // Rewrites n_out contiguous GGUF rows of n_in elements at src (row_bytes(type, n_in) apart) into
@@ -60,8 +76,8 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst);
 
 // The activations the group kernels read: the partner blocks of vec_dot_partner(type) (Q8_1 for
-// Q4_1, Q8_0 for Q5_0) with their fp16 scales widened to float when x is converted, once per
-// token, so that the kernels broadcast them from memory instead of converting them for every
+// Q4_1, Q8_0 for Q5_0 and Q8_0) with their fp16 scales widened to float when x is converted, once
+// per token, so that the kernels broadcast them from memory instead of converting them for every
 // row group and token (five instructions of ~26 per group block and token in the Q4_1 loop).
 // The values are the fp16 ones exactly: results do not change.
 struct BlockQ8_1Wide {

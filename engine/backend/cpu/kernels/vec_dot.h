@@ -79,7 +79,7 @@ RowDotFn row_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 RowPairDotFn row_pair_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // The row-group kernel for interleaved `weight` rows on `isa`, or null: then the weights stay in
-// their GGUF layout (only the SIMD instruction sets have group kernels: Q4_1).
+// their GGUF layout (only the SIMD instruction sets have group kernels: Q4_1, Q5_0, Q8_0).
 RowGroupDotFn row_group_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // Σ_i W[i] · X[i] over n elements: w_row in `weight_type`, x_row in vec_dot_partner(weight_type).
