@@ -53,6 +53,9 @@ const float* f32_data(const Weight& w, const char* op) {
     return static_cast<const float*>(w.data);
 }
 
+// Bytes of a matrix copied into row groups between drops of the file's pages.
+constexpr int64_t kInterleaveSliceBytes = int64_t(8) << 20;
+
 // FLUORO_CPU_INTERLEAVE=0 keeps every weight in its GGUF layout (to compare speed in one build).
 bool interleave_enabled() {
     static const bool enabled = [] {
@@ -87,8 +90,19 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
         AlignedBytes copy(
             static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
         if (copy) {  // without memory for the copy the weights keep the file layout (slower)
-            interleave_rows(w.type, w.data, w.n_out(), w.n_in(), copy.get());
-            file.drop_pages(file.tensor_data(info));  // the file's copy is not read again
+            // In slices, each slice's file pages dropped once copied (they are not read again),
+            // so a large matrix (Gemma 3's 170 MiB output head) is not resident twice at once.
+            const auto* src = static_cast<const std::byte*>(w.data);
+            const int64_t slice =
+                kGroupRows *
+                std::max<int64_t>(1, kInterleaveSliceBytes / int64_t(w.row_bytes) / kGroupRows);
+            for (int64_t r = 0; r < w.n_out(); r += slice) {
+                const int64_t n = std::min(slice, w.n_out() - r);
+                const size_t at = size_t(r) * w.row_bytes, len = size_t(n) * w.row_bytes;
+                interleave_rows(w.type, src + at, n, w.n_in(), copy.get() + at);
+                file.drop_pages({src + at, len});
+            }
+            file.drop_pages(file.tensor_data(info));  // and the pages the slices shared
             w.data = copy.get();
             w.interleaved = true;
             interleaved_.push_back(std::move(copy));
