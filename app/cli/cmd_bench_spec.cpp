@@ -35,6 +35,7 @@ nlohmann::json to_json(const spec::SpecBenchResult& r) {
                         {"category", x.category},
                         {"prompts", x.prompts},
                         {"tokens", x.tokens},
+                        {"copied_fraction", x.copied},
                         {"drafted", x.drafted},
                         {"accepted", x.accepted},
                         {"target_forwards", x.target_steps},
@@ -47,7 +48,20 @@ nlohmann::json to_json(const spec::SpecBenchResult& r) {
                         {"speedup", x.speedup},
                         {"draft_cost_ratio", x.draft_cost},
                         {"expected_speedup", x.expected_speedup}});
-    return {{"verify_cost", r.verify_cost}, {"target_token_ms", r.target_token_ms}, {"rows", rows}};
+    nlohmann::json prompts = nlohmann::json::array();
+    for (const auto& x : r.prompts)
+        prompts.push_back({{"drafter", x.drafter},
+                           {"category", x.category},
+                           {"prompt", x.prompt},
+                           {"tokens", x.tokens},
+                           {"copied_fraction", x.copied},
+                           {"acceptance_rate", x.acceptance},
+                           {"mean_tokens_per_forward", x.tau},
+                           {"speedup", x.speedup}});
+    return {{"verify_cost", r.verify_cost},
+            {"target_token_ms", r.target_token_ms},
+            {"rows", rows},
+            {"prompts", prompts}};
 }
 
 void print_table(const spec::SpecBenchResult& r) {
@@ -56,14 +70,24 @@ void print_table(const spec::SpecBenchResult& r) {
         r.target_token_ms);
     for (size_t k = 0; k < r.verify_cost.size(); ++k)
         std::printf(" v(%zu)=%.2f", k, r.verify_cost[k]);
-    std::printf("\n\n%-14s %-10s %6s %7s %6s %6s %9s %9s %8s %7s %9s\n", "drafter", "category",
-                "tokens", "accept", "tau", "gamma", "plain t/s", "spec t/s", "speedup", "c",
-                "expected");
+    std::printf("\n\n%-14s %-10s %6s %7s %7s %6s %6s %9s %9s %8s %7s %9s\n", "drafter", "category",
+                "tokens", "copied", "accept", "tau", "gamma", "plain t/s", "spec t/s", "speedup",
+                "c", "expected");
     for (const auto& x : r.rows)
-        std::printf("%-14s %-10s %6lld %6.1f%% %6.2f %6.2f %9.1f %9.1f %7.2fx %7.3f %8.2fx\n",
-                    x.drafter.c_str(), x.category.c_str(), static_cast<long long>(x.tokens),
-                    100.0 * x.acceptance, x.tau, x.mean_draft, x.plain_tps, x.spec_tps, x.speedup,
-                    x.draft_cost, x.expected_speedup);
+        std::printf(
+            "%-14s %-10s %6lld %6.1f%% %6.1f%% %6.2f %6.2f %9.1f %9.1f %7.2fx %7.3f %8.2fx\n",
+            x.drafter.c_str(), x.category.c_str(), static_cast<long long>(x.tokens),
+            100.0 * x.copied, 100.0 * x.acceptance, x.tau, x.mean_draft, x.plain_tps, x.spec_tps,
+            x.speedup, x.draft_cost, x.expected_speedup);
+    std::printf(
+        "\nper prompt (copied: output tokens ending a %d-token run already in the context)\n",
+        int(spec::kCopiedRun));
+    std::printf("%-14s %-10s %6s %6s %7s %7s %6s %8s\n", "drafter", "category", "prompt", "tokens",
+                "copied", "accept", "tau", "speedup");
+    for (const auto& x : r.prompts)
+        std::printf("%-14s %-10s %6d %6lld %6.1f%% %6.1f%% %6.2f %7.2fx\n", x.drafter.c_str(),
+                    x.category.c_str(), x.prompt, static_cast<long long>(x.tokens),
+                    100.0 * x.copied, 100.0 * x.acceptance, x.tau, x.speedup);
 }
 
 }  // namespace

@@ -26,6 +26,10 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double ratio(double a, double b) {
+    return b > 0 ? a / b : 0;
+}
+
 SamplingParams greedy() {
     SamplingParams sp;
     sp.temperature = 0.0f;
@@ -60,29 +64,59 @@ std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<con
 struct Totals {
     int64_t prompts = 0, tokens = 0, drafted = 0, accepted = 0, steps = 0;
     double plain_ms = 0, spec_ms = 0, draft_ms = 0;
+    double copied_tokens = 0;
     std::vector<int64_t> drafted_at, accepted_at;
 };
 
 }  // namespace
+
+double copied_fraction(std::span<const int32_t> prompt, std::span<const int32_t> output,
+                       int32_t n) {
+    if (n < 1) throw Error("copied_fraction: the run length must be at least 1");
+    if (output.empty()) return 0;
+    std::vector<int32_t> all(prompt.begin(), prompt.end());
+    all.insert(all.end(), output.begin(), output.end());
+    const size_t run = size_t(n);
+    int64_t copied = 0;
+    for (size_t i = prompt.size(); i < all.size(); ++i) {
+        if (i + 1 < run) continue;
+        const auto tail = std::span<const int32_t>(all).subspan(i + 1 - run, run);
+        // An earlier run: starting at s < i + 1 - run, wholly before position i.
+        for (size_t s = 0; s + run <= i; ++s) {
+            if (std::equal(tail.begin(), tail.end(), all.begin() + ptrdiff_t(s))) {
+                ++copied;
+                break;
+            }
+        }
+    }
+    return double(copied) / double(output.size());
+}
 
 SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* const> drafters,
                                const SpecBenchOptions& opt) {
     if (opt.n_gen < 1 || opt.repetitions < 1)
         throw Error("bench spec: n_gen and repetitions must be at least 1");
     const ChatRenderOptions render = chat_options_from_template(target.chat_template_text());
-    std::vector<std::pair<std::string, std::vector<int32_t>>> prompts;
-    for (const BenchPrompt& p : spec_bench_prompts()) {
+    struct Prompt {
+        std::string category;
+        std::vector<int32_t> tokens;
+        int32_t index;
+    };
+    std::vector<Prompt> prompts;
+    const std::vector<BenchPrompt>& all = spec_bench_prompts();
+    for (size_t i = 0; i < all.size(); ++i) {
+        const BenchPrompt& p = all[i];
         if (!opt.categories.empty() && std::find(opt.categories.begin(), opt.categories.end(),
                                                  p.category) == opt.categories.end())
             continue;
         const std::vector<ChatMessage> messages{{"user", p.text}};
-        prompts.emplace_back(p.category, tokenize_chat(target, messages, render, true));
+        prompts.push_back({p.category, tokenize_chat(target, messages, render, true), int32_t(i)});
     }
     if (prompts.empty()) throw Error("bench spec: no prompts in the chosen categories");
 
     SpecBenchResult result;
     result.verify_cost =
-        measure_verify_cost(target, kv, prompts.front().second, opt.spec.max_draft);
+        measure_verify_cost(target, kv, prompts.front().tokens, opt.spec.max_draft);
 
     std::map<std::pair<std::string, std::string>, Totals> totals;  // (drafter, category)
     double plain_ms_all = 0;
@@ -91,10 +125,11 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
     GenerateOptions go;
     go.max_tokens = opt.n_gen;
     const auto n_vocab = int32_t(target.n_vocab());
-    for (const auto& [category, prompt] : prompts) {
+    for (const auto& [category, prompt, index] : prompts) {
         for (Drafter* d : drafters) {
             Totals& t = totals[{std::string(d->name()), category}];
             ++t.prompts;
+            Totals one;  // this prompt's share
             for (int32_t rep = 0; rep < opt.repetitions; ++rep) {
                 // Plain, then speculative, on a cache emptied each time (no reuse between them).
                 seq.reset();
@@ -114,12 +149,17 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                 if (sp.tokens != plain.tokens)
                     throw Error("bench spec: drafter " + std::string(d->name()) +
                                 " changed the greedy output (a bug: please report it)");
-                t.tokens += int64_t(plain.tokens.size());
-                t.plain_ms += plain_ms;
-                t.spec_ms += spec_ms;
-                t.drafted += sp.drafted_tokens;
-                t.accepted += sp.accepted_tokens;
-                t.steps += sp.target_steps;
+                const auto n_out = int64_t(plain.tokens.size());
+                const double copied = copied_fraction(prompt, plain.tokens) * double(n_out);
+                for (Totals* x : {&t, &one}) {
+                    x->tokens += n_out;
+                    x->copied_tokens += copied;
+                    x->plain_ms += plain_ms;
+                    x->spec_ms += spec_ms;
+                    x->drafted += sp.drafted_tokens;
+                    x->accepted += sp.accepted_tokens;
+                    x->steps += sp.target_steps;
+                }
                 plain_ms_all += plain_ms;
                 plain_tokens_all += int64_t(plain.tokens.size());
                 for (const SpecStepInfo& i : steps) {
@@ -134,6 +174,16 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                     }
                 }
             }
+            SpecBenchPromptRow pr;
+            pr.drafter = std::string(d->name());
+            pr.category = category;
+            pr.prompt = index;
+            pr.tokens = one.tokens;
+            pr.copied = ratio(one.copied_tokens, double(one.tokens));
+            pr.acceptance = ratio(double(one.accepted), double(one.drafted));
+            pr.tau = ratio(double(one.tokens), double(one.steps));
+            pr.speedup = ratio(one.plain_ms, one.spec_ms);  // same tokens: time ratio
+            result.prompts.push_back(pr);
         }
     }
     result.target_token_ms = plain_tokens_all > 0 ? plain_ms_all / double(plain_tokens_all) : 0;
@@ -141,8 +191,8 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
     // Categories in the order the prompt sets list them, each once.
     std::vector<std::string> categories;
     for (const auto& entry : prompts)
-        if (std::find(categories.begin(), categories.end(), entry.first) == categories.end())
-            categories.push_back(entry.first);
+        if (std::find(categories.begin(), categories.end(), entry.category) == categories.end())
+            categories.push_back(entry.category);
     for (Drafter* d : drafters) {
         for (const std::string& category : categories) {
             const auto it = totals.find({std::string(d->name()), category});
@@ -153,6 +203,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
             r.category = category;
             r.prompts = t.prompts;
             r.tokens = t.tokens;
+            r.copied = ratio(t.copied_tokens, double(t.tokens));
             r.drafted = t.drafted;
             r.accepted = t.accepted;
             r.target_steps = t.steps;

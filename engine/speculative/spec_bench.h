@@ -7,6 +7,11 @@
 // v(k) = time of one target forward over k + 1 tokens / time of a one-token forward. The
 // expected speedup from Leviathan et al.'s model with CPU verify cost, tau / (gamma * c +
 // v(gamma)) at the mean draft length gamma, is printed beside the measured one.
+//
+// What a prompt set is called says what its text asks for, not what a small model does with it:
+// SmolLM2-135M rewrites a function it was asked to copy. So every prompt's output is also
+// measured for how much of it repeats its context (copied_fraction), and the report gives each
+// prompt's row beside its category's: a speedup belongs with the copied fraction it came from.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +36,18 @@ struct SpecBenchOptions {
     std::vector<std::string> categories;  // empty: all
 };
 
+inline constexpr int32_t kCopiedRun = 4;
+
+// Of `output`'s tokens, the fraction that end a run of `n` tokens occurring earlier in
+// prompt + output (so the token before it could have been drafted by copying): 0 for an empty
+// output. Tokens before the n-th of the whole context count as not copied.
+double copied_fraction(std::span<const int32_t> prompt, std::span<const int32_t> output,
+                       int32_t n = kCopiedRun);
+
 struct SpecBenchRow {
     std::string drafter, category;
     int64_t prompts = 0, tokens = 0;
+    double copied = 0;  // copied_fraction over the category's plain outputs (token-weighted)
     int64_t drafted = 0, accepted = 0, target_steps = 0;
     double acceptance = 0;                   // accepted / drafted
     double tau = 0;                          // tokens / target forwards
@@ -44,10 +58,19 @@ struct SpecBenchRow {
     double expected_speedup = 0;
 };
 
+// One prompt with one drafter, all repetitions together.
+struct SpecBenchPromptRow {
+    std::string drafter, category;
+    int32_t prompt = 0;  // index in spec_bench_prompts()
+    int64_t tokens = 0;
+    double copied = 0, acceptance = 0, tau = 0, speedup = 0;
+};
+
 struct SpecBenchResult {
     std::vector<double> verify_cost;  // v(k) for k = 0 .. max_draft drafted tokens
     double target_token_ms = 0;       // plain decode time per token, all prompts
     std::vector<SpecBenchRow> rows;
+    std::vector<SpecBenchPromptRow> prompts;
 };
 
 // Needs a KV cache of at least the longest prompt + n_gen + max_draft + 1 tokens (sequence 0).

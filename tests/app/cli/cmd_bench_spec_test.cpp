@@ -1,7 +1,8 @@
 // `fluoro bench spec MODEL --json` end to end on SmolLM2 (the built binary next to this test's
 // folder), small: the copy prompts, 16 tokens, prompt lookup and the draft-model drafter with the
 // model as its own draft. Checks the report's shape and its arithmetic (tau = tokens / forwards,
-// acceptance = accepted / drafted, the self-draft accepts everything), not speed. Also: an unknown
+// acceptance = accepted / drafted, the self-draft accepts everything, the per-prompt rows add up
+// to their category's), not speed. Also: an unknown
 // drafter is refused by name.
 #include <gtest/gtest.h>
 
@@ -57,6 +58,16 @@ TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
         }
         EXPECT_GT(r["plain_tps"].get<double>(), 0);
         EXPECT_GT(r["spec_tps"].get<double>(), 0);
+        EXPECT_GE(r["copied_fraction"].get<double>(), 0);
+        EXPECT_LE(r["copied_fraction"].get<double>(), 1);
+    }
+    // One row per prompt and drafter; their tokens add up to their category's.
+    ASSERT_EQ(j["prompts"].size(), 6u);  // three copy prompts, two drafters
+    for (const auto& row : j["rows"]) {
+        double tokens = 0;
+        for (const auto& p : j["prompts"])
+            if (p["drafter"] == row["drafter"]) tokens += p["tokens"].get<double>();
+        EXPECT_EQ(tokens, row["tokens"].get<double>()) << row["drafter"];
     }
     const auto& self_draft = j["rows"][1];
     EXPECT_EQ(self_draft["drafter"], "draft_model");
