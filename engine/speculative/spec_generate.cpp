@@ -79,6 +79,7 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
     Draft draft;
     std::vector<int32_t> context, batch, picks;
     std::vector<TokenDist> p;
+    std::vector<SampledToken> chosen;  // greedy: each verified row's pick, with its report
     while (going) {
         if (cancel && cancel->load()) {
             r.stop = StopReason::Cancelled;
@@ -124,11 +125,16 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         Verdict v;
         size_t n_known = batch.size();  // rows whose p was computed
         if (greedy) {
-            // Picks after the first mismatch cannot change the verdict: -1 never matches.
+            // Picks after the first mismatch cannot change the verdict: -1 never matches. Every
+            // row read here is emitted (the accepted drafts, then the target's own pick) and
+            // greedy emits each row's argmax, so the row's sample() is its report as well.
             picks.assign(batch.size(), -1);
+            chosen.clear();
             for (size_t i = 0; i < batch.size(); ++i) {
-                sampler.distribution(row(i), history(i), p[i]);
-                picks[i] = p[i].ids[0];
+                chosen.push_back(sampler.sample(row(i), history(i)));
+                picks[i] = chosen.back().id;
+                p[i].ids.assign(1, picks[i]);  // a point mass, in place
+                p[i].probs.assign(1, 1.0);
                 if (i < draft.ids.size() && draft.ids[i] != picks[i]) {
                     n_known = i + 1;
                     break;
@@ -159,7 +165,8 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         int64_t kept = base + 1;  // pending is now in the cache
         for (int32_t j = 0; j <= v.accepted && going; ++j) {
             const int32_t id = j < v.accepted ? draft.ids[size_t(j)] : v.next;
-            const SampledToken s = sampler.report(row(size_t(j)), history(size_t(j)), id);
+            const SampledToken s =
+                greedy ? chosen[size_t(j)] : sampler.report(row(size_t(j)), history(size_t(j)), id);
             going = emit(s);
             if (going && j < v.accepted) ++kept;
         }
