@@ -231,9 +231,10 @@ void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const flo
     for (const MatmulTarget& o : outs) {
         validate(o.w, x, n_tok, o.y);
         const XFormat f = x_format(o.w);
-        // Same bytes: the same partner, and widened for the same group kernel or for none.
+        // Same bytes: the same partner, widened (for group kernels) or not for all. The widened
+        // form depends on the partner alone: Q5_0 and Q8_0 groups share it (Gemma 3's q/k/v).
         shared = shared && o.w.n_in == outs[0].w.n_in && f.partner() == format.partner() &&
-                 f.grouped == format.grouped && (!f.grouped || f.weight == format.weight);
+                 f.grouped == format.grouped;
     }
     if (!shared) {
         for (const MatmulTarget& o : outs) matmul(pool, o.w, x, n_tok, o.y, scratch);

@@ -10,6 +10,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <list>
 #include <memory>
 #include <random>
 #include <string>
@@ -146,8 +147,9 @@ TEST_F(CpuMatmulTest, InterleavedRowsAgreeAndAreBatchInvariant) {
     }
 }
 
-// matmul_many: one conversion and one parallel region where the partner formats agree (Q4_1 in
-// both layouts with Q5_1; Q4_K with Q6_K), one matmul each where they do not (Q4_K with Q5_0):
+// matmul_many: one conversion and one parallel region where the activation formats agree (Q4_1
+// with Q5_1; Q4_K with Q6_K; interleaved Q5_0 with interleaved Q8_0), one matmul each where they
+// do not (Q4_K with Q5_0; interleaved Q4_1 with plain Q4_1; interleaved Q5_0 with plain Q8_0):
 // the same bits as separate matmul() calls, for ragged row counts, any token and thread count.
 TEST_F(CpuMatmulTest, ManyEqualsOneMatmulEach) {
     std::mt19937 rng(33);
@@ -156,20 +158,27 @@ TEST_F(CpuMatmulTest, ManyEqualsOneMatmulEach) {
     struct Case {
         std::vector<GgmlType> types;
         std::vector<int64_t> rows;
+        std::vector<bool> grouped;  // interleaved (where this CPU has the kernel)
     };
-    const Case cases[] = {{{GgmlType::Q4_1, GgmlType::Q4_1, GgmlType::Q5_1}, {196, 64, 37}},
-                          {{GgmlType::Q4_K, GgmlType::Q6_K}, {256, 17}},
-                          {{GgmlType::Q4_K, GgmlType::Q5_0, GgmlType::Q4_K}, {40, 24, 0}}};
+    using T = GgmlType;
+    const Case cases[] = {
+        {{T::Q4_1, T::Q4_1, T::Q5_1}, {196, 64, 37}, {true, false, false}},
+        {{T::Q4_K, T::Q6_K}, {256, 17}, {false, false}},
+        {{T::Q4_K, T::Q5_0, T::Q4_K}, {40, 24, 0}, {false, false, false}},
+        // Gemma 3's q/k/v: Q5_0 and Q8_0 rows in groups read the same widened Q8_0 activations
+        {{T::Q5_0, T::Q5_0, T::Q8_0}, {64, 36, 24}, {true, true, true}},
+        {{T::Q5_0, T::Q8_0}, {20, 24}, {true, false}},  // widened and plain: one matmul each
+    };
     for (const Case& k : cases) {
         std::vector<Matrix> ws;
-        std::vector<std::vector<uint8_t>> groups;
-        for (size_t j = 0; j < k.types.size(); ++j)
+        std::list<std::vector<uint8_t>> groups;  // stable addresses
+        for (size_t j = 0; j < k.types.size(); ++j) {
             ws.push_back(random_matrix(k.types[j], n_in, k.rows[j], rng));
-        if (row_group_dot_fn(GgmlType::Q4_1) && k.types[0] == GgmlType::Q4_1) {
-            groups.emplace_back(ws[0].bytes.size());
-            interleave_rows(GgmlType::Q4_1, ws[0].bytes.data(), k.rows[0], n_in, groups[0].data());
-            ws[0].view.data = groups[0].data();
-            ws[0].view.interleaved = true;
+            if (!k.grouped[j] || !row_group_dot_fn(k.types[j])) continue;
+            std::vector<uint8_t>& g = groups.emplace_back(ws[j].bytes.size());
+            interleave_rows(k.types[j], ws[j].bytes.data(), k.rows[j], n_in, g.data());
+            ws[j].view.data = g.data();
+            ws[j].view.interleaved = true;
         }
         for (int64_t n_tok : {1, 7, 19}) {
             const std::vector<float> x = test::random_floats(n_tok * n_in, rng);
