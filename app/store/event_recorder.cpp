@@ -55,7 +55,7 @@ std::string EventRecorder::model_hash(const std::string& path) {
         std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
     if (auto h = store_.cached_hash(path, int64_t(size), mtime_ns)) return *h;
     try {
-        const std::string h = sha256_file(path);
+        const std::string h = sha256_file_cached(path);  // once per process (prefix cache too)
         store_.cache_hash(path, int64_t(size), mtime_ns, h);
         return h;
     } catch (const StoreError&) {

@@ -2,7 +2,11 @@
 
 #include <openssl/evp.h>
 
+#include <chrono>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "core/error.h"
@@ -55,6 +59,26 @@ std::string sha256_file(const std::filesystem::path& path) {
     }
     if (in.bad()) throw Error("read error while hashing " + path.string());
     return Sha256::hex(h.finish());
+}
+
+std::string sha256_file_cached(const std::filesystem::path& path) {
+    std::error_code size_error, time_error;
+    const auto size = std::filesystem::file_size(path, size_error);
+    const auto mtime = std::filesystem::last_write_time(path, time_error);
+    if (size_error || time_error) return sha256_file(path);  // its error, or an uncached digest
+    using Key = std::tuple<std::string, uintmax_t, int64_t>;
+    const Key key{
+        std::filesystem::absolute(path).lexically_normal().string(), size,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count()};
+    static std::mutex mutex;
+    static std::map<Key, std::string> known;
+    {
+        const std::lock_guard lock(mutex);
+        if (const auto it = known.find(key); it != known.end()) return it->second;
+    }
+    std::string digest = sha256_file(path);  // outside the lock: hashing takes a while
+    const std::lock_guard lock(mutex);
+    return known.emplace(key, std::move(digest)).first->second;
 }
 
 }  // namespace fluoro

@@ -35,4 +35,9 @@ class Sha256 {
 // Lowercase hex digest of a file's contents; throws fluoro::Error when it cannot be read.
 std::string sha256_file(const std::filesystem::path& path);
 
+// sha256_file(path), remembered for the rest of the process under the file's path, size and
+// modification time (a rewritten file is hashed again): the session store and the persisted
+// prefix cache both key on the model's hash, and a model is hundreds of megabytes. Thread-safe.
+std::string sha256_file_cached(const std::filesystem::path& path);
+
 }  // namespace fluoro

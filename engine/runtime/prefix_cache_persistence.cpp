@@ -21,7 +21,7 @@ std::string num(double v) {
 
 PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path& model_path,
                                 KvType kv_type, std::string_view backend) {
-    const std::string model_sha256 = sha256_file(model_path);
+    const std::string model_sha256 = sha256_file_cached(model_path);
     const Hparams& hp = model.hparams();
     std::string heads;
     for (const uint64_t h : hp.n_head_kv) {

@@ -45,5 +45,24 @@ TEST(Sha256, FileDigestAndMissingFile) {
     EXPECT_THROW(sha256_file(test::unique_temp_path("no_such_file.bin")), Error);
 }
 
+// The cached digest is the file's, and a rewritten file (another size) is hashed again.
+TEST(Sha256, CachedFileDigestFollowsTheFile) {
+    const auto path = test::unique_temp_path("sha256_cached.bin");
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << "abc";
+    }
+    const std::string abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    EXPECT_EQ(sha256_file_cached(path), abc);
+    EXPECT_EQ(sha256_file_cached(path), abc);
+    {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out << "abcd";
+    }
+    EXPECT_EQ(sha256_file_cached(path), sha256_file(path));
+    EXPECT_NE(sha256_file_cached(path), abc);
+    EXPECT_THROW(sha256_file_cached(test::unique_temp_path("no_such_file.bin")), Error);
+}
+
 }  // namespace
 }  // namespace fluoro
