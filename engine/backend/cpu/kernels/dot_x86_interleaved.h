@@ -4,8 +4,9 @@
 //
 // Per group block, one conversion handles the four rows' fp16 scales (and Q4_1's minimums); the
 // quants of rows 0|1 and 2|3 fill two 256-bit registers per 16 elements, each 128-bit half one
-// row, against the activation block's 16 + 16 bytes broadcast to both halves. vphaddd folds the
-// four rows' int32 sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the four scales:
+// row, against the activation block's 16 + 16 bytes broadcast to both halves. A horizontal add
+// (fold_group) folds the four rows' sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the
+// four scales:
 //   v += (d_r · d_x) · Σ q_w·q_x      two lanes per row, each the sum of 16 products
 //   v += m_r · s_x                     Q4_1 only, in one of the row's lanes: the minimum's term
 // and a row's result is the sum of its two lanes. The activations' scales come as floats
@@ -30,6 +31,11 @@ inline __m256 group_scales(__m256 converted) {
     return _mm256_permutevar8x32_ps(converted, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
 }
 
+// int16 lanes of two products each from lo and hi unsigned a times signed b.
+inline __m256i pair_sums(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
+    return _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
+}
+
 // Σ of 8 products per int32 lane, unsigned a times signed b: lane j of each half is
 // a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi. kSmallA: a <= 16, so that AVX2 may add the two
 // halves' int16 pair sums before widening them.
@@ -42,9 +48,7 @@ inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi
     if constexpr (kSmallA) {
         // int16 lanes: two products each from lo and hi; a <= 15 (Q4_1's nibbles) or 16 (Q5_0's
         // |w|) and |b| <= 127, so |.| <= 4 * 16 * 127 = 8128: no saturation
-        const __m256i pairs =
-            _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
-        return _mm256_madd_epi16(pairs, ones);
+        return _mm256_madd_epi16(pair_sums(a_lo, b_lo, a_hi, b_hi), ones);
     } else {
         // a <= 128 (Q8_0's |w|, -128 included): one maddubs pair is at most 2 * 128 * 127 = 32512,
         // two would overflow int16, so each widens on its own
@@ -52,6 +56,25 @@ inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi
                                 _mm256_madd_epi16(_mm256_maddubs_epi16(a_hi, b_hi), ones));
     }
 #endif
+}
+
+// The four rows' sums folded into [r0 r0 r2 r2 | r1 r1 r3 r3] (int32), each lane 16 products:
+// rows 0|1 (a01 against b01) and 2|3 (a23 against b23), elements 0..15 (lo) and 16..31 (hi).
+template <bool kSmallA>
+inline __m256i fold_group(__m256i a01_lo, __m256i b01_lo, __m256i a01_hi, __m256i b01_hi,
+                          __m256i a23_lo, __m256i b23_lo, __m256i a23_hi, __m256i b23_hi) {
+#if !FLUORO_DOT_VNNI
+    if constexpr (kSmallA) {
+        // Fold in int16 and widen once: each int16 lane of a pair sum is 4 products, |.| <= 8128
+        // (sum_halves), so vphaddw's sums stay <= 16256. The same integers as the int32 fold
+        // below, with one vpmaddwd per token instead of two.
+        return _mm256_madd_epi16(_mm256_hadd_epi16(pair_sums(a01_lo, b01_lo, a01_hi, b01_hi),
+                                                   pair_sums(a23_lo, b23_lo, a23_hi, b23_hi)),
+                                 _mm256_set1_epi16(1));
+    }
+#endif
+    return _mm256_hadd_epi32(sum_halves<kSmallA>(a01_lo, b01_lo, a01_hi, b01_hi),
+                             sum_halves<kSmallA>(a23_lo, b23_lo, a23_hi, b23_hi));
 }
 
 // Low nibbles (elements 0..15) and high nibbles (16..31) of two rows' 16 quant bytes each.
@@ -89,8 +112,8 @@ struct Q4_1x4Simd {
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i sum = _mm256_hadd_epi32(sum_halves<true>(p.lo01, x_lo, p.hi01, x_hi),
-                                              sum_halves<true>(p.lo23, x_lo, p.hi23, x_hi));
+        const __m256i sum =
+            fold_group<true>(p.lo01, x_lo, p.hi01, x_hi, p.lo23, x_lo, p.hi23, x_hi);
         const __m256 d = _mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d));
         acc.v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), acc.v);
         acc.v = _mm256_fmadd_ps(p.m, _mm256_broadcast_ss(&x.s), acc.v);
@@ -146,12 +169,11 @@ struct SignedGroupDot {
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i s01 = sum_halves<kSmallW>(p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1],
-                                                _mm256_sign_epi8(x_hi, p.w[1]));
-        const __m256i s23 = sum_halves<kSmallW>(p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3],
-                                                _mm256_sign_epi8(x_hi, p.w[3]));
+        const __m256i sum = fold_group<kSmallW>(
+            p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1], _mm256_sign_epi8(x_hi, p.w[1]),
+            p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3], _mm256_sign_epi8(x_hi, p.w[3]));
         acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d)),
-                                _mm256_cvtepi32_ps(_mm256_hadd_epi32(s01, s23)), acc.v);
+                                _mm256_cvtepi32_ps(sum), acc.v);
     }
     static void finish(const Acc& acc, float* out, size_t row_stride) {
         alignas(32) float v[8];
