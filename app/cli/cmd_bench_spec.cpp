@@ -50,14 +50,17 @@ nlohmann::json to_json(const spec::SpecBenchResult& r) {
                         {"expected_speedup", x.expected_speedup}});
     nlohmann::json prompts = nlohmann::json::array();
     for (const auto& x : r.prompts)
-        prompts.push_back({{"drafter", x.drafter},
-                           {"category", x.category},
-                           {"prompt", x.prompt},
-                           {"tokens", x.tokens},
-                           {"copied_fraction", x.copied},
-                           {"acceptance_rate", x.acceptance},
-                           {"mean_tokens_per_forward", x.tau},
-                           {"speedup", x.speedup}});
+        prompts.push_back(
+            {{"drafter", x.drafter},
+             {"category", x.category},
+             {"prompt", x.prompt},
+             {"tokens", x.tokens},
+             {"copied_fraction", x.copied},
+             {"acceptance_rate", x.acceptance},
+             {"mean_tokens_per_forward", x.tau},
+             {"speedup", x.speedup},
+             {"reference_copied_fraction",
+              x.reference_copied ? nlohmann::json(*x.reference_copied) : nlohmann::json()}});
     return {{"verify_cost", r.verify_cost},
             {"target_token_ms", r.target_token_ms},
             {"rows", rows},
@@ -80,14 +83,19 @@ void print_table(const spec::SpecBenchResult& r) {
             100.0 * x.copied, 100.0 * x.acceptance, x.tau, x.mean_draft, x.plain_tps, x.spec_tps,
             x.speedup, x.draft_cost, x.expected_speedup);
     std::printf(
-        "\nper prompt (copied: output tokens ending a %d-token run already in the context)\n",
+        "\nper prompt (copied: output tokens ending a %d-token run already in the context; ref: "
+        "the same for a correct answer, where the prompt set has one)\n",
         int(spec::kCopiedRun));
-    std::printf("%-14s %-10s %6s %6s %7s %7s %6s %8s\n", "drafter", "category", "prompt", "tokens",
-                "copied", "accept", "tau", "speedup");
-    for (const auto& x : r.prompts)
-        std::printf("%-14s %-10s %6d %6lld %6.1f%% %6.1f%% %6.2f %7.2fx\n", x.drafter.c_str(),
+    std::printf("%-14s %-10s %6s %6s %7s %7s %7s %6s %8s\n", "drafter", "category", "prompt",
+                "tokens", "copied", "ref", "accept", "tau", "speedup");
+    for (const auto& x : r.prompts) {
+        char ref[16] = "-";
+        if (x.reference_copied)
+            std::snprintf(ref, sizeof ref, "%.1f%%", 100.0 * *x.reference_copied);
+        std::printf("%-14s %-10s %6d %6lld %6.1f%% %7s %6.1f%% %6.2f %7.2fx\n", x.drafter.c_str(),
                     x.category.c_str(), x.prompt, static_cast<long long>(x.tokens),
-                    100.0 * x.copied, 100.0 * x.acceptance, x.tau, x.speedup);
+                    100.0 * x.copied, ref, 100.0 * x.acceptance, x.tau, x.speedup);
+    }
 }
 
 }  // namespace

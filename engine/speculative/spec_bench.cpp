@@ -101,6 +101,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
         std::string category;
         std::vector<int32_t> tokens;
         int32_t index;
+        std::optional<double> reference_copied;
     };
     std::vector<Prompt> prompts;
     const std::vector<BenchPrompt>& all = spec_bench_prompts();
@@ -110,7 +111,11 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                                                  p.category) == opt.categories.end())
             continue;
         const std::vector<ChatMessage> messages{{"user", p.text}};
-        prompts.push_back({p.category, tokenize_chat(target, messages, render, true), int32_t(i)});
+        Prompt entry{p.category, tokenize_chat(target, messages, render, true), int32_t(i), {}};
+        if (!p.reference.empty())
+            entry.reference_copied =
+                copied_fraction(entry.tokens, target.tokenizer().encode(p.reference, false, false));
+        prompts.push_back(std::move(entry));
     }
     if (prompts.empty()) throw Error("bench spec: no prompts in the chosen categories");
 
@@ -125,7 +130,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
     GenerateOptions go;
     go.max_tokens = opt.n_gen;
     const auto n_vocab = int32_t(target.n_vocab());
-    for (const auto& [category, prompt, index] : prompts) {
+    for (const auto& [category, prompt, index, reference_copied] : prompts) {
         for (Drafter* d : drafters) {
             Totals& t = totals[{std::string(d->name()), category}];
             ++t.prompts;
@@ -183,6 +188,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
             pr.acceptance = ratio(double(one.accepted), double(one.drafted));
             pr.tau = ratio(double(one.tokens), double(one.steps));
             pr.speedup = ratio(one.plain_ms, one.spec_ms);  // same tokens: time ratio
+            pr.reference_copied = reference_copied;
             result.prompts.push_back(pr);
         }
     }

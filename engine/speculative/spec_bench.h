@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ struct SpecBenchPromptRow {
     int32_t prompt = 0;  // index in spec_bench_prompts()
     int64_t tokens = 0;
     double copied = 0, acceptance = 0, tau = 0, speedup = 0;
+    std::optional<double> reference_copied;  // copied_fraction of the prompt's correct answer
 };
 
 struct SpecBenchResult {

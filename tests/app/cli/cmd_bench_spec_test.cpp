@@ -69,6 +69,9 @@ TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
             if (p["drafter"] == row["drafter"]) tokens += p["tokens"].get<double>();
         EXPECT_EQ(tokens, row["tokens"].get<double>()) << row["drafter"];
     }
+    // Copy prompts carry how much a correct answer copies (spec_bench_prompts.h's criterion).
+    for (const auto& p : j["prompts"])
+        EXPECT_GE(p["reference_copied_fraction"].get<double>(), 0.8) << p.dump();
     const auto& self_draft = j["rows"][1];
     EXPECT_EQ(self_draft["drafter"], "draft_model");
     EXPECT_GT(self_draft["drafted"].get<double>(), 0);
