@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "common/format.h"
+#include "common/spec_prompt_file.h"
 #include "core/error.h"
 #include "session/loaded_model.h"
 #include "speculative/draft_model_drafter.h"
@@ -21,6 +22,7 @@ struct SpecBenchFlags {
     std::string model, draft_model;
     std::vector<std::string> drafters{"prompt_lookup"};
     std::vector<std::string> categories;
+    std::string prompts_file;
     std::vector<int64_t> exit_layers;  // self_speculative: one drafter per exit layer (a sweep)
     spec::SpecBenchOptions bench;
     spec::PromptLookupOptions lookup;
@@ -117,6 +119,10 @@ void add_bench_spec_command(CLI::App& bench) {
         ->delimiter(',');
     cmd->add_option("--category", o->categories, "Prompt sets: copy, summarize, chat (default all)")
         ->delimiter(',');
+    cmd->add_option(
+        "--prompts", o->prompts_file,
+        "Your own prompts instead of the built-in sets: one JSON object per line, "
+        "{\"category\": ..., \"text\": ..., \"reference\": a correct answer (optional)}");
     cmd->add_option("-n,--n-gen", o->bench.n_gen, "Tokens generated per prompt")
         ->capture_default_str();
     cmd->add_option("-r,--repetitions", o->bench.repetitions, "Plain/speculative pairs per prompt")
@@ -129,6 +135,7 @@ void add_bench_spec_command(CLI::App& bench) {
     o->engine.add_to(*cmd);
     cmd->callback([o] {
         o->bench.categories = o->categories;
+        if (!o->prompts_file.empty()) o->bench.prompts = app::read_spec_prompts(o->prompts_file);
         app::EngineSettings s = o->engine.settings();
         s.logit_rows = int64_t(o->bench.spec.max_draft) + 1;
         app::LoadedModel target = app::load_model(o->model, s);

@@ -104,7 +104,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
         std::optional<double> reference_copied;
     };
     std::vector<Prompt> prompts;
-    const std::vector<BenchPrompt>& all = spec_bench_prompts();
+    const std::vector<BenchPrompt>& all = opt.prompts.empty() ? spec_bench_prompts() : opt.prompts;
     for (size_t i = 0; i < all.size(); ++i) {
         const BenchPrompt& p = all[i];
         if (!opt.categories.empty() && std::find(opt.categories.begin(), opt.categories.end(),

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "speculative/drafter.h"
+#include "speculative/spec_bench_prompts.h"
 #include "speculative/spec_generate.h"
 
 namespace fluoro {
@@ -35,6 +36,7 @@ struct SpecBenchOptions {
     int32_t repetitions = 1;
     SpecOptions spec;
     std::vector<std::string> categories;  // empty: all
+    std::vector<BenchPrompt> prompts;     // empty: the built-in sets (spec_bench_prompts())
 };
 
 inline constexpr int32_t kCopiedRun = 4;
@@ -62,7 +64,7 @@ struct SpecBenchRow {
 // One prompt with one drafter, all repetitions together.
 struct SpecBenchPromptRow {
     std::string drafter, category;
-    int32_t prompt = 0;  // index in spec_bench_prompts()
+    int32_t prompt = 0;  // index in the prompt list (SpecBenchOptions::prompts or the built-in)
     int64_t tokens = 0;
     double copied = 0, acceptance = 0, tau = 0, speedup = 0;
     std::optional<double> reference_copied;  // copied_fraction of the prompt's correct answer

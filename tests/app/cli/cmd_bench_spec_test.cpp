@@ -2,16 +2,18 @@
 // folder), small: the copy prompts, 16 tokens, prompt lookup and the draft-model drafter with the
 // model as its own draft. Checks the report's shape and its arithmetic (tau = tokens / forwards,
 // acceptance = accepted / drafted, the self-draft accepts everything, the per-prompt rows add up
-// to their category's), not speed. Also: an unknown
-// drafter is refused by name.
+// to their category's), not speed. Also: the user's own prompts (--prompts FILE) replace the
+// built-in sets, and an unknown drafter or a malformed prompts file is refused by name.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "test_models.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -76,6 +78,49 @@ TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
     EXPECT_EQ(self_draft["drafter"], "draft_model");
     EXPECT_GT(self_draft["drafted"].get<double>(), 0);
     EXPECT_EQ(self_draft["accepted"], self_draft["drafted"]) << "the model drafting for itself";
+}
+
+TEST(CmdBenchSpec, RunsTheUsersOwnPrompts) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    const auto prompts = test::unique_temp_path("my_prompts.jsonl");
+    {
+        std::ofstream f(prompts);
+        f << "# two sets of mine\n"
+          << R"({"category": "edit", "text": "Repeat exactly: the red fox ran home.", )"
+          << R"("reference": "the red fox ran home."})"
+          << "\n"
+          << R"({"category": "ask", "text": "Name a colour."})"
+          << "\n";
+    }
+    int status = 0;
+    const std::string out =
+        run(fluoro_binary().string() + " bench spec '" + path.string() + "' --prompts '" +
+                prompts.string() + "' -n 8 -r 1 -t 2 --draft-max 4 --json",
+            &status);
+    ASSERT_EQ(status, 0) << out;
+    const auto j = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << out;
+    ASSERT_EQ(j["rows"].size(), 2u);
+    EXPECT_EQ(j["rows"][0]["category"], "edit");
+    EXPECT_EQ(j["rows"][1]["category"], "ask");
+    ASSERT_EQ(j["prompts"].size(), 2u);
+    EXPECT_GT(j["prompts"][0]["reference_copied_fraction"].get<double>(), 0);
+    EXPECT_TRUE(j["prompts"][1]["reference_copied_fraction"].is_null());
+
+    // A malformed line: the file and line are named, nothing runs.
+    {
+        std::ofstream f(prompts);
+        f << R"({"text": "fine"})"
+          << "\n"
+          << R"({"text": )"
+          << "\n";
+    }
+    const std::string bad = run(fluoro_binary().string() + " bench spec '" + path.string() +
+                                    "' --prompts '" + prompts.string() + "' -n 8",
+                                &status);
+    EXPECT_NE(status, 0);
+    EXPECT_NE(bad.find(prompts.string() + ":2: not valid JSON"), std::string::npos) << bad;
 }
 
 TEST(CmdBenchSpec, AnUnknownDrafterIsRefusedByName) {
