@@ -24,6 +24,7 @@ struct SpecBenchFlags {
     std::vector<std::string> categories;
     std::string prompts_file;
     std::vector<int64_t> exit_layers;  // self_speculative: one drafter per exit layer (a sweep)
+    float draft_p_min = SpeculativeSettings{}.draft_p_min;
     spec::SpecBenchOptions bench;
     spec::PromptLookupOptions lookup;
     bool json = false;
@@ -131,6 +132,10 @@ void add_bench_spec_command(CLI::App& bench) {
         ->capture_default_str();
     cmd->add_option("--ngram-max", o->lookup.max_ngram, "Prompt lookup: longest n-gram")
         ->capture_default_str();
+    cmd->add_option("--draft-p-min", o->draft_p_min,
+                    "draft_model / self_speculative: stop drafting before a token the draft gives "
+                    "less than this probability (0 = off)")
+        ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
     o->engine.add_to(*cmd);
     cmd->callback([o] {
@@ -154,15 +159,19 @@ void add_bench_spec_command(CLI::App& bench) {
                 draft_model = Model::load(o->draft_model, *target.backend, mo);
                 spec::check_vocab_compatible(*target.model, *draft_model);
                 draft_kvs.push_back(draft_model->create_kv(target.ctx, 1, s.kv_type));
-                owned.push_back(
-                    std::make_unique<spec::DraftModelDrafter>(*draft_model, *draft_kvs.back(), 0));
+                auto d =
+                    std::make_unique<spec::DraftModelDrafter>(*draft_model, *draft_kvs.back(), 0);
+                d->set_min_confidence(o->draft_p_min);
+                owned.push_back(std::move(d));
             } else if (name == "self_speculative") {
                 std::vector<int64_t> layers = o->exit_layers;
                 if (layers.empty()) layers.push_back(int64_t(target.model->hparams().n_layer / 2));
                 for (const int64_t l : layers) {
                     draft_kvs.push_back(target.model->create_kv(target.ctx, 1, s.kv_type));
-                    owned.push_back(std::make_unique<spec::DraftModelDrafter>(
-                        *target.model, *draft_kvs.back(), 0, 0, l));
+                    auto d = std::make_unique<spec::DraftModelDrafter>(*target.model,
+                                                                       *draft_kvs.back(), 0, 0, l);
+                    d->set_min_confidence(o->draft_p_min);
+                    owned.push_back(std::move(d));
                 }
             } else {
                 throw Error("bench spec: unknown drafter '" + name +

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "model/model.h"
+#include "sampling/logit_kernels.h"
 
 namespace fluoro::spec {
 
@@ -37,6 +38,12 @@ DraftModelDrafter::DraftModelDrafter(Model& draft, KvCache& kv, int64_t seq_id, 
     name_ = exit_layer > 0 ? "self_speculative@" + std::to_string(exit_layer) : "draft_model";
 }
 
+void DraftModelDrafter::set_min_confidence(float p_min) {
+    if (!(p_min >= 0.0f && p_min < 1.0f))
+        throw Error("draft confidence p_min " + std::to_string(p_min) + " must be in [0, 1)");
+    p_min_ = p_min;
+}
+
 void DraftModelDrafter::propose(std::span<const int32_t> context, int32_t max_n,
                                 const SamplingParams& params, Draft& out) {
     out.clear();
@@ -56,6 +63,15 @@ void DraftModelDrafter::propose(std::span<const int32_t> context, int32_t max_n,
     }
     std::span<const float> logits = seq_.prefill(context);
     for (int32_t i = 0; i < max_n; ++i) {
+        if (p_min_ > 0.0f) {
+            // The draft's most likely token has plain-softmax probability exp(0) / sum. Decided
+            // before drawing: a stop that looked at the drawn token would make the drafted
+            // tokens q conditioned on passing it, and sampled verification inexact.
+            const float max = sampling::max_value(logits);
+            weights_.resize(logits.size());
+            if (sampling::exp_shifted_sum(logits, max, 1.0f, weights_) * double(p_min_) > 1.0)
+                break;
+        }
         TokenDist q;
         sampler_->distribution(logits, seq_.tokens(), q);
         const int32_t x = q.ids.size() == 1 ? q.ids[0] : sampler_->draw_from(q);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/sequence.h"
 #include "sampling/sampler.h"
@@ -38,6 +39,12 @@ class DraftModelDrafter final : public Drafter {
     // The draft's own cache policy (kv/kv_policy.h): with an evicting one the draft follows a
     // target conversation past its context instead of going quiet there.
     void set_kv_policy(const KvPolicyConfig& cfg) { seq_.set_kv_policy(cfg); }
+    // Draft length from the draft's confidence (llama.cpp's --draft-p-min): stop at a position
+    // where the draft's most likely token has plain-softmax probability (temperature 1, whole
+    // vocabulary) below p_min, so a step drafts only while the draft is sure (perhaps nothing: a
+    // plain decoding step). 0 = off. The stop looks at the draft's distribution, never at the
+    // token it then draws, so sampled verification stays exact (a test checks it by χ²).
+    void set_min_confidence(float p_min);
 
   private:
     Model& model_;
@@ -45,6 +52,8 @@ class DraftModelDrafter final : public Drafter {
     std::unique_ptr<Sampler> sampler_;
     uint64_t seed_;
     std::string name_;
+    float p_min_ = 0.0f;
+    std::vector<float> weights_;  // confidence's softmax scratch
 };
 
 }  // namespace fluoro::spec

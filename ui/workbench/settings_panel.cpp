@@ -88,11 +88,20 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     max_draft_ = ispin(sampling, 1, kMaxDraftTokens, st.value("spec/max_draft", 8).toInt());
     exit_layer_ = ispin(sampling, 0, 256, st.value("spec/exit_layer", 0).toInt());
     exit_layer_->setSpecialValueText(tr("half the layers"));
+    draft_p_min_ =
+        dspin(sampling, 0, 0.99, 0.05,
+              st.value("spec/draft_p_min", SpeculativeSettings{}.draft_p_min).toDouble());
+    draft_p_min_->setObjectName("draft_p_min");
+    draft_p_min_->setSpecialValueText(tr("off"));
+    draft_p_min_->setToolTip(
+        tr("Draft model / self-speculative: stop a draft before a token the draft gives less than "
+           "this probability"));
     const auto sync_spec = [this] {
         const int mode = spec_mode_->currentIndex();
         draft_model_->setEnabled(mode == 2);
         max_draft_->setEnabled(mode != 0);
         exit_layer_->setEnabled(mode == 3);
+        draft_p_min_->setEnabled(mode >= 2);
     };
     connect(spec_mode_, &QComboBox::currentIndexChanged, this, sync_spec);
     sync_spec();
@@ -100,6 +109,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     f->addRow(tr("Draft model"), draft_model_);
     f->addRow(tr("Draft tokens"), max_draft_);
     f->addRow(tr("Exit layer"), exit_layer_);
+    f->addRow(tr("Draft confidence"), draft_p_min_);
     auto* apply = new QPushButton(tr("Apply"), sampling);
     apply->setObjectName("apply_settings");
     f->addRow(apply);
@@ -184,6 +194,7 @@ ChangeSettings SettingsPanel::change_settings() const {
     sp.draft_model = draft_model_->text().toStdString();
     sp.max_draft = max_draft_->value();
     sp.exit_layer = exit_layer_->value();
+    sp.draft_p_min = float(draft_p_min_->value());
     c.speculative = sp;
     c.kv_policy = kv_policy();
     return c;
@@ -225,6 +236,7 @@ void SettingsPanel::save() const {
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());
     st.setValue("spec/exit_layer", exit_layer_->value());
+    st.setValue("spec/draft_p_min", draft_p_min_->value());
     save_kv_policy(st);
 }
 

@@ -45,6 +45,7 @@ class SettingsPanel : public QWidget {
     QComboBox *backend_, *kv_type_, *attention_, *spec_mode_;
     QLineEdit* draft_model_;
     QSpinBox *max_draft_, *exit_layer_, *prefix_slots_;
+    QDoubleSpinBox* draft_p_min_;
     QCheckBox* keep_prefix_cache_;
     QPlainTextEdit* system_prompt_;
     QComboBox* kv_policy_ = nullptr;

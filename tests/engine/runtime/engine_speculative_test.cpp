@@ -147,6 +147,23 @@ TEST_P(EngineSpeculative, StopStringsCutWherePlainDecodingDoes) {
     EXPECT_EQ(fin.text, expected);
 }
 
+// The draft confidence reaches the model drafters: a draft that is never that sure drafts
+// nothing, and the reply is plain decoding's.
+TEST(EngineSpeculativeConfidence, AnUnsureDraftDraftsNothing) {
+    const auto target = model_file(42, "engine_spec_conf");
+    const std::string text = "alpha beta gamma delta alpha beta gamma delta alpha beta";
+    const auto plain = run_with(target, SpeculativeSettings{}, text);
+    SpeculativeSettings spec;
+    spec.mode = SpecMode::SelfSpeculative;
+    spec.max_draft = 4;
+    const auto free = run_with(target, spec, text);
+    EXPECT_GT(std::get<RunFinished>(free.back()).drafted_tokens, 0);
+    spec.draft_p_min = 0.999f;
+    const auto sure = run_with(target, spec, text);
+    EXPECT_EQ(token_ids(sure), token_ids(plain));
+    EXPECT_EQ(std::get<RunFinished>(sure.back()).drafted_tokens, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Drafters, EngineSpeculative,
                          testing::Values(SpecMode::PromptLookup, SpecMode::DraftModel,
                                          SpecMode::SelfSpeculative),
@@ -212,6 +229,16 @@ TEST(EngineSpeculativeErrors, AnIncompatibleDraftModelFailsTheRunNotTheEngine) {
     no_file.speculative = SpeculativeSettings{};
     no_file.speculative->mode = SpecMode::DraftModel;
     EXPECT_THROW(engine.submit_blocking(no_file), Error);
+    ChangeSettings sure;  // a draft confidence outside [0, 1): refused at once, by name
+    sure.speculative = SpeculativeSettings{};
+    sure.speculative->mode = SpecMode::SelfSpeculative;
+    sure.speculative->draft_p_min = 1.5f;
+    try {
+        engine.submit_blocking(sure);
+        ADD_FAILURE() << "draft_p_min 1.5 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("draft_p_min"), std::string::npos) << e.what();
+    }
 }
 
 TEST(EngineSpeculativeRealModel, SmolLM2PromptLookupMatchesPlainGreedy) {

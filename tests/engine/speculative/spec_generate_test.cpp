@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -215,19 +217,21 @@ TEST(SpecGenerate, CacheAfterRollbacksGivesFreshPrefillLogits) {
     EXPECT_LE(diff, 1e-4f);
 }
 
-// χ² over the first two tokens with a sampling target and a different sampling draft model.
-TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
-    Target t(small_model(42, "spec_chi_t"), 64);
-    Target draft(small_model(45, "spec_chi_d"), 64);
-    DraftModelDrafter d(*draft.model, *draft.kv, 0, 1234);
+SamplingParams chi_params() {
     SamplingParams sp;
     sp.temperature = 1.5f;  // flat enough that every one of the 6 kept tokens is drawn often
     sp.top_k = 6;
     sp.top_p = 1.0f;
     sp.min_p = 0.0f;
-    const std::vector<int32_t> prompt{5, 17, 42, 99};
+    return sp;
+}
 
-    // The target's exact distributions: first token, then second given each first.
+// χ² over the first two tokens of speculative sampling with drafter d against target t's exact
+// distributions: the first token, then the second given each first.
+void expect_sampled_output_follows_target(Target& t, DraftModelDrafter& d,
+                                          std::span<const int32_t> prompt, int64_t& accepted,
+                                          int64_t& drafted) {
+    const SamplingParams sp = chi_params();
     Sequence ref(*t.model, *t.kv, 0);
     Sampler probe(sp, int32_t(t.model->n_vocab()));
     TokenDist p1;
@@ -235,7 +239,7 @@ TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
     ASSERT_EQ(p1.ids.size(), 6u);
     std::map<std::pair<int32_t, int32_t>, double> joint;
     for (size_t i = 0; i < p1.ids.size(); ++i) {
-        std::vector<int32_t> with = prompt;
+        std::vector<int32_t> with(prompt.begin(), prompt.end());
         with.push_back(p1.ids[i]);
         TokenDist p2;
         probe.distribution(ref.prefill(with), ref.tokens(), p2);
@@ -249,11 +253,11 @@ TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
     Sequence seq(*t.model, *t.kv, 0);
     Sampler sampler(sp, int32_t(t.model->n_vocab()));
     GenerateOptions o;
-    o.max_tokens = 3;  // the first step drafts 2 tokens, so both tested tokens are speculated
+    o.max_tokens = 3;  // the first step drafts (up to) 2 tokens: both tested tokens speculated
     SpecOptions so;
     so.max_draft = 2;
     so.adaptive = false;
-    int64_t accepted = 0, drafted = 0;
+    accepted = drafted = 0;
     for (int s = 0; s < kSamples; ++s) {
         sampler.reset(uint64_t(s) * 7919 + 1);
         const GenerateResult r =
@@ -279,8 +283,149 @@ TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
     // 99.9% quantiles: 5 degrees of freedom 20.52; 35 degrees of freedom 66.62.
     EXPECT_LT(chi_first, 20.52);
     EXPECT_LT(chi_joint, 66.62);
+}
+
+// The draft's plain-softmax probabilities (temperature 1, float64) after `context`, computed on
+// `probe`: a Target of the draft's file whose cache no drafter uses.
+std::vector<double> plain_softmax(Target& probe, std::span<const int32_t> context) {
+    Sequence seq(*probe.model, *probe.kv, 0);
+    const auto logits = seq.prefill(context);
+    const double max = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> p(logits.size());
+    double sum = 0;
+    for (size_t i = 0; i < p.size(); ++i) sum += p[i] = std::exp(double(logits[i]) - max);
+    for (double& x : p) x /= sum;
+    return p;
+}
+
+// With a sampling target and a different sampling draft model.
+TEST(SpecGenerate, SampledOutputFollowsTheTargetDistribution) {
+    Target t(small_model(42, "spec_chi_t"), 64);
+    Target draft(small_model(45, "spec_chi_d"), 64);
+    DraftModelDrafter d(*draft.model, *draft.kv, 0, 1234);
+    const std::vector<int32_t> prompt{5, 17, 42, 99};
+    int64_t accepted = 0, drafted = 0;
+    expect_sampled_output_follows_target(t, d, prompt, accepted, drafted);
     EXPECT_GT(accepted, 0);
     EXPECT_LT(accepted, drafted);
+}
+
+// The same with the draft stopping at tokens it is unsure of (set_min_confidence): draft lengths
+// then depend on what was drafted, and the output must still be the target's.
+TEST(SpecGenerate, SampledOutputFollowsTheTargetWithAConfidenceStop) {
+    Target t(small_model(42, "spec_chi_ct"), 64);
+    const auto d_path = small_model(45, "spec_chi_cd");
+    Target draft(d_path, 64), probe(d_path, 64);
+    // The stop looks at the draft's confidence at a position (its top token's probability), so
+    // the first position always drafts or never does; the second depends on the first token
+    // drawn. A threshold between two of the second position's confidences after each of the
+    // draft's 6 likeliest first tokens (below the first position's) cuts some second drafts:
+    // a 4-token prompt where one lies near the middle.
+    const auto threshold = [&](std::span<const int32_t> prompt, float& p_min) {
+        std::vector<double> first = plain_softmax(probe, prompt);
+        std::vector<int32_t> order(first.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+        std::partial_sort(order.begin(), order.begin() + 6, order.end(), [&](int32_t a, int32_t b) {
+            return first[size_t(a)] > first[size_t(b)];
+        });
+        std::vector<double> second;
+        for (int i = 0; i < 6; ++i) {
+            std::vector<int32_t> with(prompt.begin(), prompt.end());
+            with.push_back(order[size_t(i)]);
+            const std::vector<double> p2 = plain_softmax(probe, with);
+            second.push_back(*std::max_element(p2.begin(), p2.end()));
+        }
+        std::sort(second.begin(), second.end(), std::greater<>());
+        const double first_top = *std::max_element(first.begin(), first.end());
+        int best = 0;  // how many of the 6 lie on the smaller side
+        for (int k = 0; k + 1 < 6; ++k) {
+            const double mid = (second[size_t(k)] + second[size_t(k + 1)]) / 2;
+            const int balance = std::min(k + 1, 5 - k);
+            if (second[size_t(k)] > second[size_t(k + 1)] && mid < first_top && balance > best) {
+                best = balance;
+                p_min = float(mid);
+            }
+        }
+        return best;
+    };
+    std::vector<int32_t> prompt;
+    float p_min = 0;
+    for (const auto& candidate : test_prompts(int32_t(t.model->n_vocab()), 16)) {
+        const auto four = std::span(candidate).first(4);
+        if (threshold(four, p_min) >= 2) {
+            prompt.assign(four.begin(), four.end());
+            break;
+        }
+    }
+    ASSERT_FALSE(prompt.empty()) << "no prompt lets the first position draft and cuts the second";
+    {
+        // The stop at work: every draft keeps its first token, some lose their second.
+        DraftModelDrafter counter(*draft.model, *draft.kv, 0, 99);
+        counter.set_min_confidence(p_min);
+        int64_t lengths[3] = {};
+        Draft dr;
+        for (int i = 0; i < 400; ++i) {
+            counter.propose(prompt, 2, chi_params(), dr);
+            ++lengths[dr.ids.size()];
+        }
+        EXPECT_EQ(lengths[0], 0);
+        EXPECT_GT(lengths[1], 20) << "the stop should cut some second drafts";
+        EXPECT_GT(lengths[2], 20) << "the stop should leave some second drafts";
+    }
+    DraftModelDrafter d(*draft.model, *draft.kv, 0, 1234);
+    d.set_min_confidence(p_min);
+    int64_t accepted = 0, drafted = 0;
+    expect_sampled_output_follows_target(t, d, prompt, accepted, drafted);
+    EXPECT_GT(accepted, 0);
+}
+
+// Greedy: the draft stops exactly before its first token under p_min (checked against a float64
+// softmax of the draft's own logits), and the output stays plain decoding's.
+TEST(SpecGenerate, ConfidenceStopCutsTheDraftWhereTheDraftIsUnsure) {
+    Target t(small_model(42, "spec_conf_t"));
+    const auto d_path = small_model(43, "spec_conf_d");
+    Target draft(d_path), probe(d_path);  // probe: a cache of its own for plain_softmax
+    const SamplingParams sp = greedy_params();
+    // A prompt whose greedy draft has a token less sure than every one before it (the first
+    // excepted): the cut goes there. Each drafted token is the argmax, so its plain-softmax
+    // probability is the draft's confidence at its position.
+    std::vector<int32_t> prompt;
+    Draft full;
+    std::vector<double> conf;
+    size_t cut = 0;
+    for (const auto& candidate : test_prompts(int32_t(t.model->n_vocab()), 12)) {
+        DraftModelDrafter free_draft(*draft.model, *draft.kv, 0);
+        free_draft.propose(candidate, 8, sp, full);
+        ASSERT_EQ(full.ids.size(), 8u);
+        conf.clear();
+        std::vector<int32_t> context = candidate;
+        for (const int32_t x : full.ids) {
+            conf.push_back(plain_softmax(probe, context)[size_t(x)]);
+            context.push_back(x);
+        }
+        for (size_t i = 1; i < conf.size() && !cut; ++i)
+            if (conf[i] < *std::min_element(conf.begin(), conf.begin() + ptrdiff_t(i))) cut = i;
+        if (cut) {
+            prompt = candidate;
+            break;
+        }
+    }
+    ASSERT_GT(cut, 0u) << "no prompt's draft has a token less sure than those before it";
+    const double below = *std::min_element(conf.begin(), conf.begin() + ptrdiff_t(cut));
+    DraftModelDrafter sure(*draft.model, *draft.kv, 0);
+    sure.set_min_confidence(float((conf[cut] + below) / 2));
+    Draft got;
+    sure.propose(prompt, 8, sp, got);
+    EXPECT_EQ(got.ids, std::vector<int32_t>(full.ids.begin(), full.ids.begin() + ptrdiff_t(cut)));
+    EXPECT_EQ(got.q.size(), got.ids.size());
+
+    sure.set_min_confidence(0.999f);  // nothing is that sure: no draft, plain steps
+    sure.propose(prompt, 8, sp, got);
+    EXPECT_TRUE(got.ids.empty());
+    for (const auto& p : test_prompts(int32_t(t.model->n_vocab()), 4))
+        EXPECT_EQ(spec_result(t, sure, p, 20, sp).tokens, plain_tokens(t, p, 20, sp));
+    EXPECT_THROW(sure.set_min_confidence(1.0f), Error);
+    EXPECT_THROW(sure.set_min_confidence(-0.1f), Error);
 }
 
 TEST(SpecGenerate, VocabularyMismatchIsRefusedByName) {
