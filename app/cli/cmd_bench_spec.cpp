@@ -133,8 +133,8 @@ void add_bench_spec_command(CLI::App& bench) {
     cmd->add_option("--ngram-max", o->lookup.max_ngram, "Prompt lookup: longest n-gram")
         ->capture_default_str();
     cmd->add_option("--draft-p-min", o->draft_p_min,
-                    "draft_model / self_speculative: stop drafting before a token the draft gives "
-                    "less than this probability (0 = off)")
+                    "draft_model / self_speculative: stop drafting where the draft's most likely "
+                    "token has less than this probability (0 = off)")
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
     o->engine.add_to(*cmd);

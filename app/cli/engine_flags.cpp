@@ -55,8 +55,8 @@ void SpecFlags::add_to(CLI::App& cmd) {
     cmd.add_option("--ngram-max", settings.ngram_max, "Prompt lookup: longest n-gram matched")
         ->capture_default_str();
     cmd.add_option("--draft-p-min", settings.draft_p_min,
-                   "draft_model / self_speculative: stop drafting before a token the draft gives "
-                   "less than this probability (0 = off)")
+                   "draft_model / self_speculative: stop drafting where the draft's most likely "
+                   "token has less than this probability (0 = off)")
         ->capture_default_str();
 }
 

@@ -25,8 +25,8 @@ struct SpeculativeSettings {
     int32_t max_draft = 8;              // 1 .. kMaxDraftTokens
     bool adaptive = true;               // draft length follows recent acceptance
     int32_t ngram_max = 3;              // PromptLookup: longest n-gram matched
-    // DraftModel / SelfSpeculative: stop drafting before a token the draft gives less than this
-    // probability (DraftModelDrafter::set_min_confidence; 0 = off)
+    // DraftModel / SelfSpeculative: stop drafting where the draft's most likely token has less
+    // than this probability (DraftModelDrafter::set_min_confidence; 0 = off)
     float draft_p_min = 0.0f;
 
     // Throws fluoro::Error naming the bad field.

@@ -94,8 +94,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     draft_p_min_->setObjectName("draft_p_min");
     draft_p_min_->setSpecialValueText(tr("off"));
     draft_p_min_->setToolTip(
-        tr("Draft model / self-speculative: stop a draft before a token the draft gives less than "
-           "this probability"));
+        tr("Draft model / self-speculative: stop a draft where the draft's most likely token has "
+           "less than this probability"));
     const auto sync_spec = [this] {
         const int mode = spec_mode_->currentIndex();
         draft_model_->setEnabled(mode == 2);
