@@ -464,10 +464,11 @@ void Engine::rt_build_drafter() {
     State& s = *state_;
     if (s.drafter || s.spec.mode == SpecMode::Off) return;
     std::unique_ptr<spec::Drafter> d;
-    spec::DraftModelDrafter* d_model = nullptr;  // the model drafters, for their confidence stop
-    // Under an evicting KV policy a draft follows the target past the context with sinks + a
-    // recent window of the same budget (it sees no attention statistics: CaptureFreeDrafter).
-    const auto follow_policy = [&s](std::unique_ptr<spec::DraftModelDrafter> dm) {
+    // The model drafters' settings. Under an evicting KV policy a draft follows the target past
+    // the context with sinks + a recent window of the same budget (it sees no attention
+    // statistics: CaptureFreeDrafter).
+    const auto configure = [&s](std::unique_ptr<spec::DraftModelDrafter> dm) {
+        dm->set_min_confidence(s.spec.draft_p_min);
         if (s.kv_policy.kind != KvPolicyKind::Full) {
             KvPolicyConfig p;
             p.kind = KvPolicyKind::Streaming;
@@ -491,24 +492,21 @@ void Engine::rt_build_drafter() {
             s.draft_model = Model::load(s.spec.draft_model, *s.profiling, lo);
             spec::check_vocab_compatible(*s.model, *s.draft_model);
             s.draft_kv = s.draft_model->create_kv(s.ctx, 1, s.model_settings.kv_type);
-            d = follow_policy(std::make_unique<spec::DraftModelDrafter>(*s.draft_model, *s.draft_kv,
-                                                                        0, s.sampling.seed + 1));
-            d_model = static_cast<spec::DraftModelDrafter*>(d.get());
+            d = configure(std::make_unique<spec::DraftModelDrafter>(*s.draft_model, *s.draft_kv, 0,
+                                                                    s.sampling.seed + 1));
             break;
         }
         case SpecMode::SelfSpeculative: {
             const auto layers = int64_t(s.model->hparams().n_layer);
             const int64_t exit = s.spec.exit_layer > 0 ? s.spec.exit_layer : layers / 2;
             s.draft_kv = s.model->create_kv(s.ctx, 1, s.model_settings.kv_type);
-            d = follow_policy(std::make_unique<spec::DraftModelDrafter>(*s.model, *s.draft_kv, 0,
-                                                                        s.sampling.seed + 1, exit));
-            d_model = static_cast<spec::DraftModelDrafter*>(d.get());
+            d = configure(std::make_unique<spec::DraftModelDrafter>(*s.model, *s.draft_kv, 0,
+                                                                    s.sampling.seed + 1, exit));
             break;
         }
         case SpecMode::Off:
             return;
     }
-    if (d_model) d_model->set_min_confidence(s.spec.draft_p_min);
     s.drafter = std::make_unique<CaptureFreeDrafter>(std::move(d), *s.backend, s.capture);
 }
 

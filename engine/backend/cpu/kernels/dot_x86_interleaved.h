@@ -31,7 +31,8 @@ inline __m256 group_scales(__m256 converted) {
     return _mm256_permutevar8x32_ps(converted, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
 }
 
-// int16 lanes of two products each from lo and hi unsigned a times signed b.
+// Unsigned a times signed b, not yet widened: each int16 lane is two products from lo plus two
+// from hi.
 inline __m256i pair_sums(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
     return _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
 }
