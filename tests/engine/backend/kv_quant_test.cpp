@@ -477,20 +477,39 @@ TEST(KvQuantModel, SmolLM2PerplexityNearF16) {
     EXPECT_GE(q4, f16) << "4-bit keys and values should not improve perplexity";
 }
 
-std::vector<int32_t> greedy(Model& model, KvType t, const std::vector<int32_t>& prompt, int n) {
+// The logits after the prompt and after each token of `path` but the last, fed whatever the
+// model would pick (teacher forcing): two caches compared on the same tokens, so one near-tie
+// cannot send them down different continuations.
+std::vector<std::vector<float>> logits_along(Model& model, KvType t,
+                                             const std::vector<int32_t>& prompt,
+                                             const std::vector<int32_t>& path) {
     auto kv = model.create_kv(1024, 1, t);
     Sequence seq(model, *kv, 0);
     std::span<const float> logits = seq.prefill(prompt);
-    std::vector<int32_t> out;
-    for (int i = 0; i < n; ++i) {
-        const auto best = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
-        out.push_back(best);
-        if (i + 1 < n) logits = seq.decode(best);
+    std::vector<std::vector<float>> out;
+    for (size_t i = 0; i < path.size(); ++i) {
+        out.emplace_back(logits.begin(), logits.end());
+        if (i + 1 < path.size()) logits = seq.decode(path[i]);
     }
     return out;
 }
 
-TEST(KvQuantModel, SmolLM2GreedyQ8MatchesF16) {
+int32_t argmax(const std::vector<float>& v) {
+    return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// Top logit minus the runner-up.
+float margin(std::vector<float> v) {
+    std::nth_element(v.begin(), v.begin() + 1, v.end(), std::greater<float>());
+    return v[0] - v[1];
+}
+
+// A q8_0 cache picks f16's token wherever f16's choice is clear (top logit ahead by more than 1).
+// Exact greedy equality over 48 tokens would hang on near-ties: this path has one at 0.19, which
+// q8_0 flips (measured 2026-12-02: q8_0 picks f16's token at 47 of 48 steps, q4_0 at 45; the
+// largest change of any logit in the vocabulary 1.5 and 13.4). Most steps must be clear, or the
+// test would say nothing.
+TEST(KvQuantModel, SmolLM2Q8PicksF16sTokenWhereF16IsClear) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     test::LoadedTestModel* lm = test::shared_model(path);
     ASSERT_NE(lm, nullptr);
@@ -500,16 +519,42 @@ TEST(KvQuantModel, SmolLM2GreedyQ8MatchesF16) {
         "and void; and darkness was upon the face of the deep.",
         true, false);
     constexpr int kTokens = 48;
-    const std::vector<int32_t> f16 = greedy(model, KvType::F16, prompt, kTokens);
-    for (const KvType t : kQuantTypes) {
-        const std::vector<int32_t> q = greedy(model, t, prompt, kTokens);
-        size_t same = 0;
-        while (same < q.size() && q[same] == f16[same]) ++same;
-        std::printf("[ kvq ] SmolLM2 greedy, %s cache: first %zu of %d tokens equal f16's\n",
-                    kv_type_name(t).data(), same, kTokens);
-        if (t == KvType::Q8_0) {
-            EXPECT_EQ(same, size_t(kTokens)) << "q8_0 parted from f16";
+    constexpr float kClear = 1.0f;
+    // f16's greedy path, then both caches' logits along it
+    std::vector<int32_t> greedy_path;
+    {
+        auto kv = model.create_kv(1024, 1, KvType::F16);
+        Sequence seq(model, *kv, 0);
+        std::span<const float> logits = seq.prefill(prompt);
+        for (int i = 0; i < kTokens; ++i) {
+            greedy_path.push_back(
+                int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+            if (i + 1 < kTokens) logits = seq.decode(greedy_path.back());
         }
+    }
+    const auto f16 = logits_along(model, KvType::F16, prompt, greedy_path);
+    for (const KvType t : kQuantTypes) {
+        const auto q = logits_along(model, t, prompt, greedy_path);
+        int clear = 0, same = 0;
+        float max_diff = 0.0f;
+        for (int i = 0; i < kTokens; ++i) {
+            ASSERT_EQ(argmax(f16[size_t(i)]), greedy_path[size_t(i)]);
+            for (size_t j = 0; j < q[size_t(i)].size(); ++j)
+                max_diff = std::max(max_diff, std::fabs(q[size_t(i)][j] - f16[size_t(i)][j]));
+            const bool is_clear = margin(f16[size_t(i)]) > kClear;
+            const bool agrees = argmax(q[size_t(i)]) == greedy_path[size_t(i)];
+            clear += is_clear;
+            same += agrees;
+            if (t == KvType::Q8_0 && is_clear) {
+                EXPECT_TRUE(agrees) << "q8_0 parted from f16 at step " << i << " (f16's margin "
+                                    << margin(f16[size_t(i)]) << ")";
+            }
+        }
+        std::printf(
+            "[ kvq ] SmolLM2, %s cache on f16's greedy path: picks f16's token at %d of "
+            "%d steps (%d clear), max |logit diff| %.3f\n",
+            kv_type_name(t).data(), same, kTokens, clear, max_diff);
+        EXPECT_GE(clear, kTokens * 3 / 4) << "too few clear steps: the prompt tests nothing";
     }
 }
 
