@@ -207,28 +207,28 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_1_576x1536, Shape{GgmlType::Q4_1, 576, 1536})->A
 BENCHMARK_CAPTURE(BM_Matmul, q4_1_1536x576, Shape{GgmlType::Q4_1, 1536, 576})->Apply(shapes);
 // The same in the CPU backend's interleaved layout, and a 47 MB pair larger than the 32 MiB L3 of
 // the test hosts: decode streams SmolLM2's 63 MiB of Q4_1 weights from memory, not from cache.
-BENCHMARK_CAPTURE(BM_Matmul, q4_1x4_576x1536, Shape{GgmlType::Q4_1, 576, 1536, true})
+BENCHMARK_CAPTURE(BM_Matmul, q4_1x8_576x1536, Shape{GgmlType::Q4_1, 576, 1536, true})
     ->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, q4_1x4_1536x576, Shape{GgmlType::Q4_1, 1536, 576, true})
+BENCHMARK_CAPTURE(BM_Matmul, q4_1x8_1536x576, Shape{GgmlType::Q4_1, 1536, 576, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_MatmulLayers, q4_1_576x1536, Shape{GgmlType::Q4_1, 576, 1536})
     ->ArgNames({"layers", "threads"})
     ->Args({90, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
-BENCHMARK_CAPTURE(BM_MatmulLayers, q4_1x4_576x1536, Shape{GgmlType::Q4_1, 576, 1536, true})
+BENCHMARK_CAPTURE(BM_MatmulLayers, q4_1x8_576x1536, Shape{GgmlType::Q4_1, 576, 1536, true})
     ->ArgNames({"layers", "threads"})
     ->Args({90, 2})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Matmul, q4_1_1536x49152, Shape{GgmlType::Q4_1, 1536, 49152})->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, q4_1x4_1536x49152, Shape{GgmlType::Q4_1, 1536, 49152, true})
+BENCHMARK_CAPTURE(BM_Matmul, q4_1x8_1536x49152, Shape{GgmlType::Q4_1, 1536, 49152, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_576x49152, Shape{GgmlType::Q8_0, 576, 49152})->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, q8_0x4_576x49152, Shape{GgmlType::Q8_0, 576, 49152, true})
+BENCHMARK_CAPTURE(BM_Matmul, q8_0x8_576x49152, Shape{GgmlType::Q8_0, 576, 49152, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0_640x2048, Shape{GgmlType::Q5_0, 640, 2048})->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Matmul, q5_0x4_640x2048, Shape{GgmlType::Q5_0, 640, 2048, true})
+BENCHMARK_CAPTURE(BM_Matmul, q5_0x8_640x2048, Shape{GgmlType::Q5_0, 640, 2048, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_K_2048x640, Shape{GgmlType::Q4_K, 2048, 640})->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q6_K_2048x640, Shape{GgmlType::Q6_K, 2048, 640})->Apply(shapes);

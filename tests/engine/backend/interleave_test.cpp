@@ -79,7 +79,7 @@ std::string name(GgmlType t) {
 TEST(CpuInterleave, RoundTripsEveryRow) {
     for (GgmlType type : kInterleavedTypes) {
         std::mt19937 rng(11);
-        const int64_t n_in = 576, n_out = 12;
+        const int64_t n_in = 576, n_out = 3 * kGroupRows;
         const std::vector<uint8_t> rows = random_rows(type, n_in, n_out, rng);
         const std::vector<uint8_t> groups = interleaved(type, rows, n_in, n_out);
         EXPECT_NE(groups, rows) << name(type);  // the layout really differs
@@ -94,7 +94,8 @@ TEST(CpuInterleave, RoundTripsEveryRow) {
 }
 
 TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
-    EXPECT_TRUE(interleavable(GgmlType::Q4_1, 4));
+    EXPECT_TRUE(interleavable(GgmlType::Q4_1, 8));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_1, 4));
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 576));
     EXPECT_TRUE(interleavable(GgmlType::Q5_0, 2048));
     EXPECT_TRUE(interleavable(GgmlType::Q8_0, 49152));
@@ -113,7 +114,8 @@ TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
 }
 
 // The group kernels' activations: the partner blocks with their scales as floats, the same
-// values; converting in place (the partner row at the end of the buffer) gives the same bytes.
+// values, and Q8_0's with 16 times its quants' sum; converting in place (the partner row at the end
+// of the buffer) gives the same bytes.
 TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
     for (GgmlType type : kInterleavedTypes) {
         std::mt19937 rng(12);
@@ -137,6 +139,9 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
                     const auto& in = reinterpret_cast<const BlockQ8_0*>(narrow.data())[b];
                     const auto& out = reinterpret_cast<const BlockQ8_0Wide*>(wide.data())[b];
                     EXPECT_EQ(out.d, fp16_to_fp32(in.d));
+                    int32_t sum = 0;
+                    for (const int8_t q : in.qs) sum += q;
+                    EXPECT_EQ(out.sum16, 16 * sum);
                     EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK));
                 }
             }

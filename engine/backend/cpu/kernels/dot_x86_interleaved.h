@@ -2,18 +2,23 @@
 // Included by dot_avx2.cpp and dot_avx512.cpp inside their target regions; built on the helpers
 // of dot_x86_kernels.h.
 //
-// Per group block, one conversion handles the four rows' fp16 scales (and Q4_1's minimums); the
-// quants of rows 0|1 and 2|3 fill two 256-bit registers per 16 elements, each 128-bit half one
-// row, against the activation block's 16 + 16 bytes broadcast to both halves. A horizontal add
-// (fold_group) folds the four rows' sums into [r0 r0 r2 r2 | r1 r1 r3 r3] and one FMA applies the
-// four scales:
+// Q4_1 and Q5_0 (BlockQ4_1x8, BlockQ5_0x8): each 32-bit lane of a register is one of the eight
+// rows, 4 of its bytes against the same 4 activation bytes broadcast to every lane, so a row's
+// block sum forms in its own lane and one FMA per token applies all eight rows' scales
+// (LaneGroupDot below).
+//
+// Q8_0 (two halves of four rows, BlockQ8_0x4): per half block, one conversion handles the four
+// rows' fp16 scales; the quants of rows 0|1 and 2|3 fill two 256-bit registers per 16 elements,
+// each 128-bit half one row, against the activation block's 16 + 16 bytes broadcast to both
+// halves. A horizontal add (fold_group) folds the four rows' sums into [r0 r0 r2 r2 | r1 r1 r3 r3]
+// and one FMA applies the four scales:
 //   v += (d_r · d_x) · Σ q_w·q_x      two lanes per row, each the sum of 16 products
-//   v += m_r · s_x                     Q4_1 only, in one of the row's lanes: the minimum's term
-// and a row's result is the sum of its two lanes. The activations' scales come as floats
-// (BlockQ8_1Wide / BlockQ8_0Wide), broadcast from memory. The integer sums are exact, so
-// vpdpbusd (AVX-512 VNNI) and maddubs + madd (AVX2) give the same bits. Every token runs the
-// same operations whatever the tile, so prefill, decode and speculative verification agree.
-// Against the GGUF-layout kernels only the float order differs (2 lanes per row instead of 8).
+// and a row's result is the sum of its two lanes.
+//
+// The activations' scales come as floats (BlockQ8_1Wide / BlockQ8_0Wide), broadcast from memory.
+// The integer sums are exact, so vpdpbusd (AVX-512 VNNI) and maddubs + madd (AVX2) give the same
+// bits. Every token runs the same operations whatever the tile, so prefill, decode and
+// speculative verification agree. Against the GGUF-layout kernels only the float order differs.
 #pragma once
 
 #include "backend/cpu/kernels/dot_x86_kernels.h"
@@ -23,135 +28,188 @@ namespace fluoro::cpu::detail {
 namespace {
 namespace x86 {
 
-// Row r's first lane in the [r0 r0 r2 r2 | r1 r1 r3 r3] layout of the folded sums.
-inline constexpr int kGroupLane[kGroupRows] = {0, 4, 2, 6};
-
-// The four rows' scales (converted, in row order) in the folded sums' layout.
-inline __m256 group_scales(__m256 converted) {
-    return _mm256_permutevar8x32_ps(converted, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
-}
-
 // Unsigned a times signed b, not yet widened: each int16 lane is two products from lo plus two
 // from hi.
 inline __m256i pair_sums(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
     return _mm256_add_epi16(_mm256_maddubs_epi16(a_lo, b_lo), _mm256_maddubs_epi16(a_hi, b_hi));
 }
 
-// Σ of 8 products per int32 lane, unsigned a times signed b: lane j of each half is
-// a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi. kSmallA: a <= 16, so that AVX2 may add the two
-// halves' int16 pair sums before widening them.
-template <bool kSmallA>
-inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
+// ---- Q4_1 and Q5_0: a lane per row ----
+
+// Chunk c of a BlockQ4_1x8 / BlockQ5_0x8 holds elements 4c..4c+3 (lo) and 16+4c..16+4c+3 (hi)
+// of all eight rows as unsigned quants, one row per 32-bit lane; the activation's matching 4 bytes
+// are broadcast to every lane, so each lane sums its own row and the block's eight sums need no
+// horizontal add. W supplies the block's unpacking and scales:
+//   W::kMaxQ                largest unsigned quant (Q4_1 15, Q5_0 31)
+//   W::unpack(b, c, lo, hi) chunk c's quants
+//   W::Scales, W::scales(b) and W::apply(scales, x, sum, acc): acc += the block's term for one
+//                           token, from its exact integer sums Σ q_w·q_x
+// AVX2 adds the int16 pair sums (vpmaddubsw) of as many chunks as fit in int16 before one
+// vpmaddwd widens them; VNNI's vpdpbusd accumulates in int32.
+template <class W>
+struct LaneGroupDot {
+    using WBlock = typename W::WBlock;
+    using XBlock = typename W::XBlock;
+    static constexpr int kChunks = WBlock::kChunks;
+    // Chunks per int16 sum: each int16 lane of a chunk's pair sums is 4 products <= kMaxQ * 127.
+    static constexpr int kChunksPerSum = 32767 / (4 * W::kMaxQ * 127);
+    static_assert(kChunksPerSum >= 1 && kChunks % kChunksPerSum == 0);
+    struct Prep {
+        __m256i lo[kChunks], hi[kChunks];
+        typename W::Scales scales;
+    };
+    struct Acc {
+        __m256 v;  // row order
+    };
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        for (int c = 0; c < kChunks; ++c) W::unpack(b, c, p.lo[c], p.hi[c]);
+        p.scales = W::scales(b);
+        return p;
+    }
+    // Activation bytes [at, at + 4) in every lane.
+    static __m256i x4(const XBlock& x, int at) {
+        int32_t v;
+        std::memcpy(&v, x.qs + at, sizeof(v));
+        return _mm256_set1_epi32(v);
+    }
+    static __m256i block_sums(const Prep& p, const XBlock& x) {
 #if FLUORO_DOT_VNNI
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), a_lo, b_lo), a_hi, b_hi);
+        __m256i s = _mm256_setzero_si256();
+        for (int c = 0; c < kChunks; ++c) {
+            s = _mm256_dpbusd_epi32(s, p.lo[c], x4(x, 4 * c));
+            s = _mm256_dpbusd_epi32(s, p.hi[c], x4(x, 16 + 4 * c));
+        }
+        return s;
 #else
-    const __m256i ones = _mm256_set1_epi16(1);
-    if constexpr (kSmallA) {
-        // int16 lanes: two products each from lo and hi; a <= 15 (Q4_1's nibbles) or 16 (Q5_0's
-        // |w|) and |b| <= 127, so |.| <= 4 * 16 * 127 = 8128: no saturation
-        return _mm256_madd_epi16(pair_sums(a_lo, b_lo, a_hi, b_hi), ones);
-    } else {
-        // a <= 128 (Q8_0's |w|, -128 included): one maddubs pair is at most 2 * 128 * 127 = 32512,
-        // two would overflow int16, so each widens on its own
-        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(a_lo, b_lo), ones),
-                                _mm256_madd_epi16(_mm256_maddubs_epi16(a_hi, b_hi), ones));
-    }
+        __m256i part[kChunks];
+        for (int c = 0; c < kChunks; ++c)
+            part[c] = pair_sums(p.lo[c], x4(x, 4 * c), p.hi[c], x4(x, 16 + 4 * c));
+        // pairwise, not a chain, so that one token's adds overlap
+        if constexpr (kChunksPerSum >= 4) {
+            const __m256i s = _mm256_add_epi16(_mm256_add_epi16(part[0], part[1]),
+                                               _mm256_add_epi16(part[2], part[3]));
+            return _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+        } else {
+            static_assert(kChunksPerSum == 2);
+            const __m256i ones = _mm256_set1_epi16(1);
+            return _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(part[0], part[1]), ones),
+                                    _mm256_madd_epi16(_mm256_add_epi16(part[2], part[3]), ones));
+        }
 #endif
-}
-
-// The four rows' sums folded into [r0 r0 r2 r2 | r1 r1 r3 r3] (int32), each lane 16 products:
-// rows 0|1 (a01 against b01) and 2|3 (a23 against b23), elements 0..15 (lo) and 16..31 (hi).
-template <bool kSmallA>
-inline __m256i fold_group(__m256i a01_lo, __m256i b01_lo, __m256i a01_hi, __m256i b01_hi,
-                          __m256i a23_lo, __m256i b23_lo, __m256i a23_hi, __m256i b23_hi) {
-#if !FLUORO_DOT_VNNI
-    if constexpr (kSmallA) {
-        // Fold in int16 and widen once: each int16 lane of a pair sum is 4 products, |.| <= 8128
-        // (sum_halves), so vphaddw's sums stay <= 16256. The same integers as the int32 fold
-        // below, with one vpmaddwd per token instead of two.
-        return _mm256_madd_epi16(_mm256_hadd_epi16(pair_sums(a01_lo, b01_lo, a01_hi, b01_hi),
-                                                   pair_sums(a23_lo, b23_lo, a23_hi, b23_hi)),
-                                 _mm256_set1_epi16(1));
     }
-#endif
-    return _mm256_hadd_epi32(sum_halves<kSmallA>(a01_lo, b01_lo, a01_hi, b01_hi),
-                             sum_halves<kSmallA>(a23_lo, b23_lo, a23_hi, b23_hi));
-}
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        W::apply(p.scales, x, block_sums(p, x), acc.v);
+    }
+    static void finish(const Acc& acc, float* out, size_t row_stride) {
+        alignas(32) float v[kGroupRows];
+        _mm256_store_ps(v, acc.v);
+        for (int r = 0; r < kGroupRows; ++r) out[r * row_stride] = v[r];
+    }
+};
 
-// Low nibbles (elements 0..15) and high nibbles (16..31) of two rows' 16 quant bytes each.
-inline void unpack_row_pair(const uint8_t* qs, __m256i& lo, __m256i& hi) {
+// Low nibbles (elements 4c..4c+3 of each row) and high nibbles (16+4c..16+4c+3) of chunk qs.
+inline void unpack_nibbles(const uint8_t* qs, __m256i& lo, __m256i& hi) {
     const __m256i mask = _mm256_set1_epi8(0x0F);
     const __m256i q = load256(qs);
     lo = _mm256_and_si256(q, mask);
     hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
 }
 
-// ---- Q4_1x4 against Q8_1 (widened scales) ----
-
-struct Q4_1x4Simd {
-    using WBlock = BlockQ4_1x4;
+// Q4_1 against Q8_1: v += (d_r · d_x) · Σ q_w·q_x + m_r · s_x.
+struct Q4_1x8Block {
+    using WBlock = BlockQ4_1x8;
     using XBlock = BlockQ8_1Wide;
-    struct Prep {
-        __m256i lo01, hi01, lo23, hi23;  // elements 0..15 / 16..31 of rows 0|1 and 2|3
-        __m256 d;                        // folded layout
-        __m256 m;                        // the minimums in one lane per row, zero in the other
+    static constexpr int kMaxQ = 15;
+    struct Scales {
+        __m256 d, m;
     };
-    struct Acc {
-        __m256 v;
-    };
-    static Prep prep(const WBlock& b) {
-        Prep p;
-        // [d0 d2 m0 m2 | d1 d3 m1 m3] (interleave.h's order) -> [d0 d0 d2 d2 | d1 d1 d3 d3] and
-        // [m0 0 m2 0 | m1 0 m3 0]
-        const __m256 dm = _mm256_cvtph_ps(load128(b.dm));
-        p.d = _mm256_unpacklo_ps(dm, dm);
-        p.m = _mm256_unpackhi_ps(dm, _mm256_setzero_ps());
-        unpack_row_pair(b.qs[0], p.lo01, p.hi01);
-        unpack_row_pair(b.qs[2], p.lo23, p.hi23);
-        return p;
+    static void unpack(const WBlock& b, int c, __m256i& lo, __m256i& hi) {
+        unpack_nibbles(b.qs[c], lo, hi);
     }
-    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
-        const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
-        const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i sum =
-            fold_group<true>(p.lo01, x_lo, p.hi01, x_hi, p.lo23, x_lo, p.hi23, x_hi);
-        const __m256 d = _mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d));
-        acc.v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), acc.v);
-        acc.v = _mm256_fmadd_ps(p.m, _mm256_broadcast_ss(&x.s), acc.v);
+    static Scales scales(const WBlock& b) {
+        return {_mm256_cvtph_ps(load128(b.d)), _mm256_cvtph_ps(load128(b.m))};
     }
-    static void finish(const Acc& acc, float* out, size_t row_stride) {
-        alignas(32) float v[8];
-        _mm256_store_ps(v, acc.v);
-        for (int r = 0; r < kGroupRows; ++r) {
-            const int l = kGroupLane[r];
-            out[r * row_stride] = v[l] + v[l + 1];
-        }
+    static void apply(const Scales& s, const XBlock& x, __m256i sum, __m256& v) {
+        const __m256 d = _mm256_mul_ps(s.d, _mm256_broadcast_ss(&x.d));
+        v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), v);
+        v = _mm256_fmadd_ps(s.m, _mm256_broadcast_ss(&x.s), v);
     }
 };
 
-// ---- Q5_0x4 against Q8_0 (widened scale) ----
+// Q5_0 against Q8_0: the unsigned quants q = w + 16, so Σ w·x = Σ q·x - 16 · Σ x, exactly in
+// int32 (x.sum16), and v += (d_r · d_x) · Σ w·x.
+struct Q5_0x8Block {
+    using WBlock = BlockQ5_0x8;
+    using XBlock = BlockQ8_0Wide;
+    static constexpr int kMaxQ = 31;
+    using Scales = __m256;
+    static void unpack(const WBlock& b, int c, __m256i& lo, __m256i& hi) {
+        unpack_nibbles(b.qs[c], lo, hi);
+        // Row r's qh byte into each byte of lane r (vpshufb stays within 128-bit halves: rows
+        // 0..3 read bytes 0..3 of the low copy, rows 4..7 bytes 4..7 of the high one).
+        uint64_t bits;
+        std::memcpy(&bits, b.qh[c], sizeof(bits));
+        const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4,
+                                                4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7);
+        const __m256i qh =
+            _mm256_shuffle_epi8(_mm256_set1_epi64x(static_cast<int64_t>(bits)), spread);
+        // byte j of a lane: bit j for lo, bit 4 + j for hi; set -> 0xFF -> 16
+        const __m256i bit_lo = _mm256_set1_epi32(0x08040201);
+        const __m256i bit_hi = _mm256_set1_epi32(static_cast<int32_t>(0x80402010));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        const auto fifth = [&](__m256i bit) {
+            return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit), sixteen);
+        };
+        lo = _mm256_or_si256(lo, fifth(bit_lo));
+        hi = _mm256_or_si256(hi, fifth(bit_hi));
+    }
+    static Scales scales(const WBlock& b) { return _mm256_cvtph_ps(load128(b.d)); }
+    static void apply(const Scales& d_w, const XBlock& x, __m256i sum, __m256& v) {
+        const __m256i w_sum = _mm256_sub_epi32(sum, _mm256_set1_epi32(x.sum16));
+        const __m256 d = _mm256_mul_ps(d_w, _mm256_broadcast_ss(&x.d));
+        v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(w_sum), v);
+    }
+};
 
-// 0xFF bytes where the 5th bit is set, for elements [16h, 16h + 16) of two rows (qh: their 4 + 4
-// bytes), row a in the low 128 bits.
-inline __m256i q5_high_bits(const uint8_t* qh, int h) {
-    uint64_t bits;
-    std::memcpy(&bits, qh, sizeof(bits));
-    const char a0 = static_cast<char>(2 * h), a1 = static_cast<char>(2 * h + 1);
-    const char b0 = static_cast<char>(4 + 2 * h), b1 = static_cast<char>(5 + 2 * h);
-    const __m256i spread =
-        _mm256_setr_epi8(a0, a0, a0, a0, a0, a0, a0, a0, a1, a1, a1, a1, a1, a1, a1, a1, b0, b0, b0,
-                         b0, b0, b0, b0, b0, b1, b1, b1, b1, b1, b1, b1, b1);
-    const __m256i bytes =
-        _mm256_shuffle_epi8(_mm256_set1_epi64x(static_cast<int64_t>(bits)), spread);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
+using Q4_1x8Simd = LaneGroupDot<Q4_1x8Block>;
+using Q5_0x8Simd = LaneGroupDot<Q5_0x8Block>;
+
+// ---- Q8_0: two halves of four rows ----
+
+// Row r's first lane in the [r0 r0 r2 r2 | r1 r1 r3 r3] layout of the folded sums.
+inline constexpr int kGroupLane[kHalfRows] = {0, 4, 2, 6};
+
+// The four rows' scales (converted, in row order) in the folded sums' layout.
+inline __m256 group_scales(__m256 converted) {
+    return _mm256_permutevar8x32_ps(converted, _mm256_setr_epi32(0, 0, 2, 2, 1, 1, 3, 3));
 }
 
-// Signed weights in the registers of rows 0|1 and 2|3 (Q5_0 decoded, Q8_0 as stored) against
-// Q8_0 activations, by ggml's sign trick: |w| (unsigned) times x carrying w's sign. kSmallW:
-// |w| <= 16 (sum_halves).
-template <bool kSmallW>
-struct SignedGroupDot {
+// Σ of 8 products per int32 lane, unsigned a <= 128 (Q8_0's |w|, -128 included) times signed b:
+// lane j of each half is a_lo[4j..4j+3]·b_lo + a_hi[4j..4j+3]·b_hi. One maddubs pair is at most
+// 2 * 128 * 127 = 32512; two would overflow int16, so each widens on its own.
+inline __m256i sum_halves(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
+#if FLUORO_DOT_VNNI
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), a_lo, b_lo), a_hi, b_hi);
+#else
+    const __m256i ones = _mm256_set1_epi16(1);
+    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(a_lo, b_lo), ones),
+                            _mm256_madd_epi16(_mm256_maddubs_epi16(a_hi, b_hi), ones));
+#endif
+}
+
+// The four rows' sums folded into [r0 r0 r2 r2 | r1 r1 r3 r3] (int32), each lane 16 products:
+// rows 0|1 (a01 against b01) and 2|3 (a23 against b23), elements 0..15 (lo) and 16..31 (hi).
+inline __m256i fold_group(__m256i a01_lo, __m256i b01_lo, __m256i a01_hi, __m256i b01_hi,
+                          __m256i a23_lo, __m256i b23_lo, __m256i a23_hi, __m256i b23_hi) {
+    return _mm256_hadd_epi32(sum_halves(a01_lo, b01_lo, a01_hi, b01_hi),
+                             sum_halves(a23_lo, b23_lo, a23_hi, b23_hi));
+}
+
+// Four rows' signed quants against Q8_0 activations, by ggml's sign trick: |w| (unsigned) times
+// x carrying w's sign.
+struct Q8_0x4Simd {
+    using WBlock = BlockQ8_0x4;
     using XBlock = BlockQ8_0Wide;
     struct Prep {
         __m256i abs[4];  // |w| of lo01, hi01, lo23, hi23
@@ -161,16 +219,19 @@ struct SignedGroupDot {
     struct Acc {
         __m256 v;
     };
-    static void set_abs(Prep& p) {
-        for (int i = 0; i < 4; ++i) p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
-    }
-    static __m256 scales(const uint16_t (&d)[kGroupRows]) {
-        return group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(d))));
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        for (int i = 0; i < 4; ++i) {
+            p.w[i] = load256(b.qs + i * kQK);  // BlockQ8_0x4's chunk order
+            p.abs[i] = _mm256_sign_epi8(p.w[i], p.w[i]);
+        }
+        p.d = group_scales(_mm256_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.d))));
+        return p;
     }
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
         const __m256i x_lo = _mm256_broadcastsi128_si256(load128(x.qs));
         const __m256i x_hi = _mm256_broadcastsi128_si256(load128(x.qs + 16));
-        const __m256i sum = fold_group<kSmallW>(
+        const __m256i sum = fold_group(
             p.abs[0], _mm256_sign_epi8(x_lo, p.w[0]), p.abs[1], _mm256_sign_epi8(x_hi, p.w[1]),
             p.abs[2], _mm256_sign_epi8(x_lo, p.w[2]), p.abs[3], _mm256_sign_epi8(x_hi, p.w[3]));
         acc.v = _mm256_fmadd_ps(_mm256_mul_ps(p.d, _mm256_broadcast_ss(&x.d)),
@@ -179,43 +240,18 @@ struct SignedGroupDot {
     static void finish(const Acc& acc, float* out, size_t row_stride) {
         alignas(32) float v[8];
         _mm256_store_ps(v, acc.v);
-        for (int r = 0; r < kGroupRows; ++r) {
+        for (int r = 0; r < kHalfRows; ++r) {
             const int l = kGroupLane[r];
             out[r * row_stride] = v[l] + v[l + 1];
         }
     }
 };
 
-struct Q5_0x4Simd : SignedGroupDot<true> {
-    using WBlock = BlockQ5_0x4;
-    static Prep prep(const WBlock& b) {
-        Prep p;
-        __m256i nib[4];
-        unpack_row_pair(b.qs[0], nib[0], nib[1]);
-        unpack_row_pair(b.qs[2], nib[2], nib[3]);
-        const __m256i minus16 = _mm256_set1_epi8(-16);
-        for (int i = 0; i < 4; ++i) {
-            // w = nibble - 16 where the 5th bit is clear
-            const __m256i high = q5_high_bits(b.qh[i < 2 ? 0 : 2], i % 2);
-            p.w[i] = _mm256_or_si256(nib[i], _mm256_andnot_si256(high, minus16));
-        }
-        set_abs(p);
-        p.d = scales(b.d);
-        return p;
-    }
-};
-
-// ---- Q8_0x4 against Q8_0 (widened scale) ----
-
-struct Q8_0x4Simd : SignedGroupDot<false> {
-    using WBlock = BlockQ8_0x4;
-    static Prep prep(const WBlock& b) {
-        Prep p;
-        for (int i = 0; i < 4; ++i) p.w[i] = load256(b.qs + i * kQK);  // BlockQ8_0x4's chunk order
-        set_abs(p);
-        p.d = scales(b.d);
-        return p;
-    }
+// One half (rows 4H..4H+3) of a BlockQ8_0x8.
+template <int H>
+struct Q8_0HalfSimd : Q8_0x4Simd {
+    using WBlock = BlockQ8_0x8;
+    static Prep prep(const WBlock& b) { return Q8_0x4Simd::prep(b.half[H]); }
 };
 
 // ---- the group loop ----
@@ -241,10 +277,17 @@ void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int
     });
 }
 
+// Q8_0: two passes over the group, one per half, the four-row kernel's registers holding one.
+inline void q8_0_halves_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                            float* out) {
+    group_dot<Q8_0HalfSimd<0>>(w_group, x, x_stride, n_x, n, out);
+    group_dot<Q8_0HalfSimd<1>>(w_group, x, x_stride, n_x, n, out + kHalfRows * kMaxDotRows);
+}
+
 inline void set_x86_group_kernels(GroupDotTable& table) {
-    table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x4Simd>;
-    table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x4Simd>;
-    table[static_cast<size_t>(GgmlType::Q8_0)] = &group_dot<Q8_0x4Simd>;
+    table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x8Simd>;
+    table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x8Simd>;
+    table[static_cast<size_t>(GgmlType::Q8_0)] = &q8_0_halves_dot;
 }
 
 }  // namespace x86

@@ -27,25 +27,34 @@ bool interleavable(GgmlType type, int64_t n_out) {
 namespace {
 
 // Row r's block <-> its part of a group block, field by field.
-void move(const BlockQ4_1& in, BlockQ4_1x4& out, int r) {
-    out.dm[BlockQ4_1x4::d_at(r)] = in.d;
-    out.dm[BlockQ4_1x4::m_at(r)] = in.m;
-    std::memcpy(out.qs[r], in.qs, sizeof(in.qs));
-}
-void move(const BlockQ4_1x4& in, BlockQ4_1& out, int r) {
-    out.d = in.dm[BlockQ4_1x4::d_at(r)];
-    out.m = in.dm[BlockQ4_1x4::m_at(r)];
-    std::memcpy(out.qs, in.qs[r], sizeof(out.qs));
-}
-void move(const BlockQ5_0& in, BlockQ5_0x4& out, int r) {
+void move(const BlockQ4_1& in, BlockQ4_1x8& out, int r) {
     out.d[r] = in.d;
-    std::memcpy(out.qh[r], in.qh, sizeof(in.qh));
-    std::memcpy(out.qs[r], in.qs, sizeof(in.qs));
+    out.m[r] = in.m;
+    for (int c = 0; c < BlockQ4_1x8::kChunks; ++c) std::memcpy(&out.qs[c][4 * r], in.qs + 4 * c, 4);
 }
-void move(const BlockQ5_0x4& in, BlockQ5_0& out, int r) {
+void move(const BlockQ4_1x8& in, BlockQ4_1& out, int r) {
     out.d = in.d[r];
-    std::memcpy(out.qh, in.qh[r], sizeof(out.qh));
-    std::memcpy(out.qs, in.qs[r], sizeof(out.qs));
+    out.m = in.m[r];
+    for (int c = 0; c < BlockQ4_1x8::kChunks; ++c) std::memcpy(out.qs + 4 * c, &in.qs[c][4 * r], 4);
+}
+// BlockQ5_0's qh: bit i is element i's 5th bit.
+void move(const BlockQ5_0& in, BlockQ5_0x8& out, int r) {
+    uint32_t qh;
+    std::memcpy(&qh, in.qh, sizeof(qh));
+    out.d[r] = in.d;
+    for (int c = 0; c < BlockQ5_0x8::kChunks; ++c) {
+        out.qh[c][r] = uint8_t(((qh >> (4 * c)) & 0xF) | (((qh >> (16 + 4 * c)) & 0xF) << 4));
+        std::memcpy(&out.qs[c][4 * r], in.qs + 4 * c, 4);
+    }
+}
+void move(const BlockQ5_0x8& in, BlockQ5_0& out, int r) {
+    uint32_t qh = 0;
+    out.d = in.d[r];
+    for (int c = 0; c < BlockQ5_0x8::kChunks; ++c) {
+        qh |= uint32_t(in.qh[c][r] & 0xF) << (4 * c) | uint32_t(in.qh[c][r] >> 4) << (16 + 4 * c);
+        std::memcpy(out.qs + 4 * c, &in.qs[c][4 * r], 4);
+    }
+    std::memcpy(out.qh, &qh, sizeof(qh));
 }
 
 void move(const BlockQ8_0& in, BlockQ8_0x4& out, int r) {
@@ -57,6 +66,14 @@ void move(const BlockQ8_0x4& in, BlockQ8_0& out, int r) {
     out.d = in.d[r];
     for (int half = 0; half < 2; ++half)
         std::memcpy(out.qs + half * (kQK / 2), in.qs + BlockQ8_0x4::chunk_at(r, half), kQK / 2);
+}
+
+// Rows 0..3 in the first half, 4..7 in the second.
+void move(const BlockQ8_0& in, BlockQ8_0x8& out, int r) {
+    move(in, out.half[r / kHalfRows], r % kHalfRows);
+}
+void move(const BlockQ8_0x8& in, BlockQ8_0& out, int r) {
+    move(in.half[r / kHalfRows], out, r % kHalfRows);
 }
 
 template <class Block, class Group>
@@ -81,18 +98,18 @@ void deinterleave_as(const void* data, int64_t row, int64_t nb, void* dst) {
 void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in, void* dst) {
     check(type, n_out, n_in);
     const int64_t nb = n_in / kQK;
-    if (type == GgmlType::Q4_1) return interleave_as<BlockQ4_1, BlockQ4_1x4>(src, n_out, nb, dst);
-    if (type == GgmlType::Q8_0) return interleave_as<BlockQ8_0, BlockQ8_0x4>(src, n_out, nb, dst);
-    interleave_as<BlockQ5_0, BlockQ5_0x4>(src, n_out, nb, dst);
+    if (type == GgmlType::Q4_1) return interleave_as<BlockQ4_1, BlockQ4_1x8>(src, n_out, nb, dst);
+    if (type == GgmlType::Q8_0) return interleave_as<BlockQ8_0, BlockQ8_0x8>(src, n_out, nb, dst);
+    interleave_as<BlockQ5_0, BlockQ5_0x8>(src, n_out, nb, dst);
 }
 
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst) {
     check(type, kGroupRows, n_in);
     if (row < 0) throw Error("deinterleave: negative row " + std::to_string(row));
     const int64_t nb = n_in / kQK;
-    if (type == GgmlType::Q4_1) return deinterleave_as<BlockQ4_1, BlockQ4_1x4>(data, row, nb, dst);
-    if (type == GgmlType::Q8_0) return deinterleave_as<BlockQ8_0, BlockQ8_0x4>(data, row, nb, dst);
-    deinterleave_as<BlockQ5_0, BlockQ5_0x4>(data, row, nb, dst);
+    if (type == GgmlType::Q4_1) return deinterleave_as<BlockQ4_1, BlockQ4_1x8>(data, row, nb, dst);
+    if (type == GgmlType::Q8_0) return deinterleave_as<BlockQ8_0, BlockQ8_0x8>(data, row, nb, dst);
+    deinterleave_as<BlockQ5_0, BlockQ5_0x8>(data, row, nb, dst);
 }
 
 namespace {
@@ -104,6 +121,9 @@ void widen(const BlockQ8_1& in, BlockQ8_1Wide& out) {
 }
 void widen(const BlockQ8_0& in, BlockQ8_0Wide& out) {
     out.d = fp16_to_fp32(in.d);
+    int32_t sum = 0;
+    for (const int8_t q : in.qs) sum += q;
+    out.sum16 = 16 * sum;
     std::memcpy(out.qs, in.qs, sizeof(out.qs));
 }
 

@@ -3,11 +3,14 @@
 // so a row kernel converts every block's fp16 scale and minimum on its own and reduces the block's
 // integer sums across a whole vector before its one multiply-add. With block b of kGroupRows
 // consecutive rows stored together, one conversion handles all their scales and one multiply-add
-// all their sums: for Q4_1 on AVX2 the one-token loop is 37 instructions per four row-blocks where
-// the GGUF-layout loop takes 22 per row-block (counted in the compiled loops, GCC 12), and a
-// 576x1536 matrix from cache multiplies 1.8-2.4x faster (fluoro_cpu_matmul_bench, Zen 3). Q8_0
-// (the tied output head of both default models) gains less, its sums needing more widening: the
-// 576x49152 head, 2 threads, 1807 -> 1209 us for one token, 7510 -> 6018 us for nine.
+// all their sums. Four-row groups (the first version) cut Q4_1's one-token loop from 22
+// instructions per row-block to 37 per four (GCC 12), a 576x1536 matrix from cache 1.8-2.4x
+// faster (fluoro_cpu_matmul_bench, Zen 3). Eight-row groups with a 32-bit lane per row (Q4_1,
+// Q5_0; BlockQ4_1x8) drop the horizontal adds that folded four rows' sums: a group kernel
+// microbenchmark on AVX2 (Zen 3, from cache, minimum of 7 runs) went from 10.3 to 7.5 cycles per
+// four rows x 32 elements x token for one token and 7.1 to 6.0 for a tile of four (Q4_1), 17.6
+// to 12.5 and 12.3 to 8.9 (Q5_0). Q8_0 (the tied output head of both default models) keeps
+// four-row halves: its signed 8-bit sums need a widening per multiply either way.
 // ggml's "repack" buffers (Q4_0 8x8, Q4_K 8x8) are the same idea.
 //
 // The layout is internal to the CPU backend: it interleaves at load (cpu_backend.cpp) and
@@ -25,43 +28,60 @@
 namespace fluoro::cpu {
 
 // Rows per interleaved group.
-inline constexpr int kGroupRows = 4;
+inline constexpr int kGroupRows = 8;
 
-// Block b of four Q4_1 rows: the scales and minimums as fp16 in the order [d0 d2 m0 m2 d1 d3 m1 m3]
-// (one conversion then unpacks them into the kernels' folded-sum lanes, dot_x86_interleaved.h),
-// then each row's 16 quant bytes as in its BlockQ4_1 (low nibbles elements 0..15, high 16..31).
-struct BlockQ4_1x4 {
+// Block b of eight Q4_1 rows: the scales, the minimums (fp16, row order), then the quants in
+// four 32-byte chunks, each 4 bytes from every row: qs[c][4r + j] is row r's byte 4c + j of its
+// BlockQ4_1 (low nibble element 4c + j, high nibble element 16 + 4c + j). One register then
+// holds 8 elements of all eight rows, one row per 32-bit lane, against 4 activation bytes
+// broadcast to every lane, and a row's whole block sums into its own lane
+// (dot_x86_interleaved.h).
+struct BlockQ4_1x8 {
     static constexpr int kElems = kQK;  // per row
-    uint16_t dm[2 * kGroupRows];
-    uint8_t qs[kGroupRows][kQK / 2];
-    // Where row r's scale and minimum sit in dm.
-    static constexpr int d_at(int r) { return (r % 2) * 4 + r / 2; }
-    static constexpr int m_at(int r) { return d_at(r) + 2; }
-};
-static_assert(sizeof(BlockQ4_1x4) == kGroupRows * sizeof(BlockQ4_1));
-
-// Block b of four Q5_0 rows: the scales, each row's 5th bits (qh), then each row's nibbles.
-struct BlockQ5_0x4 {
-    static constexpr int kElems = kQK;  // per row
+    static constexpr int kChunks = 4;
     uint16_t d[kGroupRows];
-    uint8_t qh[kGroupRows][4];
-    uint8_t qs[kGroupRows][kQK / 2];
+    uint16_t m[kGroupRows];
+    uint8_t qs[kChunks][kGroupRows * 4];
 };
-static_assert(sizeof(BlockQ5_0x4) == kGroupRows * sizeof(BlockQ5_0));
+static_assert(sizeof(BlockQ4_1x8) == kGroupRows * sizeof(BlockQ4_1));
 
-// Block b of four Q8_0 rows: the scales, then the quants in 16-byte chunks ordered as the kernels
+// Block b of eight Q5_0 rows: the scales, then each chunk's 5th bits, then the nibbles in
+// BlockQ4_1x8's chunks. qh[c][r] holds row r's 5th bits of elements 4c..4c+3 (bits 0..3) and
+// 16+4c..16+4c+3 (bits 4..7); the kernels add bit << 4 to the nibble, which gives the stored
+// unsigned quant q = w + 16 (0..31), and subtract 16 · Σ x (BlockQ8_0Wide::sum16) per block.
+struct BlockQ5_0x8 {
+    static constexpr int kElems = kQK;  // per row
+    static constexpr int kChunks = 4;
+    uint16_t d[kGroupRows];
+    uint8_t qh[kChunks][kGroupRows];
+    uint8_t qs[kChunks][kGroupRows * 4];
+};
+static_assert(sizeof(BlockQ5_0x8) == kGroupRows * sizeof(BlockQ5_0));
+
+// Q8_0 group blocks are two halves of four rows each, rows 0..3 then 4..7, a kernel running over
+// one half at a time: signed 8-bit weights need the sign trick and a widening per multiply, which
+// the four-row fold (dot_x86_interleaved.h) does in fewer instructions than a lane per row.
+inline constexpr int kHalfRows = kGroupRows / 2;
+
+// Four Q8_0 rows' block b: the scales, then the quants in 16-byte chunks ordered as the kernels
 // load them, two rows per 256-bit register: elements 0..15 of rows 0 and 1, elements 16..31 of
 // rows 0 and 1, then the same for rows 2 and 3.
 struct BlockQ8_0x4 {
     static constexpr int kElems = kQK;  // per row
-    uint16_t d[kGroupRows];
-    int8_t qs[kGroupRows * kQK];
+    uint16_t d[kHalfRows];
+    int8_t qs[kHalfRows * kQK];
     // Offset in qs of row r's elements [16 * half, 16 * half + 16).
     static constexpr int chunk_at(int r, int half) {
         return (r / 2) * 2 * kQK + half * kQK + (r % 2) * (kQK / 2);
     }
 };
-static_assert(sizeof(BlockQ8_0x4) == kGroupRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockQ8_0x4) == kHalfRows * sizeof(BlockQ8_0));
+
+struct BlockQ8_0x8 {
+    static constexpr int kElems = kQK;  // per row
+    BlockQ8_0x4 half[2];
+};
+static_assert(sizeof(BlockQ8_0x8) == kGroupRows * sizeof(BlockQ8_0));
 
 // Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0) and n_out rows (a multiple
 // of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
@@ -79,7 +99,8 @@ void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in
 // Q4_1, Q8_0 for Q5_0 and Q8_0) with their fp16 scales widened to float when x is converted, once
 // per token, so that the kernels broadcast them from memory instead of converting them for every
 // row group and token (five instructions of ~26 per group block and token in the Q4_1 loop).
-// The values are the fp16 ones exactly: results do not change.
+// The values are the fp16 ones exactly: results do not change. The Q8_0 blocks also carry their
+// quants' sum, for the Q5_0 kernels.
 struct BlockQ8_1Wide {
     float d;
     float s;
@@ -87,6 +108,7 @@ struct BlockQ8_1Wide {
 };
 struct BlockQ8_0Wide {
     float d;
+    int32_t sum16;  // 16 · Σ qs, exact: the Q5_0 kernels' correction for their unsigned quants
     int8_t qs[kQK];
 };
 
