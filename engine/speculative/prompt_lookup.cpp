@@ -9,10 +9,12 @@ namespace fluoro::spec {
 
 std::vector<int32_t> prompt_lookup_draft(std::span<const int32_t> context,
                                          const PromptLookupOptions& opt) {
-    if (opt.min_ngram < 1 || opt.max_ngram < opt.min_ngram || opt.max_draft < 1)
+    if (opt.min_ngram < 1 || opt.max_ngram < opt.min_ngram || opt.max_draft < 1 ||
+        opt.max_draft_unigram < 1)
         throw Error("prompt lookup: need 1 <= min_ngram (" + std::to_string(opt.min_ngram) +
-                    ") <= max_ngram (" + std::to_string(opt.max_ngram) + ") and max_draft (" +
-                    std::to_string(opt.max_draft) + ") >= 1");
+                    ") <= max_ngram (" + std::to_string(opt.max_ngram) + "), max_draft (" +
+                    std::to_string(opt.max_draft) + ") >= 1 and max_draft_unigram (" +
+                    std::to_string(opt.max_draft_unigram) + ") >= 1");
     const size_t len = context.size();
     for (size_t n = size_t(opt.max_ngram); n >= size_t(opt.min_ngram); --n) {
         if (n >= len) continue;  // need the suffix plus at least one earlier token
@@ -21,7 +23,9 @@ std::vector<int32_t> prompt_lookup_draft(std::span<const int32_t> context,
         for (size_t s = len - n; s-- > 0;) {
             if (!std::equal(suffix.begin(), suffix.end(), context.begin() + ptrdiff_t(s))) continue;
             const size_t from = s + n;  // < len: the occurrence is followed by something
-            const size_t count = std::min(size_t(opt.max_draft), len - from);
+            const size_t most =
+                size_t(n == 1 ? std::min(opt.max_draft, opt.max_draft_unigram) : opt.max_draft);
+            const size_t count = std::min(most, len - from);
             return {context.begin() + ptrdiff_t(from), context.begin() + ptrdiff_t(from + count)};
         }
     }
