@@ -2,7 +2,9 @@
 // prompt category, with the measured costs and the speedup the paper's model expects (see
 // engine/speculative/spec_bench.h). Greedy, so the output is checked identical to plain decoding.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -23,6 +25,7 @@ struct SpecBenchFlags {
     std::vector<std::string> drafters{"prompt_lookup"};
     std::vector<std::string> categories;
     std::string prompts_file;
+    std::string save_tokens;           // file: each prompt's tokens and greedy output, for replays
     std::vector<int64_t> exit_layers;  // self_speculative: one drafter per exit layer (a sweep)
     float draft_p_min = SpeculativeSettings{}.draft_p_min;
     spec::SpecBenchOptions bench;
@@ -62,12 +65,44 @@ nlohmann::json to_json(const spec::SpecBenchResult& r) {
              {"acceptance_rate", x.acceptance},
              {"mean_tokens_per_forward", x.tau},
              {"speedup", x.speedup},
+             {"drafted", x.drafted},
+             {"accepted", x.accepted},
+             {"target_forwards", x.target_steps},
              {"reference_copied_fraction",
               x.reference_copied ? nlohmann::json(*x.reference_copied) : nlohmann::json()}});
     return {{"verify_cost", r.verify_cost},
             {"target_token_ms", r.target_token_ms},
             {"rows", rows},
             {"prompts", prompts}};
+}
+
+// --save-tokens: what scripts/spec/replay_lookup.py reads. The counts are per repetition, so
+// that a replay of the same drafter settings can check itself against them.
+void save_tokens(const std::string& path, const SpecBenchFlags& o, const spec::SpecBenchResult& r) {
+    nlohmann::json prompts = nlohmann::json::array();
+    const auto reps = int64_t(o.bench.repetitions);
+    for (const auto& x : r.prompts)
+        prompts.push_back(
+            {{"drafter", x.drafter},
+             {"category", x.category},
+             {"prompt", x.prompt},
+             {"prompt_tokens", x.prompt_tokens},
+             {"output_tokens", x.output_tokens},
+             {"end_token", x.end_token ? nlohmann::json(*x.end_token) : nlohmann::json()},
+             {"drafted", x.drafted / reps},
+             {"accepted", x.accepted / reps},
+             {"target_forwards", x.target_steps / reps}});
+    const nlohmann::json j{{"model", o.model},
+                           {"n_gen", o.bench.n_gen},
+                           {"verify_cost", r.verify_cost},
+                           {"draft_max", o.bench.spec.max_draft},
+                           {"ngram_max", o.lookup.max_ngram},
+                           {"ngram_min", o.lookup.min_ngram},
+                           {"draft_max_unigram", o.lookup.max_draft_unigram},
+                           {"prompts", prompts}};
+    std::ofstream out(path);
+    out << j.dump() << '\n';
+    if (!out) throw Error("bench spec: cannot write --save-tokens file " + path);
 }
 
 void print_table(const spec::SpecBenchResult& r) {
@@ -137,6 +172,9 @@ void add_bench_spec_command(CLI::App& bench) {
                     "token has less than this probability (0 = off)")
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
+    cmd->add_option("--save-tokens", o->save_tokens,
+                    "Also write each prompt's tokens, greedy output and drafter counts, and the "
+                    "verify costs, as JSON (for scripts/spec/replay_lookup.py)");
     o->engine.add_to(*cmd);
     cmd->callback([o] {
         o->bench.categories = o->categories;
@@ -182,6 +220,7 @@ void add_bench_spec_command(CLI::App& bench) {
         for (const auto& d : owned) drafters.push_back(d.get());
         const spec::SpecBenchResult r =
             spec::run_spec_bench(*target.model, *target.kv, drafters, o->bench);
+        if (!o->save_tokens.empty()) save_tokens(o->save_tokens, *o, r);
         if (o->json) {
             nlohmann::json j = to_json(r);
             j["model"] = o->model;

@@ -61,6 +61,20 @@ std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<con
     return v;
 }
 
+// The token a speculative run stopped at when it ended at an end-of-generation token: the one
+// after its output in the stream of emitted tokens (each step's accepted drafts, then its own).
+std::optional<int32_t> end_of_generation(const GenerateResult& r,
+                                         const std::vector<SpecStepInfo>& steps) {
+    if (r.stop != StopReason::EndOfGeneration) return std::nullopt;
+    std::vector<int32_t> stream;
+    for (const SpecStepInfo& s : steps) {
+        stream.insert(stream.end(), s.drafted.begin(), s.drafted.begin() + s.accepted);
+        stream.push_back(s.next);
+    }
+    if (stream.size() <= r.tokens.size()) return std::nullopt;
+    return stream[r.tokens.size()];
+}
+
 struct Totals {
     int64_t prompts = 0, tokens = 0, drafted = 0, accepted = 0, steps = 0;
     double plain_ms = 0, spec_ms = 0, draft_ms = 0;
@@ -135,6 +149,8 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
             Totals& t = totals[{std::string(d->name()), category}];
             ++t.prompts;
             Totals one;  // this prompt's share
+            std::vector<int32_t> output;
+            std::optional<int32_t> end_token;
             for (int32_t rep = 0; rep < opt.repetitions; ++rep) {
                 // Plain, then speculative, on a cache emptied each time (no reuse between them).
                 seq.reset();
@@ -154,6 +170,8 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                 if (sp.tokens != plain.tokens)
                     throw Error("bench spec: drafter " + std::string(d->name()) +
                                 " changed the greedy output (a bug: please report it)");
+                output = plain.tokens;
+                end_token = end_of_generation(sp, steps);
                 const auto n_out = int64_t(plain.tokens.size());
                 const double copied = copied_fraction(prompt, plain.tokens) * double(n_out);
                 for (Totals* x : {&t, &one}) {
@@ -189,7 +207,13 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
             pr.tau = ratio(double(one.tokens), double(one.steps));
             pr.speedup = ratio(one.plain_ms, one.spec_ms);  // same tokens: time ratio
             pr.reference_copied = reference_copied;
-            result.prompts.push_back(pr);
+            pr.drafted = one.drafted;
+            pr.accepted = one.accepted;
+            pr.target_steps = one.steps;
+            pr.prompt_tokens = prompt;
+            pr.output_tokens = std::move(output);
+            pr.end_token = end_token;
+            result.prompts.push_back(std::move(pr));
         }
     }
     result.target_token_ms = plain_tokens_all > 0 ? plain_ms_all / double(plain_tokens_all) : 0;

@@ -68,6 +68,12 @@ struct SpecBenchPromptRow {
     int64_t tokens = 0;
     double copied = 0, acceptance = 0, tau = 0, speedup = 0;
     std::optional<double> reference_copied;  // copied_fraction of the prompt's correct answer
+    int64_t drafted = 0, accepted = 0, target_steps = 0;  // all repetitions
+    // The prompt as fed (chat template applied) and its greedy output (the same every
+    // repetition, plain and speculative): with verify_cost, enough to replay a drafter offline
+    // (scripts/spec/replay_lookup.py).
+    std::vector<int32_t> prompt_tokens, output_tokens;
+    std::optional<int32_t> end_token;  // the end-of-generation token that stopped it, if one did
 };
 
 struct SpecBenchResult {

@@ -63,13 +63,15 @@ TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
         EXPECT_GE(r["copied_fraction"].get<double>(), 0);
         EXPECT_LE(r["copied_fraction"].get<double>(), 1);
     }
-    // One row per prompt and drafter; their tokens add up to their category's.
+    // One row per prompt and drafter; their counts add up to their category's.
     ASSERT_EQ(j["prompts"].size(), 6u);  // three copy prompts, two drafters
     for (const auto& row : j["rows"]) {
-        double tokens = 0;
-        for (const auto& p : j["prompts"])
-            if (p["drafter"] == row["drafter"]) tokens += p["tokens"].get<double>();
-        EXPECT_EQ(tokens, row["tokens"].get<double>()) << row["drafter"];
+        for (const char* key : {"tokens", "drafted", "accepted", "target_forwards"}) {
+            double sum = 0;
+            for (const auto& p : j["prompts"])
+                if (p["drafter"] == row["drafter"]) sum += p[key].get<double>();
+            EXPECT_EQ(sum, row[key].get<double>()) << row["drafter"] << " " << key;
+        }
     }
     // Copy prompts carry how much a correct answer copies (spec_bench_prompts.h's criterion).
     for (const auto& p : j["prompts"])
