@@ -14,7 +14,7 @@ namespace fluoro::spec {
 struct PromptLookupOptions {
     int32_t max_ngram = 3;  // try the longest suffix first ...
     int32_t min_ngram = 1;  // ... down to this length
-    int32_t max_draft = 8;  // tokens proposed at most
+    int32_t max_draft = 6;  // tokens proposed at most (SpeculativeSettings::max_draft)
     // ... and at most this many when only the last token matched: one token of context is weak
     // evidence of a copy, and a long draft after it is mostly rejected at a verification cost
     // that grows with its length. Replaying SmolLM2's greedy outputs against the measured

@@ -12,12 +12,13 @@
 
 #include "runtime/generate.h"
 #include "speculative/drafter.h"
+#include "speculative/spec_settings.h"
 #include "speculative/verify.h"
 
 namespace fluoro::spec {
 
 struct SpecOptions {
-    int32_t max_draft = 8;  // tokens drafted per step at most
+    int32_t max_draft = SpeculativeSettings{}.max_draft;  // tokens drafted per step at most
     // Adapt the draft length to recent acceptance: after a fully accepted draft try two more,
     // after a rejection draft one more than were accepted (at least min_draft).
     bool adaptive = true;

@@ -85,7 +85,8 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
            "them in one pass (same output at temperature 0)"));
     draft_model_ = new QLineEdit(st.value("spec/draft_model").toString(), sampling);
     draft_model_->setPlaceholderText(tr("draft GGUF (same vocabulary)"));
-    max_draft_ = ispin(sampling, 1, kMaxDraftTokens, st.value("spec/max_draft", 8).toInt());
+    max_draft_ = ispin(sampling, 1, kMaxDraftTokens,
+                       st.value("spec/max_draft", SpeculativeSettings{}.max_draft).toInt());
     exit_layer_ = ispin(sampling, 0, 256, st.value("spec/exit_layer", 0).toInt());
     exit_layer_->setSpecialValueText(tr("half the layers"));
     draft_p_min_ =
