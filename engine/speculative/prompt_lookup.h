@@ -17,10 +17,11 @@ struct PromptLookupOptions {
     int32_t max_draft = 6;  // tokens proposed at most (SpeculativeSettings::max_draft)
     // ... and at most this many when only the last token matched: one token of context is weak
     // evidence of a copy, and a long draft after it is mostly rejected at a verification cost
-    // that grows with its length. Replaying SmolLM2's greedy outputs against the measured
-    // verification costs, 1 instead of max_draft raises the expected speedup on every prompt of
-    // the bench's copy set (set 1.90x -> 1.96x), summaries (1.62 -> 1.68), chat (0.98 -> 0.99)
-    // and six other copy prompts not in the bench (1.56 -> 1.61); docs/PERFORMANCE.md.
+    // that grows with its length. Replaying SmolLM2's greedy outputs at measured verify costs
+    // (scripts/spec/replay_lookup.py --unigram 1 6, default draft length 6, three runs), 1
+    // instead of 6 raises the expected copy-set speedup 1.70 -> 1.79x, 1.54 -> 1.68x,
+    // 2.06 -> 2.17x, summaries and chat a little, and a second copy set not in the bench
+    // 1.48 -> 1.52x (docs/PERFORMANCE.md, "draft length").
     int32_t max_draft_unigram = 1;
 };
 
