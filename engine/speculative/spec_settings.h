@@ -22,9 +22,10 @@ struct SpeculativeSettings {
     SpecMode mode = SpecMode::Off;
     std::filesystem::path draft_model;  // DraftModel: a GGUF with the target's vocabulary
     int32_t exit_layer = 0;             // SelfSpeculative: layers the draft runs (0 = half)
-    // 1 .. kMaxDraftTokens. 6: on the 2-core AVX2 host a forward over 9 tokens costs ~3.0-3.8
-    // one-token forwards against ~2.5 for 7, and replaying prompt lookup over SmolLM2's outputs
-    // at measured costs puts the best maximum at 6 (docs/PERFORMANCE.md, "draft length").
+    // 1 .. kMaxDraftTokens. 6: on the 2-core AVX2 host two more drafted tokens cost 0.52 of a
+    // one-token forward from 4 to 6 and 0.83 from 6 to 8 (averaged over 11 runs' verify costs),
+    // and replaying prompt lookup over SmolLM2's outputs at measured costs puts the best maximum
+    // at 6 (docs/PERFORMANCE.md, "draft length").
     int32_t max_draft = 6;
     bool adaptive = true;   // draft length follows recent acceptance
     int32_t ngram_max = 3;  // PromptLookup: longest n-gram matched
