@@ -34,6 +34,7 @@ std::vector<Event> run_with(const std::optional<KvPolicyConfig>& policy, int64_t
     SpeculativeSettings speculative;
     speculative.mode = spec_mode;
     speculative.exit_layer = 1;
+    speculative.draft_p_min = 0;  // a random model's draft is never sure: draft anyway
     cs.speculative = speculative;
     engine.submit(cs);
     engine.submit(SendMessage{"alpha beta gamma delta"});

@@ -82,6 +82,7 @@ TEST_P(EngineSpeculative, GreedyOutputEqualsPlainAndStepsAddUp) {
     spec.mode = GetParam();
     spec.draft_model = draft;
     spec.max_draft = 4;
+    spec.draft_p_min = 0;  // random models' drafts are never sure: draft anyway
     const auto events = run_with(target, spec, text);
 
     EXPECT_EQ(token_ids(events), token_ids(plain));
@@ -142,13 +143,15 @@ TEST_P(EngineSpeculative, StopStringsCutWherePlainDecodingDoes) {
     spec.mode = GetParam();
     spec.draft_model = draft;
     spec.max_draft = 4;
+    spec.draft_p_min = 0;  // random models' drafts are never sure: draft anyway
     const auto fin = std::get<RunFinished>(run_with(target, spec, text, false, stop).back());
     EXPECT_EQ(fin.stop, "stop_string");
     EXPECT_EQ(fin.text, expected);
 }
 
 // The draft confidence reaches the model drafters: a draft that is never that sure drafts
-// nothing, and the reply is plain decoding's.
+// nothing, and the reply is plain decoding's. The default (0.75) reaches them too: this random
+// model's draft is never that sure either.
 TEST(EngineSpeculativeConfidence, AnUnsureDraftDraftsNothing) {
     const auto target = model_file(42, "engine_spec_conf");
     const std::string text = "alpha beta gamma delta alpha beta gamma delta alpha beta";
@@ -156,12 +159,18 @@ TEST(EngineSpeculativeConfidence, AnUnsureDraftDraftsNothing) {
     SpeculativeSettings spec;
     spec.mode = SpecMode::SelfSpeculative;
     spec.max_draft = 4;
+    spec.draft_p_min = 0;
     const auto free = run_with(target, spec, text);
     EXPECT_GT(std::get<RunFinished>(free.back()).drafted_tokens, 0);
     spec.draft_p_min = 0.999f;
     const auto sure = run_with(target, spec, text);
     EXPECT_EQ(token_ids(sure), token_ids(plain));
     EXPECT_EQ(std::get<RunFinished>(sure.back()).drafted_tokens, 0);
+    spec.draft_p_min = SpeculativeSettings{}.draft_p_min;
+    ASSERT_GT(spec.draft_p_min, 0.0f);
+    const auto by_default = run_with(target, spec, text);
+    EXPECT_EQ(token_ids(by_default), token_ids(plain));
+    EXPECT_EQ(std::get<RunFinished>(by_default.back()).drafted_tokens, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Drafters, EngineSpeculative,
@@ -178,6 +187,7 @@ TEST(EngineSpeculativeCapture, SnapshotsComeFromTheTargetOnly) {
     SpeculativeSettings spec;
     spec.mode = SpecMode::SelfSpeculative;
     spec.exit_layer = 2;
+    spec.draft_p_min = 0;  // a random model's draft is never sure: draft anyway
     const std::string text = "one two three one two three one two three";
     const auto with = run_with(target, spec, text, true);
     const auto snaps = all_of<std::shared_ptr<const AttentionSnapshot>>(with);

@@ -30,7 +30,7 @@ void SettingsSpeculativeTest::drafter_knobs_reach_change_settings_and_are_rememb
     auto* p_min = panel.findChild<QDoubleSpinBox*>("draft_p_min");
     QVERIFY(mode && p_min);
     QCOMPARE(panel.change_settings().speculative->mode, SpecMode::Off);
-    QCOMPARE(p_min->value(), double(SpeculativeSettings{}.draft_p_min));  // off by default
+    QCOMPARE(p_min->value(), double(SpeculativeSettings{}.draft_p_min));  // the engine's default
     QVERIFY(!p_min->isEnabled());
     mode->setCurrentIndex(1);  // prompt lookup: no draft model, no confidence
     QVERIFY(!p_min->isEnabled());
@@ -38,10 +38,10 @@ void SettingsSpeculativeTest::drafter_knobs_reach_change_settings_and_are_rememb
     QVERIFY(p_min->isEnabled());
     mode->setCurrentIndex(3);  // self-speculative
     QVERIFY(p_min->isEnabled());
-    p_min->setValue(0.75);
+    p_min->setValue(0.5);
     const SpeculativeSettings sp = *panel.change_settings().speculative;
     QCOMPARE(sp.mode, SpecMode::SelfSpeculative);
-    QCOMPARE(sp.draft_p_min, 0.75f);
+    QCOMPARE(sp.draft_p_min, 0.5f);
     sp.validate();  // what the panel sends is valid
 
     auto* apply = panel.findChild<QPushButton*>("apply_settings");
@@ -49,7 +49,7 @@ void SettingsSpeculativeTest::drafter_knobs_reach_change_settings_and_are_rememb
     apply->click();       // saves
     SettingsPanel again;  // remembered
     QCOMPARE(again.change_settings().speculative->mode, SpecMode::SelfSpeculative);
-    QCOMPARE(again.change_settings().speculative->draft_p_min, 0.75f);
+    QCOMPARE(again.change_settings().speculative->draft_p_min, 0.5f);
 }
 
 QTEST_MAIN(SettingsSpeculativeTest)
