@@ -1,5 +1,7 @@
 #include "store/event_recorder.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "common/version.h"
@@ -69,8 +71,19 @@ void EventRecorder::on_start(const RunStarted& e) {
     const std::string now = iso_time_utc(e.wall_clock_ms);
     Conversation& c = state_.conversations[e.conversation];
     if (c.id == 0) {
-        c.id = store_.add_conversation(title_of(e.user_text), e.system_prompt, now);
+        // Titled by its first user message: the history's when it brought one.
+        const auto first_user = std::find_if(c.history.begin(), c.history.end(),
+                                             [](const ChatMessage& m) { return m.role == "user"; });
+        const std::string& title =
+            first_user != c.history.end() ? first_user->content : e.user_text;
+        c.id = store_.add_conversation(title_of(title), e.system_prompt, now);
         last_conversation_id_ = c.id;
+        for (const ChatMessage& m : c.history) {
+            const auto parent =
+                c.path.empty() ? std::nullopt : std::optional<int64_t>(c.path.back());
+            c.path.push_back(store_.add_message(c.id, parent, m.role, m.content, true, now));
+        }
+        c.history.clear();
     }
     c.path.resize(std::min<size_t>(c.path.size(), size_t(std::max<int64_t>(0, e.kept_messages))));
     const auto parent = [&]() -> std::optional<int64_t> {
@@ -136,6 +149,11 @@ EventRecorder::Run* EventRecorder::run(uint64_t engine_run) {
 }
 
 void EventRecorder::apply(const Event& e) {
+    if (const auto* cs = std::get_if<ConversationStarted>(&e)) {
+        // Stored with its first run (a conversation nothing was asked in is not kept).
+        state_.conversations[cs->conversation].history = cs->messages;
+        return;
+    }
     if (const auto* s = std::get_if<RunStarted>(&e)) return on_start(*s);
     if (const auto* f = std::get_if<RunFinished>(&e)) return on_finish(*f);
     Run* r = run(event_run(e));

@@ -1,5 +1,7 @@
 // Turns the engine's telemetry events into store rows: a RunStarted opens the conversation (first
-// time it is seen), adds the user message and an empty, incomplete assistant message and the run;
+// time it is seen, with the turns its ConversationStarted brought: a continued conversation's or
+// an API request's history), adds the user message and an empty, incomplete assistant message
+// and the run;
 // tokens, steps, snapshots and KV evictions become rows; RunFinished completes the message and the
 // run. The assistant message's text is kept current at the end of every batch, so a process killed
 // mid-answer leaves the answer so far, marked incomplete. Runs on the caller's thread, inside the
@@ -33,7 +35,8 @@ class EventRecorder {
   private:
     struct Conversation {
         int64_t id = 0;
-        std::vector<int64_t> path;  // store ids of the messages on the current branch
+        std::vector<int64_t> path;         // store ids of the messages on the current branch
+        std::vector<ChatMessage> history;  // ConversationStarted's turns, until it is stored
     };
     struct Run {
         int64_t id = 0, message = 0, conversation_key = 0, kept = 0;

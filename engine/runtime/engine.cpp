@@ -259,8 +259,17 @@ void Engine::rt_execute(const Command& c) {
     State& s = *state_;
     if (const auto* load = std::get_if<LoadModel>(&c)) return rt_load(*load);
     if (std::holds_alternative<UnloadModel>(c)) return rt_unload();
-    if (const auto* nc = std::get_if<NewConversation>(&c))
-        return rt_new_conversation(nc->system_prompt);
+    if (const auto* nc = std::get_if<NewConversation>(&c)) {
+        for (size_t i = 0; i < nc->messages.size(); ++i)
+            if (nc->messages[i].role != "user" && nc->messages[i].role != "assistant")
+                throw Error("new conversation: message " + std::to_string(i) + " has role '" +
+                            nc->messages[i].role + "': only 'user' and 'assistant' turns");
+        if (!nc->messages.empty() && nc->messages.back().role != "assistant")
+            throw Error(
+                "new conversation: the messages must end with an assistant turn (the next "
+                "message is the user's)");
+        return rt_new_conversation(nc->system_prompt, nc->messages);
+    }
     if (const auto* cs = std::get_if<ChangeSettings>(&c)) return rt_settings(*cs);
     if (const auto* ac = std::get_if<SetAttentionCapture>(&c)) return rt_set_capture(*ac);
     if (!s.model) throw Error("no model is loaded: load one before sending messages");
@@ -376,13 +385,13 @@ void Engine::rt_unload() {
     emit(ModelUnloaded{});
 }
 
-void Engine::rt_new_conversation(std::string system_prompt) {
+void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages) {
     State& s = *state_;
     s.conversation = ++s.last_conversation;
     s.system_prompt = std::move(system_prompt);
-    s.messages.clear();
+    s.messages = std::move(messages);
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
-    emit(ConversationStarted{s.conversation, s.system_prompt});
+    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages});
 }
 
 void Engine::rt_complete(const Complete& c) {
@@ -415,8 +424,8 @@ void Engine::rt_complete(const Complete& c) {
     s.stop_strings = c.stop_strings;
     try {
         if (c.sampling && s.sampler) s.sampler->set_params(*c.sampling);
-        rt_new_conversation(first == 1 ? m.front().content : std::string());
-        s.messages.assign(m.begin() + std::ptrdiff_t(first), m.end() - 1);
+        rt_new_conversation(first == 1 ? m.front().content : std::string(),
+                            {m.begin() + std::ptrdiff_t(first), m.end() - 1});
         rt_generate(RunKind::Send, int64_t(s.messages.size()), m.back().content);
     } catch (...) {
         restore();

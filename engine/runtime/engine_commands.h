@@ -44,9 +44,13 @@ struct LoadModel {
     ModelSettings settings;
 };
 struct UnloadModel {};
-// Forgets the current conversation and starts a new one.
+// Forgets the current conversation and starts a new one: empty, or holding `messages` (user and
+// assistant turns, ending with an assistant one) to continue a conversation kept elsewhere (a
+// stored one); the next SendMessage adds to them. Their KV is computed by the next run (or reused
+// from the prefix cache).
 struct NewConversation {
     std::string system_prompt;
+    std::vector<ChatMessage> messages = {};
 };
 // Adds a user message to the conversation (a new one when none) and generates the reply.
 struct SendMessage {

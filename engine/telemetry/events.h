@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "chat/chat_render.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
 #include "telemetry/telemetry_level.h"
@@ -231,6 +232,9 @@ struct ModelUnloaded {};
 struct ConversationStarted {
     uint64_t conversation = 0;
     std::string system_prompt;
+    // The turns it starts with (NewConversation::messages; a Complete's messages before its last
+    // user message): the history its first run's kept_messages counts.
+    std::vector<ChatMessage> messages;
 };
 
 // Snapshots the stream dropped because its consumer fell behind, since the previous report.

@@ -54,8 +54,11 @@ ChatMessage* ChatView::reply_of(uint64_t run) {
 }
 
 void ChatView::apply(const Event& e) {
-    if (std::holds_alternative<ConversationStarted>(e)) {
-        messages_.clear();
+    if (const auto* cs = std::get_if<ConversationStarted>(&e)) {
+        messages_.clear();  // then the turns it starts with (a continued conversation's)
+        for (const fluoro::ChatMessage& m : cs->messages)
+            messages_.push_back(
+                {QString::fromStdString(m.role), 0, {{m.content, -1}}, {}, {}, false});
         dirty_ = true;
         return;
     }

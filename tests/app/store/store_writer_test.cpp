@@ -1,6 +1,7 @@
 // Recording through the writer thread: a run's events become a conversation with messages, a run
 // and its rows, read back equal; regenerate and edit make branches; a run that never finished
-// leaves its text so far, marked incomplete; a full disk is reported and recording goes on.
+// leaves its text so far, marked incomplete; a full disk is reported and recording goes on; a
+// conversation that starts with turns (continued, or an API request's history) keeps them.
 #include "store/store_writer.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,33 @@ TEST(StoreWriter, RegenerateAndEditBranchTheConversation) {
     EXPECT_FALSE(c.messages[5].parent_id.has_value());  // edited first message: a new root
     EXPECT_EQ(c.messages[6].parent_id, c.messages[5].id);
     EXPECT_EQ(c.runs.size(), 4u);
+}
+
+TEST(StoreWriter, AConversationStartedWithTurnsStoresThemBeforeItsFirstRun) {
+    const auto path = temp_db("writer_history");
+    {
+        StoreWriter w(path);
+        w.record(ConversationStarted{3, "be brief", {{"user", "one"}, {"assistant", "a"}}});
+        record_all(w, synthetic_run(1, 3, RunKind::Send, 2, "two", {"b"}));
+        w.record(ConversationStarted{4, "", {{"user", "unasked"}, {"assistant", "x"}}});
+    }
+    Store store(path);
+    const auto list = store.list_conversations();
+    ASSERT_EQ(list.size(), 1u) << "a conversation nothing was asked in is not stored";
+    EXPECT_EQ(list[0].title, "one");  // its first user message, not the run's
+    const ConversationRecord c = store.load_conversation(list[0].id);
+    ASSERT_EQ(c.messages.size(), 4u);
+    const std::vector<std::pair<std::string, std::string>> want{
+        {"user", "one"}, {"assistant", "a"}, {"user", "two"}, {"assistant", "b"}};
+    for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(c.messages[i].role, want[i].first) << i;
+        EXPECT_EQ(c.messages[i].content, want[i].second) << i;
+        EXPECT_TRUE(c.messages[i].complete) << i;
+        if (i > 0) EXPECT_EQ(c.messages[i].parent_id, c.messages[i - 1].id) << i;
+    }
+    EXPECT_FALSE(c.messages[0].parent_id.has_value());
+    ASSERT_EQ(c.runs.size(), 1u);
+    EXPECT_EQ(c.runs[0].message_id, c.messages[3].id);
 }
 
 TEST(StoreWriter, AnUnfinishedRunLeavesItsTextMarkedIncomplete) {

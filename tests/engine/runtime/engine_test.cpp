@@ -227,6 +227,59 @@ TEST(Engine, CompleteRefusesMessagesItCannotRun) {
     EXPECT_EQ(std::get<RunFinished>(next_run(engine).back()).n_tokens, 3);
 }
 
+// A conversation kept elsewhere (a stored one) continues from its turns: the next message sees
+// the same prompt, and greedy gives the same reply, as in the conversation that made them.
+TEST(Engine, NewConversationWithMessagesContinuesThem) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(4));
+    for (const char* text : {"first", "second", "third"}) engine.submit(SendMessage{text});
+    std::vector<RunStarted> starts;
+    std::vector<RunFinished> fins;
+    for (int i = 0; i < 3; ++i) {
+        const auto ev = next_run(engine);
+        starts.push_back(all_of<RunStarted>(ev).at(0));
+        fins.push_back(std::get<RunFinished>(ev.back()));
+    }
+    const std::vector<ChatMessage> history{{"user", "first"},
+                                           {"assistant", fins[0].text},
+                                           {"user", "second"},
+                                           {"assistant", fins[1].text}};
+    engine.submit(NewConversation{"", history});
+    engine.submit(SendMessage{"third"});
+    const auto ev = next_run(engine);
+    const auto started = all_of<ConversationStarted>(ev);
+    ASSERT_EQ(started.size(), 1u);
+    ASSERT_EQ(started[0].messages.size(), history.size());
+    for (size_t i = 0; i < history.size(); ++i) {
+        EXPECT_EQ(started[0].messages[i].role, history[i].role);
+        EXPECT_EQ(started[0].messages[i].content, history[i].content);
+    }
+    const RunStarted s = all_of<RunStarted>(ev).at(0);
+    EXPECT_NE(s.conversation, starts[2].conversation);
+    EXPECT_EQ(s.kept_messages, 4);
+    EXPECT_EQ(s.prompt_ids, starts[2].prompt_ids);
+    EXPECT_EQ(std::get<RunFinished>(ev.back()).text, fins[2].text);
+}
+
+TEST(Engine, NewConversationRefusesTurnsItCannotContinue) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    const auto refused = [&](std::vector<ChatMessage> m, const char* why) {
+        try {
+            engine.submit_blocking(NewConversation{"", std::move(m)});
+            ADD_FAILURE() << "accepted: " << why;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    refused({{"user", "a"}}, "end with an assistant turn");
+    refused({{"system", "s"}, {"user", "a"}, {"assistant", "b"}}, "role 'system'");
+    engine.submit(greedy(3));
+    engine.submit(SendMessage{"still fine"});
+    EXPECT_EQ(std::get<RunFinished>(next_run(engine).back()).n_tokens, 3);
+}
+
 TEST(Engine, CancelStopsTheRunWithinOneStep) {
     Engine engine({TelemetryLevel::Summary});
     engine.submit_blocking(load_tiny());
