@@ -23,6 +23,12 @@ int64_t time_of(const Event& e) {
         e);
 }
 
+const MessageRecord* find_message(const ConversationRecord& c, int64_t id) {
+    for (const auto& m : c.messages)
+        if (m.id == id) return &m;
+    return nullptr;
+}
+
 RunStarted started_of(const ConversationRecord& c, const RunRecord& r) {
     RunStarted s;
     s.run = uint64_t(r.id);
@@ -38,18 +44,8 @@ RunStarted started_of(const ConversationRecord& c, const RunRecord& r) {
     s.prompt_pieces = r.prompt_pieces;
     s.level = parse_telemetry_level(r.telemetry_level).value_or(TelemetryLevel::Off);
     // The history: messages on the branch up to the reply's parent.
-    std::vector<const MessageRecord*> branch;
-    const MessageRecord* reply = nullptr;
-    for (const auto& m : c.messages)
-        if (m.id == r.message_id) reply = &m;
-    for (auto parent = reply ? reply->parent_id : std::nullopt; parent;) {
-        const MessageRecord* p = nullptr;
-        for (const auto& m : c.messages)
-            if (m.id == *parent) p = &m;
-        if (!p) break;
-        branch.insert(branch.begin(), p);
-        parent = p->parent_id;
-    }
+    std::vector<const MessageRecord*> branch = message_branch(c, r.message_id);
+    if (!branch.empty()) branch.pop_back();  // the reply
     if (s.kind != RunKind::Regenerate && !branch.empty() && branch.back()->role == "user") {
         s.user_text = branch.back()->content;
         s.kept_messages = int64_t(branch.size()) - 1;
@@ -77,6 +73,26 @@ RunStarted started_of(const ConversationRecord& c, const RunRecord& r) {
 }
 
 }  // namespace
+
+std::vector<const MessageRecord*> message_branch(const ConversationRecord& c, int64_t message_id) {
+    std::vector<const MessageRecord*> branch;
+    for (const MessageRecord* m = find_message(c, message_id); m;
+         m = m->parent_id ? find_message(c, *m->parent_id) : nullptr) {
+        branch.push_back(m);
+        if (branch.size() > c.messages.size()) return {};  // a cycle: not a branch
+    }
+    std::reverse(branch.begin(), branch.end());
+    return branch;
+}
+
+std::vector<ChatMessage> run_history(const ConversationRecord& c, const RunRecord& r) {
+    std::vector<ChatMessage> out;
+    for (const MessageRecord* m : message_branch(c, r.message_id)) {
+        if (m->role != "user" && m->role != "assistant") continue;
+        out.push_back({m->role, m->content});
+    }
+    return out;
+}
 
 std::vector<Event> run_events(const ConversationRecord& c, const RunRecord& r) {
     std::vector<Event> body;

@@ -17,6 +17,15 @@ namespace fluoro::app {
 // stored run and the conversation it belongs to.
 std::vector<Event> run_events(const ConversationRecord& conversation, const RunRecord& run);
 
+// The messages from the conversation's first one to `message_id`, following parents (root
+// first); empty when there is no such message (or the parents loop).
+std::vector<const MessageRecord*> message_branch(const ConversationRecord& conversation,
+                                                 int64_t message_id);
+
+// The user and assistant turns of the run's branch through its reply: what NewConversation
+// takes to continue the conversation from that run.
+std::vector<ChatMessage> run_history(const ConversationRecord& conversation, const RunRecord& run);
+
 struct ReplayOptions {
     double speed = 1.0;                         // 0: no waiting
     const std::atomic<bool>* cancel = nullptr;  // stops the replay between events

@@ -108,6 +108,7 @@ void MainWindow::build_layout() {
     list_view_->setMinimumHeight(140);
     auto* buttons = new QHBoxLayout();
     new_chat_ = new QPushButton(tr("New chat"), left);
+    new_chat_->setObjectName("new_chat");
     auto* rename = new QPushButton(tr("Rename"), left);
     auto* remove = new QPushButton(tr("Delete"), left);
     buttons->addWidget(new_chat_);

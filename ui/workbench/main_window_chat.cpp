@@ -1,5 +1,7 @@
 // MainWindow: sending, stopping, regenerating and editing; the live event fan-out to the chat,
 // the panels, the gauge and the timeline.
+#include <algorithm>
+
 #include <QComboBox>
 #include <QDockWidget>
 #include <QListView>
@@ -7,6 +9,7 @@
 #include <QTimer>
 
 #include "panels/event_panel.h"
+#include "replay/replay.h"
 #include "workbench/chat_view.h"
 #include "workbench/context_gauge.h"
 #include "workbench/engine_bridge.h"
@@ -81,7 +84,18 @@ void MainWindow::send_message(const QString& text) {
 void MainWindow::on_send() {
     const QString text = input_->toPlainText().trimmed();
     if (text.isEmpty() || !bridge_->model() || bridge_->generating()) return;
-    if (!viewing_live_) show_live();
+    if (!viewing_live_) {
+        // A stored conversation on screen: continue it from the run picked (a new live
+        // conversation holding that run's branch, stored as a new conversation).
+        if (shown_ && !shown_->runs.empty()) {
+            const int i = std::clamp(run_picker_->currentIndex(), 0, int(shown_->runs.size()) - 1);
+            std::vector<fluoro::ChatMessage> history =
+                app::run_history(*shown_, shown_->runs[size_t(i)]);
+            if (!history.empty() && history.back().role == "assistant")
+                bridge_->submit(NewConversation{shown_->system_prompt, std::move(history)});
+        }
+        show_live();
+    }
     if (editing_)
         bridge_->submit(EditAndResend{*editing_, text.toStdString()});
     else

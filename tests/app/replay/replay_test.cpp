@@ -109,6 +109,35 @@ TEST(Replay, AttentionStatsAndTheV3FieldsComeBackInTimeOrder) {
     EXPECT_EQ(n_stats, 2u);
 }
 
+// What the workbench hands NewConversation to continue a stored conversation from one of its
+// runs: that run's branch through its reply, not the other branches.
+TEST(Replay, RunHistoryIsTheRunsBranchThroughItsReply) {
+    const auto path = test::temp_db("replay_history");
+    {
+        StoreWriter w(path);
+        for (const auto& run : {test::synthetic_run(1, 1, RunKind::Send, 0, "one", {"a"}),
+                                test::synthetic_run(2, 1, RunKind::Send, 2, "two", {"b"}),
+                                test::synthetic_run(3, 1, RunKind::Regenerate, 3, "", {"c"}),
+                                test::synthetic_run(4, 1, RunKind::Edit, 0, "uno", {"d"})})
+            for (const auto& e : run) w.record(e);
+    }
+    Store store(path);
+    const ConversationRecord c = store.load_conversation(1);
+    ASSERT_EQ(c.runs.size(), 4u);
+    const auto text_of = [](const std::vector<ChatMessage>& h) {
+        std::string s;
+        for (const auto& m : h) s += m.role.substr(0, 1) + ":" + m.content + " ";
+        return s;
+    };
+    EXPECT_EQ(text_of(run_history(c, c.runs[0])), "u:one a:a ");
+    EXPECT_EQ(text_of(run_history(c, c.runs[1])), "u:one a:a u:two a:b ");
+    EXPECT_EQ(text_of(run_history(c, c.runs[2])), "u:one a:a u:two a:c ");
+    EXPECT_EQ(text_of(run_history(c, c.runs[3])), "u:uno a:d ");
+    RunRecord missing;
+    missing.message_id = 999;
+    EXPECT_TRUE(run_history(c, missing).empty());
+}
+
 TEST(Replay, CancelStopsIt) {
     std::vector<Event> events;
     for (int64_t i = 0; i < 5; ++i)

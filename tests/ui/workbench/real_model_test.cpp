@@ -26,6 +26,7 @@
 #include "workbench/main_window.h"
 #include "workbench/panel_feeder.h"
 #include "workbench/run_timeline.h"
+#include "workbench/store_worker.h"
 #include "workbench_test_support.h"
 
 using namespace fluoro;
@@ -173,6 +174,64 @@ class RealModelTest : public QObject {
         QCOMPARE(w.chat()->messages().size(), size_t(2));
         QCOMPARE(QString::fromStdString(w.chat()->messages()[0].text()), QString("Say hello."));
         QCOMPARE(send->text(), QString("Send"));
+    }
+
+    // A stored conversation on screen: sending continues it from the run picked, as a new live
+    // conversation holding that run's turns (shown, and stored with them).
+    void sending_on_a_stored_conversation_continues_it() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        const auto db = test::scratch("continue.db");
+        MainWindow w(WorkbenchOptions{db});
+        w.show();
+        set_max_tokens(w, 8, 0);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        w.send_message("Name three colors.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        const std::string first_reply = finished.at(0).at(0).value<RunFinished>().text;
+        auto* new_chat = w.findChild<QPushButton*>("new_chat");
+        QVERIFY(new_chat);
+        new_chat->click();  // the live conversation is another one now
+        w.bridge().writer()->flush();
+        ConversationPtr stored;
+        {
+            app::Store store(db);
+            stored = std::make_shared<const app::ConversationRecord>(
+                store.load_conversation(store.list_conversations().at(0).id));
+        }
+        QSignalSpy shown(&w, &MainWindow::conversation_shown);
+        w.show_record(stored, "stored");
+        QCOMPARE(shown.count(), 1);
+        QCOMPARE(w.chat()->messages().size(), size_t(2));
+
+        std::optional<RunStarted> started;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
+            for (const Event& e : b)
+                if (const auto* s = std::get_if<RunStarted>(&e)) started = *s;
+        });
+        w.send_message("And three animals?");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+        QVERIFY(started.has_value());
+        QCOMPARE(started->kept_messages, int64_t(2));  // the stored question and reply
+        const auto& msgs = w.chat()->messages();
+        QCOMPARE(msgs.size(), size_t(4));
+        QCOMPARE(QString::fromStdString(msgs[0].text()), QString("Name three colors."));
+        QCOMPARE(msgs[1].text(), first_reply);
+        QCOMPARE(QString::fromStdString(msgs[2].text()), QString("And three animals?"));
+
+        w.bridge().writer()->flush();
+        app::Store store(db);
+        const auto list = store.list_conversations();
+        QCOMPARE(list.size(), size_t(2));  // the stored one is left as it was
+        const auto a = store.load_conversation(stored->id);
+        QCOMPARE(a.messages.size(), size_t(2));
+        const auto b = store.load_conversation(list[0].id == stored->id ? list[1].id : list[0].id);
+        QCOMPARE(b.messages.size(), size_t(4));
+        QCOMPARE(b.title, a.title);
+        QCOMPARE(b.messages[1].content, first_reply);
+        QCOMPARE(b.messages[2].content, std::string("And three animals?"));
+        QCOMPARE(b.messages[2].parent_id, std::optional<int64_t>(b.messages[1].id));
     }
 
     void the_event_loop_never_stalls_during_generation() {
