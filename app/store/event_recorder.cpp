@@ -150,8 +150,14 @@ EventRecorder::Run* EventRecorder::run(uint64_t engine_run) {
 
 void EventRecorder::apply(const Event& e) {
     if (const auto* cs = std::get_if<ConversationStarted>(&e)) {
-        // Stored with its first run (a conversation nothing was asked in is not kept).
-        state_.conversations[cs->conversation].history = cs->messages;
+        Conversation& c = state_.conversations[cs->conversation];
+        if (c.id == 0) {
+            // Stored with its first run (a conversation nothing was asked in is not kept).
+            c.history = cs->messages;
+        } else {
+            // Taken up again (NewConversation::resume): its branch goes on from those turns.
+            c.path.resize(std::min(c.path.size(), cs->messages.size()));
+        }
         return;
     }
     if (const auto* s = std::get_if<RunStarted>(&e)) return on_start(*s);

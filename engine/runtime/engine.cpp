@@ -268,7 +268,10 @@ void Engine::rt_execute(const Command& c) {
             throw Error(
                 "new conversation: the messages must end with an assistant turn (the next "
                 "message is the user's)");
-        return rt_new_conversation(nc->system_prompt, nc->messages);
+        if (nc->resume > s.last_conversation)
+            throw Error("new conversation: there was no conversation " +
+                        std::to_string(nc->resume) + " to resume");
+        return rt_new_conversation(nc->system_prompt, nc->messages, nc->resume);
     }
     if (const auto* cs = std::get_if<ChangeSettings>(&c)) return rt_settings(*cs);
     if (const auto* ac = std::get_if<SetAttentionCapture>(&c)) return rt_set_capture(*ac);
@@ -385,13 +388,14 @@ void Engine::rt_unload() {
     emit(ModelUnloaded{});
 }
 
-void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages) {
+void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages,
+                                 uint64_t resume) {
     State& s = *state_;
-    s.conversation = ++s.last_conversation;
+    s.conversation = resume != 0 ? resume : ++s.last_conversation;
     s.system_prompt = std::move(system_prompt);
     s.messages = std::move(messages);
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
-    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages});
+    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission});
 }
 
 void Engine::rt_complete(const Complete& c) {

@@ -73,7 +73,9 @@ class Engine {
     // Saves the persisted prefix cache when due (force: whenever it changed); a failure is an
     // ErrorEvent, never the command's.
     void rt_save_prefix_cache(bool force);
-    void rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages = {});
+    // resume: an earlier conversation's id to take up again (0: a new one)
+    void rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages = {},
+                             uint64_t resume = 0);
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
     void rt_complete(const Complete& c);

@@ -51,6 +51,10 @@ struct UnloadModel {};
 struct NewConversation {
     std::string system_prompt;
     std::vector<ChatMessage> messages = {};
+    // An earlier conversation of this engine (ConversationStarted::conversation) to take up again
+    // with `messages`, under its id, instead of a new one (0): a caller sharing the engine gets its
+    // chat back after a Complete, and the recorder goes on storing it where it was.
+    uint64_t resume = 0;
 };
 // Adds a user message to the conversation (a new one when none) and generates the reply.
 struct SendMessage {

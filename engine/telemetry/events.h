@@ -235,6 +235,9 @@ struct ConversationStarted {
     // The turns it starts with (NewConversation::messages; a Complete's messages before its last
     // user message): the history its first run's kept_messages counts.
     std::vector<ChatMessage> messages;
+    // The number Engine::submit returned for the command that started it (0: unknown): whose
+    // conversation the engine's live one is now, for callers sharing the engine.
+    uint64_t submission = 0;
 };
 
 // Snapshots the stream dropped because its consumer fell behind, since the previous report.

@@ -115,6 +115,29 @@ TEST(StoreWriter, AConversationStartedWithTurnsStoresThemBeforeItsFirstRun) {
     EXPECT_EQ(c.runs[0].message_id, c.messages[3].id);
 }
 
+// NewConversation::resume: the engine takes a conversation up again under its id; the store goes
+// on with the same conversation, from the turns it was given.
+TEST(StoreWriter, AResumedConversationGoesOnWhereItWas) {
+    const auto path = temp_db("writer_resume");
+    {
+        StoreWriter w(path);
+        w.record(ConversationStarted{1, "", {}});
+        record_all(w, synthetic_run(1, 1, RunKind::Send, 0, "mine", {"a"}));
+        w.record(ConversationStarted{2, "", {}});
+        record_all(w, synthetic_run(2, 2, RunKind::Send, 0, "a request", {"r"}));
+        w.record(ConversationStarted{1, "", {{"user", "mine"}, {"assistant", "a"}}});
+        record_all(w, synthetic_run(3, 1, RunKind::Send, 2, "mine again", {"b"}));
+    }
+    Store store(path);
+    const auto list = store.list_conversations();
+    ASSERT_EQ(list.size(), 2u);
+    const ConversationRecord c = store.load_conversation(1);
+    ASSERT_EQ(c.messages.size(), 4u);
+    EXPECT_EQ(c.messages[2].content, "mine again");
+    EXPECT_EQ(c.messages[2].parent_id, c.messages[1].id);
+    EXPECT_EQ(c.runs.size(), 2u);
+}
+
 TEST(StoreWriter, AnUnfinishedRunLeavesItsTextMarkedIncomplete) {
     const auto path = temp_db("writer_unfinished");
     {

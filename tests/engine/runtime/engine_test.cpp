@@ -262,6 +262,31 @@ TEST(Engine, NewConversationWithMessagesContinuesThem) {
     EXPECT_EQ(std::get<RunFinished>(ev.back()).text, fins[2].text);
 }
 
+// A chat taken up again after a Complete replaced it keeps its conversation id.
+TEST(Engine, NewConversationResumesAnEarlierConversationUnderItsId) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(3));
+    const uint64_t own = engine.submit(SendMessage{"mine"});
+    const auto a = next_run(engine);
+    const ConversationStarted chat = all_of<ConversationStarted>(a).at(0);
+    EXPECT_EQ(chat.submission, own);
+    const std::string reply = std::get<RunFinished>(a.back()).text;
+    const uint64_t request = engine.submit(Complete{{{"user", "a request"}}});
+    const auto b = next_run(engine);
+    EXPECT_EQ(all_of<ConversationStarted>(b).at(0).submission, request);
+    EXPECT_NE(all_of<RunStarted>(b).at(0).conversation, chat.conversation);
+    NewConversation back{"", {{"user", "mine"}, {"assistant", reply}}};
+    back.resume = chat.conversation;
+    engine.submit(back);
+    engine.submit(SendMessage{"mine again"});
+    const auto c = next_run(engine);
+    EXPECT_EQ(all_of<ConversationStarted>(c).at(0).conversation, chat.conversation);
+    const RunStarted s = all_of<RunStarted>(c).at(0);
+    EXPECT_EQ(s.conversation, chat.conversation);
+    EXPECT_EQ(s.kept_messages, 2);
+}
+
 TEST(Engine, NewConversationRefusesTurnsItCannotContinue) {
     Engine engine;
     engine.submit_blocking(load_tiny());
@@ -274,6 +299,14 @@ TEST(Engine, NewConversationRefusesTurnsItCannotContinue) {
         }
     };
     refused({{"user", "a"}}, "end with an assistant turn");
+    NewConversation unknown;
+    unknown.resume = 99;
+    try {
+        engine.submit_blocking(unknown);
+        ADD_FAILURE() << "resumed a conversation that never was";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("no conversation 99"), std::string::npos) << e.what();
+    }
     refused({{"system", "s"}, {"user", "a"}, {"assistant", "b"}}, "role 'system'");
     engine.submit(greedy(3));
     engine.submit(SendMessage{"still fine"});
