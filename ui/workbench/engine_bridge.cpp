@@ -47,8 +47,8 @@ void EngineBridge::load_model(const std::filesystem::path& path, const ModelSett
     submit(LoadModel{path, s});
 }
 
-void EngineBridge::submit(Command c) {
-    engine_->submit(std::move(c));
+uint64_t EngineBridge::submit(Command c) {
+    return engine_->submit(std::move(c));
 }
 
 void EngineBridge::submit_tagged(const QString& tag, Command c) {

@@ -40,7 +40,8 @@ class EngineBridge : public QObject {
     bool generating() const { return generating_; }
 
     void load_model(const std::filesystem::path& path, const ModelSettings& s);
-    void submit(Command c);
+    // Returns the engine's submission number (RunStarted / ConversationStarted carry it).
+    uint64_t submit(Command c);
     void submit_tagged(const QString& tag, Command c);
     void stop();
     // Drains now (the timer does it every 16 ms); public for tests.

@@ -12,8 +12,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
+#include "runtime/engine_commands.h"
+#include "session/conversation_mirror.h"
 #include "store/records.h"
 #include "telemetry/events.h"
 #include "workbench/store_worker.h"
@@ -111,6 +114,9 @@ class MainWindow : public QMainWindow {
     void on_regenerate();
     void on_edit(int message_index, const QString& text);
     void on_new_chat();
+    // Submits a command of the window's own chat (its conversations are told apart from API
+    // requests' by the submission number).
+    void submit_own(Command c);
     void show_live();
     void feed_panels(const std::vector<Event>& batch);
     void reset_panels();
@@ -168,7 +174,10 @@ class MainWindow : public QMainWindow {
     bool viewing_live_ = true;      // the chat mirrors the engine's conversation
     std::vector<Event> live_chat_;  // chat-relevant events since the last ConversationStarted
     std::vector<Event> live_run_;   // every event of the newest live run
-    ConversationPtr shown_;         // the stored conversation on screen (when not live)
+    std::unordered_set<uint64_t> own_submissions_;
+    app::ConversationMirror own_chat_;  // the window's own conversation, as the engine holds it
+    bool outside_live_ = false;         // an API request's conversation is the engine's now
+    ConversationPtr shown_;             // the stored conversation on screen (when not live)
     std::vector<std::vector<Event>> shown_runs_;
     quint64 load_job_ = 0, list_job_ = 0;
     std::map<quint64, std::function<void(const ConversationPtr&)>> pending_exports_;  // by job

@@ -35,7 +35,12 @@ void MainWindow::on_events(const std::vector<Event>& batch) {
     std::vector<Event> for_panels;
     std::optional<RunFinished> finished;
     for (const Event& e : batch) {
-        if (std::holds_alternative<ConversationStarted>(e)) live_chat_.clear();
+        if (const auto* cs = std::get_if<ConversationStarted>(&e)) {
+            live_chat_.clear();
+            outside_live_ = !own_submissions_.count(cs->submission);
+            if (!outside_live_) own_chat_.start(*cs);
+        }
+        own_chat_.apply(e);
         if (std::holds_alternative<RunStarted>(e)) {
             if (!viewing_live_) show_live();
             feed_panels(for_panels);  // the previous run's tail, then a clean slate
@@ -91,15 +96,29 @@ void MainWindow::on_send() {
             const int i = std::clamp(run_picker_->currentIndex(), 0, int(shown_->runs.size()) - 1);
             std::vector<fluoro::ChatMessage> history =
                 app::run_history(*shown_, shown_->runs[size_t(i)]);
-            if (!history.empty() && history.back().role == "assistant")
-                bridge_->submit(NewConversation{shown_->system_prompt, std::move(history)});
+            if (!history.empty() && history.back().role == "assistant") {
+                submit_own(NewConversation{shown_->system_prompt, std::move(history)});
+                outside_live_ = false;
+            }
         }
         show_live();
     }
-    if (editing_)
-        bridge_->submit(EditAndResend{*editing_, text.toStdString()});
-    else
-        bridge_->submit(SendMessage{text.toStdString()});
+    if (editing_) {
+        submit_own(EditAndResend{*editing_, text.toStdString()});
+    } else {
+        if (outside_live_) {
+            // An API request's conversation took the engine's place: ours comes back first
+            // (its own id, so the store goes on with it), then the message goes to it.
+            if (own_chat_.following())
+                submit_own(NewConversation{own_chat_.system_prompt(), own_chat_.turns(),
+                                           own_chat_.conversation()});
+            else
+                submit_own(
+                    NewConversation{settings_->change_settings().system_prompt.value_or("")});
+            outside_live_ = false;
+        }
+        submit_own(SendMessage{text.toStdString()});
+    }
     editing_.reset();
     input_->clear();
     show_error({});
@@ -108,7 +127,7 @@ void MainWindow::on_send() {
 
 void MainWindow::on_regenerate() {
     if (!viewing_live_ || bridge_->generating()) return;
-    bridge_->submit(Regenerate{});
+    submit_own(Regenerate{});
 }
 
 void MainWindow::on_edit(int message_index, const QString& text) {
@@ -123,7 +142,8 @@ void MainWindow::on_new_chat() {
     if (bridge_->generating()) bridge_->stop();
     editing_.reset();
     if (!viewing_live_) show_live();
-    bridge_->submit(NewConversation{settings_->change_settings().system_prompt.value_or("")});
+    submit_own(NewConversation{settings_->change_settings().system_prompt.value_or("")});
+    outside_live_ = false;
     live_chat_.clear();
     live_run_.clear();
     chat_->clear_messages();
@@ -133,6 +153,10 @@ void MainWindow::on_new_chat() {
     list_view_->clearSelection();
     input_->setFocus();
     update_actions();
+}
+
+void MainWindow::submit_own(Command c) {
+    own_submissions_.insert(bridge_->submit(std::move(c)));
 }
 
 void MainWindow::show_live() {

@@ -3,7 +3,8 @@
 // conversation in the chat, is listed in the server panel with its token counts, lands in the
 // session store, and a repeat of its system prompt comes from the prompt cache. Stopping the
 // server while a streamed request generates returns at once (the request's wait on the GUI
-// thread's batches is aborted, not deadlocked) and the port is closed after. A port that is
+// thread's batches is aborted, not deadlocked) and the port is closed after. Your own chat goes
+// on after a request. A port that is
 // taken and a missing model are reported, and the server stays off.
 #include <httplib.h>
 
@@ -144,6 +145,59 @@ class ServeTest : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(!w.bridge().generating(), 10000);
         httplib::Client gone("127.0.0.1", port);
         QVERIFY(!gone.Get("/v1/models"));  // nobody listens any more
+    }
+
+    // A request does not take your chat over: it shows live and stays on screen, then your next
+    // message goes to your own conversation (same engine id, same stored conversation).
+    void your_chat_goes_on_after_an_outside_request() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        const auto db = test::scratch("serve-resume.db");
+        MainWindow w(WorkbenchOptions{db});
+        w.show();
+        w.serve_when_loaded(0);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.serve().running(), 60000);
+        SamplingParams greedy;
+        greedy.temperature = 0;
+        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        std::vector<RunStarted> starts;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
+            for (const Event& e : b)
+                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
+        });
+
+        w.send_message("Name a color.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        auto outside = post(w.serve().port(), request("What is the capital of France?", 8));
+        QTRY_VERIFY_WITH_TIMEOUT(ready(outside), 120000);
+        QCOMPARE(outside.get().status, 200);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 10000);
+        QCOMPARE(w.chat()->messages().size(), size_t(2));  // the request, on screen
+        QCOMPARE(QString::fromStdString(w.chat()->messages()[0].text()),
+                 QStringLiteral("What is the capital of France?"));
+
+        w.send_message("And another one?");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 60000);
+        QCOMPARE(starts.size(), size_t(3));
+        QCOMPARE(starts[2].conversation, starts[0].conversation);
+        QCOMPARE(starts[2].kept_messages, int64_t(2));
+        const auto& msgs = w.chat()->messages();
+        QCOMPARE(msgs.size(), size_t(4));
+        QCOMPARE(QString::fromStdString(msgs[0].text()), QStringLiteral("Name a color."));
+        QCOMPARE(QString::fromStdString(msgs[2].text()), QStringLiteral("And another one?"));
+
+        w.bridge().writer()->flush();
+        app::Store store(db);
+        QCOMPARE(store.list_conversations().size(), size_t(2));  // yours, and the request
+        bool yours = false;
+        for (const auto& c : store.list_conversations()) {
+            const auto conv = store.load_conversation(c.id);
+            if (conv.runs.size() == 2 && conv.messages.size() == 4 &&
+                conv.messages[2].content == "And another one?")
+                yours = true;
+        }
+        QVERIFY(yours);
     }
 
     void a_taken_port_or_no_model_is_reported_and_the_server_stays_off() {
