@@ -40,6 +40,10 @@ void MainWindow::on_events(const std::vector<Event>& batch) {
             outside_live_ = !own_submissions_.count(cs->submission);
             if (!outside_live_) own_chat_.start(*cs);
         }
+        if (std::holds_alternative<ModelLoaded>(e) || std::holds_alternative<ModelUnloaded>(e)) {
+            own_chat_ = {};  // the engine starts afresh: no conversation is live
+            outside_live_ = false;
+        }
         own_chat_.apply(e);
         if (std::holds_alternative<RunStarted>(e)) {
             if (!viewing_live_) show_live();
