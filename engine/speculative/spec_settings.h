@@ -31,8 +31,9 @@ struct SpeculativeSettings {
     int32_t ngram_max = 3;  // PromptLookup: longest n-gram matched
     // DraftModel / SelfSpeculative: stop drafting where the draft's most likely token has less
     // than this probability (DraftModelDrafter::set_min_confidence; 0 = off). 0.75, llama.cpp's
-    // default: self-speculative SmolLM2 (half its layers) measured 0.47-0.53x of plain decoding
-    // at 0 and 0.52-0.59x at 0.75 on every prompt set (docs/PERFORMANCE.md, "draft confidence").
+    // default: self-speculative SmolLM2 (half its layers) measured 0.49-0.53x of plain decoding
+    // at 0 and 0.52-0.59x at 0.75 across the prompt sets, better at 0.75 on each set in both of
+    // two alternations (2026-12-02; docs/PERFORMANCE.md, "draft confidence").
     float draft_p_min = 0.75f;
 
     // Throws fluoro::Error naming the bad field.

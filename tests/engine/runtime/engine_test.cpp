@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "engine/runtime/engine_test_events.h"
@@ -45,6 +47,18 @@ ChangeSettings greedy(int64_t max_tokens) {
 
 using test::all_of;
 using test::next_run;
+
+// The next n runs' RunStarted and RunFinished.
+std::pair<std::vector<RunStarted>, std::vector<RunFinished>> next_runs(Engine& engine, int n) {
+    std::vector<RunStarted> starts;
+    std::vector<RunFinished> fins;
+    for (int i = 0; i < n; ++i) {
+        const auto ev = next_run(engine);
+        starts.push_back(all_of<RunStarted>(ev).at(0));
+        fins.push_back(std::get<RunFinished>(ev.back()));
+    }
+    return {starts, fins};
+}
 
 TEST(Engine, ARunReportsStartStepsTokensAndFinishInOrder) {
     Engine engine({TelemetryLevel::Full});
@@ -234,13 +248,7 @@ TEST(Engine, NewConversationWithMessagesContinuesThem) {
     engine.submit_blocking(load_tiny());
     engine.submit(greedy(4));
     for (const char* text : {"first", "second", "third"}) engine.submit(SendMessage{text});
-    std::vector<RunStarted> starts;
-    std::vector<RunFinished> fins;
-    for (int i = 0; i < 3; ++i) {
-        const auto ev = next_run(engine);
-        starts.push_back(all_of<RunStarted>(ev).at(0));
-        fins.push_back(std::get<RunFinished>(ev.back()));
-    }
+    const auto [starts, fins] = next_runs(engine, 3);
     const std::vector<ChatMessage> history{{"user", "first"},
                                            {"assistant", fins[0].text},
                                            {"user", "second"},
@@ -361,13 +369,7 @@ TEST(Engine, RegenerateAndEditKeepTheRightHistory) {
     engine.submit(SendMessage{"second"});
     engine.submit(Regenerate{});
     engine.submit(EditAndResend{0, "first, edited"});
-    std::vector<RunStarted> starts;
-    std::vector<RunFinished> fins;
-    for (int i = 0; i < 4; ++i) {
-        const auto ev = next_run(engine);
-        starts.push_back(all_of<RunStarted>(ev).at(0));
-        fins.push_back(std::get<RunFinished>(ev.back()));
-    }
+    const auto [starts, fins] = next_runs(engine, 4);
     EXPECT_EQ(starts[0].kept_messages, 0);
     EXPECT_EQ(starts[1].kept_messages, 2);
     EXPECT_EQ(starts[2].kind, RunKind::Regenerate);
