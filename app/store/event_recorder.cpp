@@ -71,12 +71,15 @@ void EventRecorder::on_start(const RunStarted& e) {
     const std::string now = iso_time_utc(e.wall_clock_ms);
     Conversation& c = state_.conversations[e.conversation];
     if (c.id == 0) {
-        // Titled by its first user message: the history's when it brought one.
+        // Titled as it was named, else by its first user message (the history's when it
+        // brought one).
         const auto first_user = std::find_if(c.history.begin(), c.history.end(),
                                              [](const ChatMessage& m) { return m.role == "user"; });
-        const std::string& title =
-            first_user != c.history.end() ? first_user->content : e.user_text;
-        c.id = store_.add_conversation(title_of(title), e.system_prompt, now);
+        const std::string title =
+            !c.title.empty()
+                ? c.title
+                : title_of(first_user != c.history.end() ? first_user->content : e.user_text);
+        c.id = store_.add_conversation(title, e.system_prompt, now);
         last_conversation_id_ = c.id;
         for (const ChatMessage& m : c.history) {
             const auto parent =
@@ -154,6 +157,7 @@ void EventRecorder::apply(const Event& e) {
         if (c.id == 0) {
             // Stored with its first run (a conversation nothing was asked in is not kept).
             c.history = cs->messages;
+            c.title = cs->title;
         } else {
             // Taken up again (NewConversation::resume): its branch goes on from those turns.
             c.path.resize(std::min(c.path.size(), cs->messages.size()));

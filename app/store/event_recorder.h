@@ -37,6 +37,7 @@ class EventRecorder {
         int64_t id = 0;
         std::vector<int64_t> path;         // store ids of the messages on the current branch
         std::vector<ChatMessage> history;  // ConversationStarted's turns, until it is stored
+        std::string title;                 // ConversationStarted's, until it is stored
     };
     struct Run {
         int64_t id = 0, message = 0, conversation_key = 0, kept = 0;

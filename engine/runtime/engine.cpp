@@ -271,12 +271,19 @@ void Engine::rt_execute(const Command& c) {
         if (nc->resume > s.last_conversation)
             throw Error("new conversation: there was no conversation " +
                         std::to_string(nc->resume) + " to resume");
-        return rt_new_conversation(nc->system_prompt, nc->messages, nc->resume);
+        return rt_new_conversation(nc->system_prompt, nc->messages, nc->resume, nc->title);
     }
     if (const auto* cs = std::get_if<ChangeSettings>(&c)) return rt_settings(*cs);
     if (const auto* ac = std::get_if<SetAttentionCapture>(&c)) return rt_set_capture(*ac);
     if (!s.model) throw Error("no model is loaded: load one before sending messages");
     if (const auto* send = std::get_if<SendMessage>(&c)) {
+        if (send->conversation != 0 && send->conversation != s.conversation)
+            throw Error("conversation " + std::to_string(send->conversation) +
+                        " is not the engine's live one (" +
+                        (s.conversation == 0
+                             ? std::string("none is")
+                             : "conversation " + std::to_string(s.conversation) + " is") +
+                        "): the message was not added; take it up again first");
         if (s.conversation == 0) rt_new_conversation(s.system_prompt);
         return rt_generate(RunKind::Send, int64_t(s.messages.size()), send->text);
     }
@@ -389,13 +396,14 @@ void Engine::rt_unload() {
 }
 
 void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages,
-                                 uint64_t resume) {
+                                 uint64_t resume, std::string title) {
     State& s = *state_;
     s.conversation = resume != 0 ? resume : ++s.last_conversation;
     s.system_prompt = std::move(system_prompt);
     s.messages = std::move(messages);
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
-    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission});
+    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission,
+                             std::move(title)});
 }
 
 void Engine::rt_complete(const Complete& c) {

@@ -73,9 +73,10 @@ class Engine {
     // Saves the persisted prefix cache when due (force: whenever it changed); a failure is an
     // ErrorEvent, never the command's.
     void rt_save_prefix_cache(bool force);
-    // resume: an earlier conversation's id to take up again (0: a new one)
+    // resume: an earlier conversation's id to take up again (0: a new one); title: what to
+    // store it as (ConversationStarted::title)
     void rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages = {},
-                             uint64_t resume = 0);
+                             uint64_t resume = 0, std::string title = {});
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
     void rt_complete(const Complete& c);

@@ -55,10 +55,16 @@ struct NewConversation {
     // with `messages`, under its id, instead of a new one (0): a caller sharing the engine gets its
     // chat back after a Complete, and the recorder goes on storing it where it was.
     uint64_t resume = 0;
+    // What whoever stores the conversation should call it; empty: its first user message.
+    std::string title = {};
 };
 // Adds a user message to the conversation (a new one when none) and generates the reply.
 struct SendMessage {
     std::string text;
+    // The conversation the message is meant for (ConversationStarted::conversation); 0: whichever
+    // is live. When another one is live by the time the command runs (a Complete queued before it
+    // took the engine's place), the message is refused, not added to the wrong conversation.
+    uint64_t conversation = 0;
 };
 // Generates the last reply again (the conversation must end with an assistant message).
 struct Regenerate {};

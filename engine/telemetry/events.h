@@ -238,6 +238,7 @@ struct ConversationStarted {
     // The number Engine::submit returned for the command that started it (0: unknown): whose
     // conversation the engine's live one is now, for callers sharing the engine.
     uint64_t submission = 0;
+    std::string title = {};  // NewConversation::title: what to store it as (empty: not named)
 };
 
 // Snapshots the stream dropped because its consumer fell behind, since the previous report.

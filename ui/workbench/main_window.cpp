@@ -136,6 +136,19 @@ void MainWindow::build_layout() {
         "QLabel { background: #fde2e1; color: #8a1c13; border: 1px solid #e8a09a;"
         " border-radius: 4px; padding: 6px; }");
     banner_->hide();
+    outside_bar_ = new QWidget(right);
+    outside_bar_->setObjectName("outside_bar");
+    auto* ob = new QHBoxLayout(outside_bar_);
+    ob->setContentsMargins(0, 0, 0, 0);
+    auto* outside_text = new QLabel(
+        tr("Showing an API request. Your chat comes back when you send, or now:"), outside_bar_);
+    outside_text->setWordWrap(true);
+    outside_text->setStyleSheet("QLabel { color: palette(text); padding: 2px 4px; }");
+    back_to_chat_ = new QPushButton(tr("Back to your chat"), outside_bar_);
+    back_to_chat_->setObjectName("back_to_chat");
+    ob->addWidget(outside_text, 1);
+    ob->addWidget(back_to_chat_);
+    outside_bar_->hide();
     chat_ = new ChatView(right);
     input_ = new QPlainTextEdit(right);
     input_->setObjectName("input");
@@ -155,6 +168,7 @@ void MainWindow::build_layout() {
     col->addWidget(regenerate_);
     row->addLayout(col);
     r->addWidget(banner_);
+    r->addWidget(outside_bar_);
     r->addWidget(chat_, 1);
     r->addLayout(row);
 
@@ -194,6 +208,7 @@ void MainWindow::build_layout() {
     connect(stop_, &QPushButton::clicked, this, [this] { bridge_->stop(); });
     connect(regenerate_, &QPushButton::clicked, this, &MainWindow::on_regenerate);
     connect(new_chat_, &QPushButton::clicked, this, &MainWindow::on_new_chat);
+    connect(back_to_chat_, &QPushButton::clicked, this, &MainWindow::on_back_to_chat);
     connect(rename, &QPushButton::clicked, this, &MainWindow::on_rename);
     connect(remove, &QPushButton::clicked, this, &MainWindow::on_delete);
     connect(search_, &QLineEdit::textChanged, this, [this] { refresh_conversations(); });
@@ -315,6 +330,8 @@ void MainWindow::update_actions() {
             if (const auto* f = std::get_if<RunFinished>(&e); f && f->stop != "error")
                 has_reply = true;
     regenerate_->setEnabled(model && !busy && viewing_live_ && has_reply);
+    outside_bar_->setVisible(viewing_live_ && outside_live_ && model);
+    back_to_chat_->setEnabled(!busy);
 }
 
 }  // namespace fluoro::ui

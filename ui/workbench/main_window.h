@@ -115,8 +115,15 @@ class MainWindow : public QMainWindow {
     void on_edit(int message_index, const QString& text);
     void on_new_chat();
     // Submits a command of the window's own chat (its conversations are told apart from API
-    // requests' by the submission number).
-    void submit_own(Command c);
+    // requests' by the submission number); returns that number.
+    uint64_t submit_own(Command c);
+    // Sends `text` to the window's own conversation: refused by the engine when an API request's
+    // took its place first, and then sent again after take_own_back (on_events).
+    void send_own(const QString& text);
+    // Hands the window's conversation back to the engine after an API request's (a new one when
+    // it has none).
+    void take_own_back();
+    void on_back_to_chat();
     void show_live();
     void feed_panels(const std::vector<Event>& batch);
     void reset_panels();
@@ -158,6 +165,8 @@ class MainWindow : public QMainWindow {
     QPlainTextEdit* input_ = nullptr;
     QPushButton *send_ = nullptr, *stop_ = nullptr, *regenerate_ = nullptr, *new_chat_ = nullptr;
     QLabel* banner_ = nullptr;
+    QWidget* outside_bar_ = nullptr;  // "an API request is on screen", with the way back
+    QPushButton* back_to_chat_ = nullptr;
     QLabel* model_label_ = nullptr;
     ContextGauge* gauge_ = nullptr;
     RunTimeline* timeline_ = nullptr;
@@ -177,6 +186,12 @@ class MainWindow : public QMainWindow {
     std::unordered_set<uint64_t> own_submissions_;
     app::ConversationMirror own_chat_;  // the window's own conversation, as the engine holds it
     bool outside_live_ = false;         // an API request's conversation is the engine's now
+    bool own_new_pending_ = false;      // a NewConversation of ours not started yet (id unknown)
+    struct OwnSend {
+        uint64_t submission = 0, conversation = 0;  // SendMessage::conversation
+        QString text;
+    };
+    std::optional<OwnSend> last_send_;  // the newest message sent, until the next
     ConversationPtr shown_;             // the stored conversation on screen (when not live)
     std::vector<std::vector<Event>> shown_runs_;
     quint64 load_job_ = 0, list_job_ = 0;

@@ -29,20 +29,43 @@ bool chat_relevant(const Event& e) {
            std::holds_alternative<PrefixCacheEvent>(e) || std::holds_alternative<SpecStep>(e);
 }
 
+// What a stored conversation continued from the window is stored as.
+std::string continued_title(const std::string& title) {
+    const std::string suffix = " (continued)";
+    const bool already = title.size() >= suffix.size() &&
+                         title.compare(title.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return already ? title : title + suffix;
+}
+
 }  // namespace
 
 void MainWindow::on_events(const std::vector<Event>& batch) {
     std::vector<Event> for_panels;
     std::optional<RunFinished> finished;
+    const bool was_outside = outside_live_;
     for (const Event& e : batch) {
         if (const auto* cs = std::get_if<ConversationStarted>(&e)) {
             live_chat_.clear();
             outside_live_ = !own_submissions_.count(cs->submission);
-            if (!outside_live_) own_chat_.start(*cs);
+            if (!outside_live_) {
+                own_chat_.start(*cs);
+                own_new_pending_ = false;
+            }
         }
         if (std::holds_alternative<ModelLoaded>(e) || std::holds_alternative<ModelUnloaded>(e)) {
             own_chat_ = {};  // the engine starts afresh: no conversation is live
             outside_live_ = false;
+        }
+        if (const auto* err = std::get_if<ErrorEvent>(&e);
+            err && last_send_ && err->submission == last_send_->submission &&
+            last_send_->conversation != 0 &&
+            (outside_live_ || own_chat_.conversation() != last_send_->conversation)) {
+            // Refused because a request's conversation (or a fresh model's) took the place of
+            // the one it was meant for: ours comes back and the message goes again.
+            const QString text = last_send_->text;
+            take_own_back();
+            send_own(text);
+            if (error_text().endsWith(QString::fromStdString(err->message))) show_error({});
         }
         own_chat_.apply(e);
         if (std::holds_alternative<RunStarted>(e)) {
@@ -69,6 +92,8 @@ void MainWindow::on_events(const std::vector<Event>& batch) {
         // The writer commits within its linger; list the conversation once it is there.
         QTimer::singleShot(300, this, [this] { refresh_conversations(); });
         emit run_finished(*finished);
+    } else if (outside_live_ != was_outside) {
+        update_actions();
     }
 }
 
@@ -101,7 +126,9 @@ void MainWindow::on_send() {
             std::vector<fluoro::ChatMessage> history =
                 app::run_history(*shown_, shown_->runs[size_t(i)]);
             if (!history.empty() && history.back().role == "assistant") {
-                submit_own(NewConversation{shown_->system_prompt, std::move(history)});
+                submit_own(NewConversation{shown_->system_prompt, std::move(history), 0,
+                                           continued_title(shown_->title)});
+                own_new_pending_ = true;
                 outside_live_ = false;
             }
         }
@@ -110,18 +137,10 @@ void MainWindow::on_send() {
     if (editing_) {
         submit_own(EditAndResend{*editing_, text.toStdString()});
     } else {
-        if (outside_live_) {
-            // An API request's conversation took the engine's place: ours comes back first
-            // (its own id, so the store goes on with it), then the message goes to it.
-            if (own_chat_.following())
-                submit_own(NewConversation{own_chat_.system_prompt(), own_chat_.turns(),
-                                           own_chat_.conversation()});
-            else
-                submit_own(
-                    NewConversation{settings_->change_settings().system_prompt.value_or("")});
-            outside_live_ = false;
-        }
-        submit_own(SendMessage{text.toStdString()});
+        // An API request's conversation took the engine's place: ours comes back first (its own
+        // id, so the store goes on with it), then the message goes to it.
+        if (outside_live_) take_own_back();
+        send_own(text);
     }
     editing_.reset();
     input_->clear();
@@ -147,6 +166,7 @@ void MainWindow::on_new_chat() {
     editing_.reset();
     if (!viewing_live_) show_live();
     submit_own(NewConversation{settings_->change_settings().system_prompt.value_or("")});
+    own_new_pending_ = true;
     outside_live_ = false;
     live_chat_.clear();
     live_run_.clear();
@@ -159,8 +179,38 @@ void MainWindow::on_new_chat() {
     update_actions();
 }
 
-void MainWindow::submit_own(Command c) {
-    own_submissions_.insert(bridge_->submit(std::move(c)));
+uint64_t MainWindow::submit_own(Command c) {
+    const uint64_t n = bridge_->submit(std::move(c));
+    own_submissions_.insert(n);
+    return n;
+}
+
+void MainWindow::send_own(const QString& text) {
+    // Meant for our conversation when we know its id; a new one of ours (not started yet) has
+    // none to name.
+    const uint64_t conversation =
+        !own_new_pending_ && own_chat_.following() ? own_chat_.conversation() : 0;
+    const uint64_t n = submit_own(SendMessage{text.toStdString(), conversation});
+    last_send_ = OwnSend{n, conversation, text};
+}
+
+void MainWindow::take_own_back() {
+    if (own_chat_.following()) {
+        submit_own(NewConversation{own_chat_.system_prompt(), own_chat_.turns(),
+                                   own_chat_.conversation()});
+    } else {
+        submit_own(NewConversation{settings_->change_settings().system_prompt.value_or("")});
+        own_new_pending_ = true;
+    }
+    outside_live_ = false;
+}
+
+void MainWindow::on_back_to_chat() {
+    if (!outside_live_ || bridge_->generating()) return;
+    if (!viewing_live_) show_live();
+    editing_.reset();
+    take_own_back();
+    update_actions();
 }
 
 void MainWindow::show_live() {

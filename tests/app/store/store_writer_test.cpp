@@ -115,6 +115,22 @@ TEST(StoreWriter, AConversationStartedWithTurnsStoresThemBeforeItsFirstRun) {
     EXPECT_EQ(c.runs[0].message_id, c.messages[3].id);
 }
 
+// NewConversation::title: stored as named (whole, not cut like a message is), not as its first
+// message.
+TEST(StoreWriter, ANamedConversationIsStoredUnderItsName) {
+    const auto path = temp_db("writer_named");
+    const std::string name(70, 'n');
+    {
+        StoreWriter w(path);
+        w.record(ConversationStarted{2, "", {{"user", "one"}, {"assistant", "a"}}, 0, name});
+        record_all(w, synthetic_run(1, 2, RunKind::Send, 2, "two", {"b"}));
+    }
+    Store store(path);
+    const auto list = store.list_conversations();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].title, name);
+}
+
 // NewConversation::resume: the engine takes a conversation up again under its id; the store goes
 // on with the same conversation, from the turns it was given.
 TEST(StoreWriter, AResumedConversationGoesOnWhereItWas) {

@@ -295,6 +295,42 @@ TEST(Engine, NewConversationResumesAnEarlierConversationUnderItsId) {
     EXPECT_EQ(s.kept_messages, 2);
 }
 
+// A message meant for one conversation is refused, by name, when a Complete queued before it took
+// the engine's place; nothing is added to the request's conversation, and once the conversation
+// is taken up again the same message goes to it.
+TEST(Engine, SendMessageForAnotherConversationIsRefused) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(greedy(3));
+    engine.submit(SendMessage{"mine"});
+    const auto a = next_run(engine);
+    const uint64_t mine = all_of<RunStarted>(a).at(0).conversation;
+    const std::string reply = std::get<RunFinished>(a.back()).text;
+    engine.submit(Complete{{{"user", "a request"}}});
+    SendMessage late{"meant for mine", mine};
+    try {
+        engine.submit_blocking(late);
+        ADD_FAILURE() << "added to the request's conversation";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("conversation " + std::to_string(mine) +
+                                             " is not the engine's live one"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_NE(all_of<RunStarted>(next_run(engine)).at(0).conversation, mine);  // the request's
+
+    NewConversation back{"", {{"user", "mine"}, {"assistant", reply}}, mine, "named"};
+    engine.submit(back);
+    engine.submit(late);
+    const auto c = next_run(engine);
+    EXPECT_EQ(all_of<ErrorEvent>(c).at(0).command, "send");  // the refusal, then the resumed run
+    const ConversationStarted resumed = all_of<ConversationStarted>(c).at(0);
+    EXPECT_EQ(resumed.conversation, mine);
+    EXPECT_EQ(resumed.title, "named");
+    EXPECT_EQ(all_of<RunStarted>(c).at(0).user_text, "meant for mine");
+    EXPECT_EQ(all_of<RunStarted>(c).at(0).kept_messages, 2);
+}
+
 TEST(Engine, NewConversationRefusesTurnsItCannotContinue) {
     Engine engine;
     engine.submit_blocking(load_tiny());

@@ -228,10 +228,38 @@ class RealModelTest : public QObject {
         QCOMPARE(a.messages.size(), size_t(2));
         const auto b = store.load_conversation(list[0].id == stored->id ? list[1].id : list[0].id);
         QCOMPARE(b.messages.size(), size_t(4));
-        QCOMPARE(b.title, a.title);
+        QCOMPARE(b.title, a.title + " (continued)");
         QCOMPARE(b.messages[1].content, first_reply);
         QCOMPARE(b.messages[2].content, std::string("And three animals?"));
         QCOMPARE(b.messages[2].parent_id, std::optional<int64_t>(b.messages[1].id));
+    }
+
+    // A model load starts the engine afresh, and the window's chat with it: the next message goes
+    // to a new conversation (not refused as meant for the one before the load).
+    void a_model_load_starts_your_chat_afresh() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("reload.db")});
+        w.show();
+        set_max_tokens(w, 4, 0);
+        QSignalSpy loaded(&w.bridge(), &EngineBridge::model_changed);
+        w.open_model(model);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 60000);
+        std::vector<RunStarted> starts;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
+            for (const Event& e : b)
+                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
+        });
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        w.send_message("Name a color.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        w.open_model(model);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, 60000);
+        w.send_message("Hello again.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 60000);
+        QCOMPARE(starts.size(), size_t(2));
+        QCOMPARE(starts[1].kept_messages, int64_t(0));
+        QVERIFY(starts[1].conversation != starts[0].conversation);
+        QVERIFY2(w.error_text().isEmpty(), qPrintable(w.error_text()));
     }
 
     void the_event_loop_never_stalls_during_generation() {

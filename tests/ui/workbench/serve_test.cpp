@@ -4,8 +4,9 @@
 // session store, and a repeat of its system prompt comes from the prompt cache. Stopping the
 // server while a streamed request generates returns at once (the request's wait on the GUI
 // thread's batches is aborted, not deadlocked) and the port is closed after. Your own chat goes
-// on after a request. A port that is
-// taken and a missing model are reported, and the server stays off.
+// on after a request (at once with "Back to your chat"; a message sent just after a request was
+// queued goes to your chat, not the request's). A port that is taken and a missing model are
+// reported, and the server stays off.
 #include <httplib.h>
 
 #include <QAction>
@@ -176,6 +177,7 @@ class ServeTest : public QObject {
         QCOMPARE(w.chat()->messages().size(), size_t(2));  // the request, on screen
         QCOMPARE(QString::fromStdString(w.chat()->messages()[0].text()),
                  QStringLiteral("What is the capital of France?"));
+        QVERIFY(w.findChild<QWidget*>("outside_bar")->isVisibleTo(&w));
 
         w.send_message("And another one?");
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 60000);
@@ -198,6 +200,85 @@ class ServeTest : public QObject {
                 yours = true;
         }
         QVERIFY(yours);
+    }
+
+    // "Back to your chat" brings your conversation back on screen at once, without sending;
+    // your next message goes on with it.
+    void back_to_your_chat_shows_it_without_sending() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("serve-back.db")});
+        w.show();
+        w.serve_when_loaded(0);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.serve().running(), 60000);
+        SamplingParams greedy;
+        greedy.temperature = 0;
+        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        std::vector<RunStarted> starts;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
+            for (const Event& e : b)
+                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
+        });
+        auto* bar = w.findChild<QWidget*>("outside_bar");
+        w.send_message("Name a color.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+        QVERIFY(!bar->isVisibleTo(&w));
+        auto outside = post(w.serve().port(), request("What is the capital of France?", 8));
+        QTRY_VERIFY_WITH_TIMEOUT(ready(outside), 120000);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(bar->isVisibleTo(&w), 5000);
+
+        w.findChild<QPushButton*>("back_to_chat")->click();
+        QVERIFY(!bar->isVisibleTo(&w));
+        const auto first_text = [&] {
+            const auto& m = w.chat()->messages();
+            return m.empty() ? QString() : QString::fromStdString(m[0].text());
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(first_text(), QStringLiteral("Name a color."), 5000);
+        QCOMPARE(w.chat()->messages().size(), size_t(2));
+        QCOMPARE(finished.count(), 2);  // nothing was sent
+
+        w.send_message("And another one?");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 60000);
+        QCOMPARE(starts.size(), size_t(3));
+        QCOMPARE(starts[2].conversation, starts[0].conversation);
+        QCOMPARE(starts[2].kept_messages, int64_t(2));
+    }
+
+    // A request queued before your message, but not yet seen by the window when you send: the
+    // engine refuses the message for the request's conversation and the window sends it again
+    // to yours, without an error on screen.
+    void a_request_queued_just_before_your_message_does_not_get_it() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("serve-race.db")});
+        w.show();
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        SamplingParams greedy;
+        greedy.temperature = 0;
+        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        std::vector<RunStarted> starts;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
+            for (const Event& e : b)
+                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
+        });
+        w.send_message("Name a color.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+
+        // What the server does for a request, then the user's send in the same event-loop turn.
+        w.bridge().submit(Complete{{{"user", "What is the capital of France?"}}});
+        w.send_message("And another one?");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 60000);
+        QCOMPARE(starts.size(), size_t(3));
+        QVERIFY(starts[1].conversation != starts[0].conversation);  // the request's
+        QCOMPARE(starts[1].kept_messages, int64_t(0));
+        QCOMPARE(starts[2].conversation, starts[0].conversation);
+        QCOMPARE(starts[2].kept_messages, int64_t(2));
+        QCOMPARE(starts[2].user_text, std::string("And another one?"));
+        QVERIFY2(w.error_text().isEmpty(), qPrintable(w.error_text()));
+        QCOMPARE(w.chat()->messages().size(), size_t(4));
     }
 
     void a_taken_port_or_no_model_is_reported_and_the_server_stays_off() {
