@@ -24,6 +24,17 @@
 namespace fluoro::cpu::detail {
 namespace {
 
+// Rows ahead that qk and pv prefetch. One KV head's keys and values are a strided stream (its
+// slice of every cached row, 128 of 384 bytes for SmolLM2), which the hardware prefetchers follow
+// poorly once the cache is read from memory rather than L3 (docs/PERFORMANCE.md, "Decode at
+// depth: prefetched KV rows").
+constexpr int64_t kPrefetchRows = 32;
+
+inline void prefetch_lines(const void* p, size_t bytes) {
+    const auto* b = static_cast<const char*>(p);
+    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(b + i);
+}
+
 template <class V>
 struct VecMathImpl {
     using T = typename V::T;
@@ -92,9 +103,16 @@ struct VecMathImpl {
             // Keys in groups of four; the last 1-3 go through the same reduction with zero
             // vectors in the empty slots, so a score's rounding does not depend on where its key
             // falls in a run (paged blocks, split key ranges and batch sizes agree bit for bit).
-            for (; j + 4 <= n; j += 4)
+            // Only a strided stream (a slice of each row) is fetched ahead; whole rows the
+            // hardware follows by itself.
+            const size_t row_bytes = size_t(dk) * sizeof(E);
+            const int64_t ahead = k_stride > row_bytes ? kPrefetchRows : n;
+            for (; j + 4 <= n; j += 4) {
+                for (int64_t r = j + ahead; r < std::min(n, j + ahead + 4); ++r)
+                    prefetch_lines(k + size_t(r) * k_stride, row_bytes);
                 qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, 4, scale, s + j,
                                s_stride);
+            }
             if (j < n)
                 qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, int(n - j), scale, s + j,
                                s_stride);
@@ -150,14 +168,20 @@ struct VecMathImpl {
 
     // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
     // accumulators stay in registers while the n value rows stream past.
+    // `prefetch`: bytes of each value row (from column d) to fetch kPrefetchRows rows ahead.
     template <class E, int GN, int U>
     static void pv_columns(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
-                           size_t v_stride, int64_t d, float* o, int64_t o_stride) {
+                           size_t v_stride, int64_t d, float* o, int64_t o_stride,
+                           size_t prefetch) {
         T acc[GN][U];
         for (int g = 0; g < GN; ++g)
             for (int u = 0; u < U; ++u) acc[g][u] = V::load(o + g * o_stride + d + u * W);
         for (int64_t j = 0; j < n; ++j) {
             const E* vr = reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d;
+            if (prefetch > 0 && j + kPrefetchRows < n)
+                prefetch_lines(
+                    reinterpret_cast<const E*>(v + size_t(j + kPrefetchRows) * v_stride) + d,
+                    prefetch);
             T vv[U];
             for (int u = 0; u < U; ++u) vv[u] = V::load(vr + u * W);
             for (int g = 0; g < GN; ++g) {
@@ -174,10 +198,15 @@ struct VecMathImpl {
                          size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
         constexpr int U = V::kUnroll;
         int64_t d = 0;
+        // The first pass over the rows prefetches all of each row's columns.
+        const size_t row_bytes = size_t(dv) * sizeof(E);
+        const auto prefetch = [&](int64_t at) {
+            return at == 0 && v_stride > row_bytes ? row_bytes : 0;  // strided streams only
+        };
         for (; d + U * W <= dv; d += U * W)
-            pv_columns<E, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride);
+            pv_columns<E, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
         for (; d + W <= dv; d += W)
-            pv_columns<E, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride);
+            pv_columns<E, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
         for (; d < dv; ++d) {
             for (int g = 0; g < GN; ++g) {
                 float sum = o[g * o_stride + d];
