@@ -65,6 +65,18 @@ json request(const std::string& user, int max_tokens, bool stream = false) {
     return j;
 }
 
+// Greedy replies of at most 8 tokens from now on; every RunStarted of `w` lands in `starts`.
+void greedy_collecting_starts(QObject* owner, MainWindow& w, std::vector<RunStarted>& starts) {
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
+    QObject::connect(&w.bridge(), &EngineBridge::events_arrived, owner,
+                     [&starts](const std::vector<Event>& b) {
+                         for (const Event& e : b)
+                             if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
+                     });
+}
+
 }  // namespace
 
 class ServeTest : public QObject {
@@ -158,15 +170,9 @@ class ServeTest : public QObject {
         w.serve_when_loaded(0);
         w.open_model(model);
         QTRY_VERIFY_WITH_TIMEOUT(w.serve().running(), 60000);
-        SamplingParams greedy;
-        greedy.temperature = 0;
-        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
-        QSignalSpy finished(&w, &MainWindow::run_finished);
         std::vector<RunStarted> starts;
-        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
-            for (const Event& e : b)
-                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
-        });
+        greedy_collecting_starts(this, w, starts);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
 
         w.send_message("Name a color.");
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
@@ -211,15 +217,9 @@ class ServeTest : public QObject {
         w.serve_when_loaded(0);
         w.open_model(model);
         QTRY_VERIFY_WITH_TIMEOUT(w.serve().running(), 60000);
-        SamplingParams greedy;
-        greedy.temperature = 0;
-        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
-        QSignalSpy finished(&w, &MainWindow::run_finished);
         std::vector<RunStarted> starts;
-        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
-            for (const Event& e : b)
-                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
-        });
+        greedy_collecting_starts(this, w, starts);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
         auto* bar = w.findChild<QWidget*>("outside_bar");
         w.send_message("Name a color.");
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
@@ -255,15 +255,9 @@ class ServeTest : public QObject {
         w.show();
         w.open_model(model);
         QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
-        SamplingParams greedy;
-        greedy.temperature = 0;
-        w.bridge().submit(ChangeSettings{greedy, 8, std::nullopt});
-        QSignalSpy finished(&w, &MainWindow::run_finished);
         std::vector<RunStarted> starts;
-        connect(&w.bridge(), &EngineBridge::events_arrived, this, [&](const std::vector<Event>& b) {
-            for (const Event& e : b)
-                if (const auto* s = std::get_if<RunStarted>(&e)) starts.push_back(*s);
-        });
+        greedy_collecting_starts(this, w, starts);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
         w.send_message("Name a color.");
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
 
