@@ -29,7 +29,31 @@ void HeadGrid::set_layer(const AttentionState* state, int layer, int selected_he
         }
         c.stats = state->head_stats(layer, h);
     }
+    bool any = false;
+    for (const Cell& c : cells_) {
+        if (!c.source) continue;
+        const AttentionSnapshot& s = *c.source;
+        const int64_t r0 = s.first_row, r1 = s.first_row + s.n_rows;
+        const int64_t c0 = s.key_begin, c1 = s.key_begin + s.n_cols;
+        row0_ = any ? std::min(row0_, r0) : r0;
+        row1_ = any ? std::max(row1_, r1) : r1;
+        col0_ = any ? std::min(col0_, c0) : c0;
+        col1_ = any ? std::max(col1_, c1) : c1;
+        any = true;
+    }
     update();
+}
+
+QRectF HeadGrid::image_rect(int head) const {
+    if (head < 0 || head >= int(cells_.size()) || !cells_[size_t(head)].source) return {};
+    const AttentionSnapshot& s = *cells_[size_t(head)].source;
+    const QRect inner = cell_rect(head).adjusted(2, fontMetrics().height() + 1, -2, -2);
+    const double rows = double(std::max<int64_t>(row1_ - row0_, 1));
+    const double cols = double(std::max<int64_t>(col1_ - col0_, 1));
+    const double y0 = double(s.first_row - row0_) / rows, y1 = y0 + double(s.n_rows) / rows;
+    const double x0 = double(s.key_begin - col0_) / cols, x1 = x0 + double(s.n_cols) / cols;
+    return QRectF(inner.left() + x0 * inner.width(), inner.top() + y0 * inner.height(),
+                  (x1 - x0) * inner.width(), (y1 - y0) * inner.height());
 }
 
 int HeadGrid::columns() const {
@@ -73,7 +97,7 @@ void HeadGrid::paintEvent(QPaintEvent*) {
         const QRect inner = r.adjusted(2, fm.height() + 1, -2, -2);
         if (!c.image.isNull()) {
             // A tall snapshot is squeezed, a single row stretched into a band.
-            p.drawImage(inner, c.image);
+            p.drawImage(image_rect(h), c.image);
         } else if (c.stats) {
             const double entropy_norm =
                 n_keys_ > 1 ? double(c.stats->entropy) / std::log(double(n_keys_)) : 0.0;

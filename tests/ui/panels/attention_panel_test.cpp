@@ -1,5 +1,6 @@
 #include <QAbstractItemModelTester>
 #include <QTest>
+#include <cmath>
 
 #include "panels/attention_heatmap.h"
 #include "panels/attention_panel.h"
@@ -25,6 +26,7 @@ class AttentionPanelTest : public QObject {
     void counts_dropped_snapshots();
     void picked_token_is_outlined();
     void grid_catches_up_after_a_burst();
+    void grid_cells_share_the_layers_rows();
 };
 
 void AttentionPanelTest::says_nothing_captured_before_snapshots() {
@@ -224,6 +226,25 @@ void AttentionPanelTest::grid_catches_up_after_a_burst() {
     // A batch right after may be drawn later (the small multiples are throttled), never lost.
     panel.consume({test::attention(1, 9, 0, 5, 1, 20)});
     QTRY_COMPARE(panel.head_grid()->heads(), 6);
+}
+
+// A head whose earlier rows are missing (dropped when the view fell behind) shows the rows it has
+// where they are in the layer's frame — the lower 40 % here — not stretched over its cell.
+void AttentionPanelTest::grid_cells_share_the_layers_rows() {
+    AttentionPanel panel;
+    panel.resize(800, 600);
+    panel.show();
+    panel.consume({test::attention(1, 0, 0, 0, 10, 10),   // head 0: query rows 0..9
+                   test::attention(1, 5, 0, 1, 4, 10)});  // head 1: rows 6..9 only
+    QTRY_COMPARE(panel.head_grid()->heads(), 2);
+    const HeadGrid* g = panel.head_grid();
+    QTRY_VERIFY(!g->image_rect(1).isEmpty());
+    const QRectF all = g->image_rect(0), part = g->image_rect(1);
+    QVERIFY(!all.isEmpty());
+    QCOMPARE(part.width(), all.width());
+    QVERIFY(std::abs(part.height() - 0.4 * all.height()) < 1.0);
+    QVERIFY(std::abs((part.top() - all.top()) - 0.6 * all.height()) < 1.0);
+    QVERIFY(g->image_rect(2).isEmpty());  // no such head
 }
 
 QTEST_MAIN(AttentionPanelTest)
