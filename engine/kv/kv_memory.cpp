@@ -1,6 +1,7 @@
 #include "kv/kv_memory.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,6 +21,7 @@ class HostKvMemory final : public KvMemory {
     // time, and with 4 KiB pages each page holds only ~10 rows of a small model's cache.
     std::byte* allocate(size_t bytes) override {
         constexpr size_t kHuge = size_t(2) << 20;
+        if (bytes > SIZE_MAX - kHuge) return nullptr;  // rounded up it would wrap
         const size_t size = (std::max<size_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
         void* p = std::aligned_alloc(kHuge, size);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
