@@ -115,7 +115,8 @@ class MainWindow : public QMainWindow {
     void on_edit(int message_index, const QString& text);
     void on_new_chat();
     // Submits a command of the window's own chat (its conversations are told apart from API
-    // requests' by the submission number); returns that number.
+    // requests' by the submission number); returns that number. A NewConversation makes ours
+    // the live one (outside_live_, own_new_pending_).
     uint64_t submit_own(Command c);
     // Sends `text` to the window's own conversation: refused by the engine when an API request's
     // took its place first, and then sent again after take_own_back (on_events).

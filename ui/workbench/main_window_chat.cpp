@@ -128,8 +128,6 @@ void MainWindow::on_send() {
             if (!history.empty() && history.back().role == "assistant") {
                 submit_own(NewConversation{shown_->system_prompt, std::move(history), 0,
                                            continued_title(shown_->title)});
-                own_new_pending_ = true;
-                outside_live_ = false;
             }
         }
         show_live();
@@ -166,8 +164,6 @@ void MainWindow::on_new_chat() {
     editing_.reset();
     if (!viewing_live_) show_live();
     submit_own(NewConversation{settings_->change_settings().system_prompt.value_or("")});
-    own_new_pending_ = true;
-    outside_live_ = false;
     live_chat_.clear();
     live_run_.clear();
     chat_->clear_messages();
@@ -180,6 +176,12 @@ void MainWindow::on_new_chat() {
 }
 
 uint64_t MainWindow::submit_own(Command c) {
+    if (const auto* nc = std::get_if<NewConversation>(&c)) {
+        // Ours is the engine's conversation from this command on; a new one's id is not known
+        // until it starts.
+        own_new_pending_ = nc->resume == 0;
+        outside_live_ = false;
+    }
     const uint64_t n = bridge_->submit(std::move(c));
     own_submissions_.insert(n);
     return n;
@@ -195,14 +197,11 @@ void MainWindow::send_own(const QString& text) {
 }
 
 void MainWindow::take_own_back() {
-    if (own_chat_.following()) {
+    if (own_chat_.following())
         submit_own(NewConversation{own_chat_.system_prompt(), own_chat_.turns(),
                                    own_chat_.conversation()});
-    } else {
+    else
         submit_own(NewConversation{settings_->change_settings().system_prompt.value_or("")});
-        own_new_pending_ = true;
-    }
-    outside_live_ = false;
 }
 
 void MainWindow::on_back_to_chat() {
