@@ -146,8 +146,9 @@ struct RowPlan {
     const WeightView* w;
     float* y;
     RowDotFn dot;
-    RowGroupDotFn group;  // interleaved rows
-    RowPairDotFn pair;    // prefill, where a kernel shares activation blocks between two rows
+    RowGroupDotFn group;       // interleaved rows
+    RowGroupDotFn group_pair;  // two interleaved groups at once, where the CPU has a kernel
+    RowPairDotFn pair;         // prefill, where a kernel shares activation blocks between two rows
     int64_t chunk;
     int64_t n_chunks;
 };
@@ -162,12 +163,17 @@ RowPlan plan_rows(const WeightView& w, float* y, int64_t n_tok, int n_threads) {
         const int64_t tasks = 8 * static_cast<int64_t>(n_threads);
         chunk = std::clamp((w.n_out + tasks - 1) / tasks, kMinRowChunk, kMaxRowChunk);
     }
-    if (w.interleaved) chunk = (chunk + kGroupRows - 1) / kGroupRows * kGroupRows;
     const RowGroupDotFn group = w.interleaved ? row_group_dot_fn(w.type) : nullptr;
+    const RowGroupDotFn group_pair = w.interleaved ? row_group_pair_dot_fn(w.type) : nullptr;
+    // Chunks of whole groups, or of group pairs where there is a pair kernel.
+    const int64_t unit = group_pair ? 2 * kGroupRows : kGroupRows;
+    if (w.interleaved) chunk = (chunk + unit - 1) / unit * unit;
     // (Decode and small batches keep one row at a time: the rows then stream from memory, and
     // interleaving two streams measured slower than one.)
     const RowPairDotFn pair = !group && n_tok >= kPairMinTokens ? row_pair_dot_fn(w.type) : nullptr;
-    return {&w, y, row_dot_fn(w.type), group, pair, chunk, (w.n_out + chunk - 1) / chunk};
+    RowPlan plan{&w, y, row_dot_fn(w.type), group, group_pair, pair, chunk, 0};
+    plan.n_chunks = (w.n_out + chunk - 1) / chunk;
+    return plan;
 }
 
 // Inside a task, token tiles outer and rows inner, so the chunk's weights stay in cache across
@@ -178,14 +184,24 @@ void run_chunk(const RowPlan& p, const Partnered& x, int64_t n_tok, int64_t c) {
     const int64_t o_begin = c * p.chunk;
     const int64_t o_end = std::min(n_out, o_begin + p.chunk);
     const auto* w_bytes = static_cast<const std::byte*>(w.data);
-    float out[kGroupRows * kMaxDotRows], out1[kMaxDotRows];
+    float out[2 * kGroupRows * kMaxDotRows], out1[kMaxDotRows];
     for (int64_t t0 = 0; t0 < n_tok; t0 += kMaxDotRows) {
         const int n_x = static_cast<int>(std::min<int64_t>(kMaxDotRows, n_tok - t0));
         const std::byte* x_tile = x.data + static_cast<size_t>(t0) * x.stride;
         float* y_tile = p.y + t0 * n_out;
         int64_t o = o_begin;
+        // A group's rows are kGroupRows GGUF rows' bytes, stored together; a pair kernel reads
+        // two adjacent groups (the same bits per row as one group at a time).
+        if (p.group_pair) {
+            for (; o + 2 * kGroupRows <= o_end; o += 2 * kGroupRows) {
+                p.group_pair(w_bytes + static_cast<size_t>(o) * w.row_bytes, x_tile, x.stride, n_x,
+                             w.n_in, out);
+                for (int t = 0; t < n_x; ++t)
+                    for (int r = 0; r < 2 * kGroupRows; ++r)
+                        y_tile[t * n_out + o + r] = out[r * kMaxDotRows + t];
+            }
+        }
         if (p.group) {
-            // A group's rows are kGroupRows GGUF rows' bytes, stored together.
             for (; o < o_end; o += kGroupRows) {
                 p.group(w_bytes + static_cast<size_t>(o) * w.row_bytes, x_tile, x.stride, n_x,
                         w.n_in, out);

@@ -143,6 +143,13 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
                     for (const int8_t q : in.qs) sum += q;
                     EXPECT_EQ(out.sum16, 16 * sum);
                     EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK));
+                    int32_t first = 0;
+                    for (int i : {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23})
+                        first += in.qs[i];
+                    EXPECT_EQ(out.offset128[0], -128 * first);
+                    EXPECT_EQ(out.offset128[1], 0);
+                    EXPECT_EQ(out.offset128[2], -128 * (sum - first));
+                    EXPECT_EQ(out.offset128[3], 0);
                 }
             }
         }
@@ -283,6 +290,62 @@ TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
                     << cpu_isa_name(isas.front()) << " at " << i;
         }
     }
+}
+
+TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1AndQ5_0) {
+    EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_1, CpuIsa::Generic), nullptr);
+    for (CpuIsa isa : test::supported_isas()) {
+        EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q8_0, isa), nullptr) << cpu_isa_name(isa);
+        EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_0, isa), nullptr) << cpu_isa_name(isa);
+        for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0})
+            EXPECT_EQ(row_group_pair_dot_fn(type, isa) != nullptr, isa == CpuIsa::Avx512)
+                << name(type) << " " << cpu_isa_name(isa);
+    }
+}
+
+// Two adjacent groups through the pair kernel: each row the same bits as the one-group kernel
+// gives it, for every tile size, on random and extreme rows.
+TEST(CpuKernelRowGroupDot, PairKernelGivesEachRowTheGroupKernelsBits) {
+    bool ran = false;
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0}) {
+        for (CpuIsa isa : test::supported_isas()) {
+            const RowGroupDotFn pair = row_group_pair_dot_fn(type, isa);
+            if (!pair) continue;
+            ran = true;
+            const RowGroupDotFn group = row_group_dot_fn(type, isa);
+            std::mt19937 rng(7);
+            for (int64_t n : {32, 1536}) {
+                for (bool extreme : {false, true}) {
+                    std::vector<uint8_t> rows = random_rows(type, n, 2 * kGroupRows, rng);
+                    if (extreme) make_extreme(type, rows);
+                    const std::vector<uint8_t> groups = interleaved(type, rows, n, 2 * kGroupRows);
+                    const size_t group_bytes = kGroupRows * *row_bytes(type, n);
+                    const size_t narrow = *row_bytes(vec_dot_partner(type), n);
+                    std::vector<uint8_t> xs = partner_rows(type, n, narrow, rng);
+                    if (extreme) make_extreme_partner(type, xs, narrow, n);
+                    const size_t stride = group_x_row_bytes(type, n);
+                    const std::vector<uint8_t> xw = widened(type, xs, narrow, n, stride);
+                    for (int n_x = 1; n_x <= kMaxDotRows; ++n_x) {
+                        float got[2 * kGroupRows * kMaxDotRows];
+                        pair(groups.data(), xw.data(), stride, n_x, n, got);
+                        for (int g = 0; g < 2; ++g) {
+                            float want[kGroupRows * kMaxDotRows];
+                            group(groups.data() + g * group_bytes, xw.data(), stride, n_x, n, want);
+                            for (int r = 0; r < kGroupRows; ++r)
+                                for (int t = 0; t < n_x; ++t)
+                                    EXPECT_EQ(std::bit_cast<uint32_t>(
+                                                  got[(g * kGroupRows + r) * kMaxDotRows + t]),
+                                              std::bit_cast<uint32_t>(want[r * kMaxDotRows + t]))
+                                        << name(type) << " n=" << n << " extreme=" << extreme
+                                        << " n_x=" << n_x << " group " << g << " row " << r
+                                        << " token " << t;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (!ran) GTEST_SKIP() << "no pair kernel on this CPU or build (AVX-512 VNNI only)";
 }
 
 }  // namespace

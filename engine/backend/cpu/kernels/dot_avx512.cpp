@@ -56,6 +56,12 @@ GroupDotTable make_avx512_group_dot_table() {
     return table;
 }
 
+GroupDotTable make_avx512_group_pair_dot_table() {
+    GroupDotTable table{};
+    x86::set_x86_group_pair_kernels(table);
+    return table;
+}
+
 }  // namespace
 }  // namespace fluoro::cpu::detail
 
@@ -87,6 +93,11 @@ const GroupDotTable& avx512_group_dot_table() {
     static const GroupDotTable table = make_avx512_group_dot_table();
     return table;
 }
+
+const GroupDotTable& avx512_group_pair_dot_table() {
+    static const GroupDotTable table = make_avx512_group_pair_dot_table();
+    return table;
+}
 #else
 bool avx512_dot_table_compiled() {
     return false;
@@ -103,6 +114,11 @@ const PairDotTable& avx512_pair_dot_table() {
 
 const GroupDotTable& avx512_group_dot_table() {
     return avx2_group_dot_table();
+}
+
+const GroupDotTable& avx512_group_pair_dot_table() {
+    static const GroupDotTable none{};
+    return none;
 }
 #endif
 

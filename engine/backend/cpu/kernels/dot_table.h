@@ -31,5 +31,8 @@ const DotTable& avx512_dot_table();
 // The row-pair kernels of the AVX-512 table (empty when not compiled); same condition.
 const PairDotTable& avx512_pair_dot_table();
 const GroupDotTable& avx512_group_dot_table();
+// The kernels for two adjacent row groups at once (vec_dot.h's row_group_pair_dot_fn; empty when
+// not compiled); same condition.
+const GroupDotTable& avx512_group_pair_dot_table();
 
 }  // namespace fluoro::cpu::detail

@@ -5,7 +5,8 @@
 // Q4_1 and Q5_0 (BlockQ4_1x8, BlockQ5_0x8): each 32-bit lane of a register is one of the eight
 // rows, 4 of its bytes against the same 4 activation bytes broadcast to every lane, so a row's
 // block sum forms in its own lane and one FMA per token applies all eight rows' scales
-// (LaneGroupDot below).
+// (LaneGroupDot below). With AVX-512 VNNI, LaneGroupPairDot runs two adjacent groups in the 16
+// lanes of a 512-bit register, each row with exactly LaneGroupDot's operations.
 //
 // Q8_0 (two halves of four rows, BlockQ8_0x4): per half block, one conversion handles the four
 // rows' fp16 scales; the quants of rows 0|1 and 2|3 fill two 256-bit registers per 16 elements,
@@ -13,7 +14,8 @@
 // halves. A horizontal add (fold_group) folds the four rows' sums into [r0 r0 r2 r2 | r1 r1 r3 r3]
 // and one FMA applies the four scales:
 //   v += (d_r · d_x) · Σ q_w·q_x      two lanes per row, each the sum of 16 products
-// and a row's result is the sum of its two lanes.
+// and a row's result is the sum of its two lanes. With AVX-512 VNNI, Q8_0x8Vnni512 computes the
+// same two partial sums per row for all eight rows at once, from unsigned quants w + 128.
 //
 // The activations' scales come as floats (BlockQ8_1Wide / BlockQ8_0Wide), broadcast from memory.
 // The integer sums are exact, so vpdpbusd (AVX-512 VNNI) and maddubs + madd (AVX2) give the same
@@ -116,6 +118,26 @@ inline void unpack_nibbles(const uint8_t* qs, __m256i& lo, __m256i& hi) {
     hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), mask);
 }
 
+#if FLUORO_DOT_VNNI
+// Group a's eight lanes, then group b's, in one 512-bit register. GCC 12's unmasked insert,
+// zero-extend and int-to-float intrinsics pass an undefined register (and warn about it); the
+// masked forms with every lane selected compile to the same instructions.
+inline __m512 join(__m256 a, __m256 b) {
+    const __m512 wide = _mm512_castps256_ps512(a);
+    return _mm512_mask_insertf32x8(wide, 0xFFFF, wide, b, 1);
+}
+inline __m512i join(__m256i a, __m256i b) {
+    const __m512i wide = _mm512_castsi256_si512(a);
+    return _mm512_mask_inserti64x4(wide, 0xFF, wide, b, 1);
+}
+inline __m512 to_float(__m512i v) {
+    return _mm512_maskz_cvtepi32_ps(0xFFFF, v);
+}
+inline __m512i broadcast128(const void* p) {
+    return _mm512_maskz_broadcast_i32x4(0xFFFF, load128(p));
+}
+#endif
+
 // Q4_1 against Q8_1: v += (d_r · d_x) · Σ q_w·q_x + m_r · s_x.
 struct Q4_1x8Block {
     using WBlock = BlockQ4_1x8;
@@ -135,6 +157,32 @@ struct Q4_1x8Block {
         v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(sum), v);
         v = _mm256_fmadd_ps(s.m, _mm256_broadcast_ss(&x.s), v);
     }
+#if FLUORO_DOT_VNNI
+    struct Scales16 {
+        __m512 d, m;
+    };
+    // Sixteen fp16 values, a's eight then b's, converted in one instruction.
+    static __m512 widen16(const uint16_t* a, const uint16_t* b) {
+        const __m256i h =
+            _mm256_inserti128_si256(_mm256_castsi128_si256(load128(a)), load128(b), 1);
+        return _mm512_maskz_cvtph_ps(0xFFFF, h);
+    }
+    static Scales16 scales16(const WBlock& a, const WBlock& b) {
+        return {widen16(a.d, b.d), widen16(a.m, b.m)};
+    }
+    // Chunk c of both groups: the nibbles unpacked once in 512 bits.
+    static void unpack16(const WBlock& a, const WBlock& b, int c, __m512i& lo, __m512i& hi) {
+        const __m512i mask = _mm512_set1_epi8(0x0F);
+        const __m512i q = join(load256(a.qs[c]), load256(b.qs[c]));
+        lo = _mm512_and_si512(q, mask);
+        hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), mask);
+    }
+    static void apply16(const Scales16& s, const XBlock& x, __m512i sum, __m512& v) {
+        const __m512 d = _mm512_mul_ps(s.d, _mm512_set1_ps(x.d));
+        v = _mm512_fmadd_ps(d, to_float(sum), v);
+        v = _mm512_fmadd_ps(s.m, _mm512_set1_ps(x.s), v);
+    }
+#endif
 };
 
 // Q5_0 against Q8_0: the unsigned quants q = w + 16, so Σ w·x = Σ q·x - 16 · Σ x, exactly in
@@ -170,10 +218,92 @@ struct Q5_0x8Block {
         const __m256 d = _mm256_mul_ps(d_w, _mm256_broadcast_ss(&x.d));
         v = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(w_sum), v);
     }
+#if FLUORO_DOT_VNNI
+    using Scales16 = __m512;
+    static Scales16 scales16(const WBlock& a, const WBlock& b) {
+        return join(scales(a), scales(b));
+    }
+    static void apply16(const Scales16& d_w, const XBlock& x, __m512i sum, __m512& v) {
+        const __m512i w_sum = _mm512_sub_epi32(sum, _mm512_set1_epi32(x.sum16));
+        const __m512 d = _mm512_mul_ps(d_w, _mm512_set1_ps(x.d));
+        v = _mm512_fmadd_ps(d, to_float(w_sum), v);
+    }
+#endif
 };
 
 using Q4_1x8Simd = LaneGroupDot<Q4_1x8Block>;
 using Q5_0x8Simd = LaneGroupDot<Q5_0x8Block>;
+
+#if FLUORO_DOT_VNNI
+// ---- Q4_1 and Q5_0, two groups at once (AVX-512 VNNI) ----
+
+// Two adjacent groups' sixteen rows, one per 32-bit lane of a 512-bit register (lanes 0..7 the
+// first group's, 8..15 the second's): one vpdpbusd is 512 products where LaneGroupDot's is 256,
+// and 512-bit vpdpbusd issues on two ports, about twice the products per cycle of the 256-bit
+// form on the CPUs that have it. Each row still gets exactly LaneGroupDot's operations (exact
+// integer block sums, then the same float multiply and FMAs in the same order), so its result
+// has the same bits whichever kernel computes it.
+template <class W>
+struct LaneGroupPairDot {
+    using WBlock = typename W::WBlock;
+    using XBlock = typename W::XBlock;
+    static constexpr int kChunks = WBlock::kChunks;
+    static_assert(kChunks == 4);
+    struct Prep {
+        __m512i lo[kChunks], hi[kChunks];
+        typename W::Scales16 scales;
+    };
+    struct Acc {
+        __m512 v;  // row order, both groups
+    };
+    static Prep prep(const WBlock& a, const WBlock& b) {
+        Prep p;
+        for (int c = 0; c < kChunks; ++c) {
+            if constexpr (requires { W::unpack16(a, b, c, p.lo[c], p.hi[c]); }) {
+                W::unpack16(a, b, c, p.lo[c], p.hi[c]);
+            } else {
+                __m256i a_lo, a_hi, b_lo, b_hi;
+                W::unpack(a, c, a_lo, a_hi);
+                W::unpack(b, c, b_lo, b_hi);
+                p.lo[c] = join(a_lo, b_lo);
+                p.hi[c] = join(a_hi, b_hi);
+            }
+        }
+        p.scales = W::scales16(a, b);
+        return p;
+    }
+    // Activation bytes [at, at + 4) in every lane.
+    static __m512i x4(const XBlock& x, int at) {
+        int32_t v;
+        std::memcpy(&v, x.qs + at, sizeof(v));
+        return _mm512_set1_epi32(v);
+    }
+    // Two chains of four, so that vpdpbusd's latency overlaps within a token.
+    static __m512i block_sums(const Prep& p, const XBlock& x) {
+        const __m512i zero = _mm512_setzero_si512();
+        __m512i s0 = _mm512_dpbusd_epi32(zero, p.lo[0], x4(x, 0));
+        __m512i s1 = _mm512_dpbusd_epi32(zero, p.lo[1], x4(x, 4));
+        s0 = _mm512_dpbusd_epi32(s0, p.lo[2], x4(x, 8));
+        s1 = _mm512_dpbusd_epi32(s1, p.lo[3], x4(x, 12));
+        s0 = _mm512_dpbusd_epi32(s0, p.hi[0], x4(x, 16));
+        s1 = _mm512_dpbusd_epi32(s1, p.hi[1], x4(x, 20));
+        s0 = _mm512_dpbusd_epi32(s0, p.hi[2], x4(x, 24));
+        s1 = _mm512_dpbusd_epi32(s1, p.hi[3], x4(x, 28));
+        return _mm512_add_epi32(s0, s1);
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        W::apply16(p.scales, x, block_sums(p, x), acc.v);
+    }
+    static void finish(const Acc& acc, float* out, size_t row_stride) {
+        alignas(64) float v[2 * kGroupRows];
+        _mm512_store_ps(v, acc.v);
+        for (int r = 0; r < 2 * kGroupRows; ++r) out[r * row_stride] = v[r];
+    }
+};
+
+using Q4_1x16Simd = LaneGroupPairDot<Q4_1x8Block>;
+using Q5_0x16Simd = LaneGroupPairDot<Q5_0x8Block>;
+#endif
 
 // ---- Q8_0: two halves of four rows ----
 
@@ -247,6 +377,69 @@ struct Q8_0x4Simd {
     }
 };
 
+#if FLUORO_DOT_VNNI
+// Both halves of a BlockQ8_0x8 in 512-bit registers (AVX-512 VNNI), one row per 128-bit lane:
+// u[0] holds rows [0 | 1 | 4 | 5] elements 0..15, u[1] the same rows' 16..31, u[2] and u[3] rows
+// [2 | 3 | 6 | 7]. AVX-512 has no vpsignb, so the quants are made unsigned instead of ggml's
+// sign trick, u = w + 128 (w ^ 0x80): Σ u·x = Σ w·x + 128 · Σ x, and each row's chains start at
+// the activation block's offset128 (interleave.h). Adding adjacent int32 lanes then leaves in
+// dwords 0 and 2 of each row's lane exactly the two partial sums fold_group gives the row, and
+// the same float steps follow, so each row's result has Q8_0x4Simd's bits.
+struct Q8_0x8Vnni512 {
+    using WBlock = BlockQ8_0x8;
+    using XBlock = BlockQ8_0Wide;
+    struct Prep {
+        __m512i u[4];
+        __m512 d01, d23;  // each row's scale in all four dwords of its lane
+    };
+    struct Acc {
+        __m512 v01, v23;
+    };
+    static Prep prep(const WBlock& b) {
+        const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+        Prep p;
+        for (int i = 0; i < 4; ++i)
+            p.u[i] = _mm512_xor_si512(
+                join(load256(b.half[0].qs + i * kQK), load256(b.half[1].qs + i * kQK)), flip);
+        const __m128i d16 =
+            _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.half[0].d)),
+                               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.half[1].d)));
+        const __m512 d = _mm512_castps256_ps512(_mm256_cvtph_ps(d16));  // rows 0..7
+        p.d01 = _mm512_maskz_permutexvar_ps(
+            0xFFFF, _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 4, 4, 4, 4, 5, 5, 5, 5), d);
+        p.d23 = _mm512_maskz_permutexvar_ps(
+            0xFFFF, _mm512_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3, 6, 6, 6, 6, 7, 7, 7, 7), d);
+        return p;
+    }
+    // Dword j of a row's lane: Σ over elements 4j..4j+3 and 16+4j..16+4j+3; then dword 0 the
+    // sum over j = 0, 1 and dword 2 over j = 2, 3 (dwords 1 and 3 are not read).
+    static __m512i pair_sums(__m512i init, __m512i lo, __m512i hi, __m512i x_lo, __m512i x_hi) {
+        const __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(init, lo, x_lo), hi, x_hi);
+        return _mm512_add_epi32(s, _mm512_maskz_shuffle_epi32(0xFFFF, s, _MM_PERM_CDAB));
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m512i x_lo = broadcast128(x.qs);
+        const __m512i x_hi = broadcast128(x.qs + 16);
+        const __m512i init = broadcast128(x.offset128);
+        const __m512 dx = _mm512_set1_ps(x.d);
+        acc.v01 = _mm512_fmadd_ps(_mm512_mul_ps(p.d01, dx),
+                                  to_float(pair_sums(init, p.u[0], p.u[1], x_lo, x_hi)), acc.v01);
+        acc.v23 = _mm512_fmadd_ps(_mm512_mul_ps(p.d23, dx),
+                                  to_float(pair_sums(init, p.u[2], p.u[3], x_lo, x_hi)), acc.v23);
+    }
+    static void finish(const Acc& acc, float* out, size_t row_stride) {
+        alignas(64) float v01[16], v23[16];
+        _mm512_store_ps(v01, acc.v01);
+        _mm512_store_ps(v23, acc.v23);
+        constexpr int kRows01[4] = {0, 1, 4, 5}, kRows23[4] = {2, 3, 6, 7};
+        for (int l = 0; l < 4; ++l) {
+            out[kRows01[l] * row_stride] = v01[4 * l] + v01[4 * l + 2];
+            out[kRows23[l] * row_stride] = v23[4 * l] + v23[4 * l + 2];
+        }
+    }
+};
+#endif
+
 // One half (rows 4H..4H+3) of a BlockQ8_0x8.
 template <int H>
 struct Q8_0HalfSimd : Q8_0x4Simd {
@@ -277,6 +470,20 @@ void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int
     });
 }
 
+#if FLUORO_DOT_VNNI
+// Tiles of up to eight tokens, for kernels whose prep and accumulators fit AVX-512's registers.
+template <class K>
+void group_dot_eight(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                     float* out) {
+    const auto* w = static_cast<const typename K::WBlock*>(w_group);
+    const auto* xb = static_cast<const std::byte*>(x);
+    for_tiles_of_eight(n_x, [&](auto nx, int t0) {
+        group_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, n / kQK,
+                                           out + t0);
+    });
+}
+#endif
+
 // Q8_0: two passes over the group, one per half, the four-row kernel's registers holding one.
 inline void q8_0_halves_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
                             float* out) {
@@ -284,10 +491,56 @@ inline void q8_0_halves_dot(const void* w_group, const void* x, size_t x_stride,
     group_dot<Q8_0HalfSimd<1>>(w_group, x, x_stride, n_x, n, out + kHalfRows * kMaxDotRows);
 }
 
+#if FLUORO_DOT_VNNI
+// NX tokens against two adjacent groups (w, then w + n_blocks).
+template <class K, int NX>
+void group_pair_tile(const typename K::WBlock* w, const std::byte* x, size_t x_stride,
+                     int64_t n_blocks, float* out) {
+    using XBlock = typename K::XBlock;
+    const typename K::WBlock* w2 = w + n_blocks;
+    const XBlock* xs[NX];
+    typename K::Acc acc[NX];
+    for (int t = 0; t < NX; ++t) {
+        xs[t] = reinterpret_cast<const XBlock*>(x + size_t(t) * x_stride);
+        acc[t].v = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        prefetch_ahead(w + b);
+        prefetch_ahead(w2 + b);
+        const typename K::Prep p = K::prep(w[b], w2[b]);
+        for (int t = 0; t < NX; ++t) K::accumulate(p, xs[t][b], acc[t]);
+    }
+    for (int t = 0; t < NX; ++t) K::finish(acc[t], out + t, kMaxDotRows);
+}
+
+// Two adjacent groups (2 · kGroupRows rows): out[r * kMaxDotRows + t] for r < 16. Tiles of up to
+// four tokens, like group_dot: the prep (8 registers) and four accumulators leave AVX-512's 32
+// registers room for the activations.
+template <class K>
+void group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                    float* out) {
+    const auto* w = static_cast<const typename K::WBlock*>(w_group);
+    const auto* xb = static_cast<const std::byte*>(x);
+    const int64_t nb = n / kQK;
+    for_tiles_of_eight(n_x, [&](auto nx, int t0) {
+        group_pair_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
+                                                out + t0);
+    });
+}
+
+inline void set_x86_group_pair_kernels(GroupDotTable& table) {
+    table[static_cast<size_t>(GgmlType::Q4_1)] = &group_pair_dot<Q4_1x16Simd>;
+    table[static_cast<size_t>(GgmlType::Q5_0)] = &group_pair_dot<Q5_0x16Simd>;
+}
+#endif
+
 inline void set_x86_group_kernels(GroupDotTable& table) {
     table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x8Simd>;
     table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x8Simd>;
     table[static_cast<size_t>(GgmlType::Q8_0)] = &q8_0_halves_dot;
+#if FLUORO_DOT_VNNI
+    table[static_cast<size_t>(GgmlType::Q8_0)] = &group_dot_eight<Q8_0x8Vnni512>;
+#endif
 }
 
 }  // namespace x86

@@ -449,6 +449,31 @@ inline void for_tiles_of_four(int n_x, Tile&& tile) {
     }
 }
 
+// The same for tiles of up to 8 (kMaxDotRows) tokens, for kernels whose prep and accumulators fit
+// AVX-512's 32 registers.
+template <class Tile>
+inline void for_tiles_of_eight(int n_x, Tile&& tile) {
+    static_assert(kMaxDotRows == 8);
+    switch (n_x) {
+        case 1:
+            return tile(std::integral_constant<int, 1>{}, 0);
+        case 2:
+            return tile(std::integral_constant<int, 2>{}, 0);
+        case 3:
+            return tile(std::integral_constant<int, 3>{}, 0);
+        case 4:
+            return tile(std::integral_constant<int, 4>{}, 0);
+        case 5:
+            return tile(std::integral_constant<int, 5>{}, 0);
+        case 6:
+            return tile(std::integral_constant<int, 6>{}, 0);
+        case 7:
+            return tile(std::integral_constant<int, 7>{}, 0);
+        default:
+            return tile(std::integral_constant<int, 8>{}, 0);
+    }
+}
+
 template <class F>
 void row_dot_float_simd(const void* w_row, const void* x, size_t x_stride, int n_x, int64_t n,
                         float* out) {

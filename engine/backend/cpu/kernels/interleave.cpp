@@ -125,6 +125,12 @@ void widen(const BlockQ8_0& in, BlockQ8_0Wide& out) {
     for (const int8_t q : in.qs) sum += q;
     out.sum16 = 16 * sum;
     std::memcpy(out.qs, in.qs, sizeof(out.qs));
+    int32_t first = 0;  // elements 0..7 and 16..23; the rest are the second partial sum's
+    for (int i = 0; i < 8; ++i) first += in.qs[i] + in.qs[16 + i];
+    out.offset128[0] = -128 * first;
+    out.offset128[1] = 0;
+    out.offset128[2] = -128 * (sum - first);
+    out.offset128[3] = 0;
 }
 
 // Forward, each block copied out before its wider form is written: with the partner row at the

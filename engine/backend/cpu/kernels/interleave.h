@@ -58,9 +58,10 @@ struct BlockQ5_0x8 {
 };
 static_assert(sizeof(BlockQ5_0x8) == kGroupRows * sizeof(BlockQ5_0));
 
-// Q8_0 group blocks are two halves of four rows each, rows 0..3 then 4..7, a kernel running over
-// one half at a time: signed 8-bit weights need the sign trick and a widening per multiply, which
-// the four-row fold (dot_x86_interleaved.h) does in fewer instructions than a lane per row.
+// Q8_0 group blocks are two halves of four rows each, rows 0..3 then 4..7, the AVX2 kernel running
+// over one half at a time: signed 8-bit weights need the sign trick and a widening per multiply,
+// which the four-row fold (dot_x86_interleaved.h) does in fewer instructions than a lane per row.
+// The AVX-512 kernel reads both halves at once, one row per 128-bit lane.
 inline constexpr int kHalfRows = kGroupRows / 2;
 
 // Four Q8_0 rows' block b: the scales, then the quants in 16-byte chunks ordered as the kernels
@@ -110,6 +111,10 @@ struct BlockQ8_0Wide {
     float d;
     int32_t sum16;  // 16 · Σ qs, exact: the Q5_0 kernels' correction for their unsigned quants
     int8_t qs[kQK];
+    // The AVX-512 Q8_0 kernel's correction: it multiplies w + 128 (unsigned) by x, and its two
+    // partial sums per row (elements 0..7 with 16..23, and 8..15 with 24..31) start from
+    // {-128 · Σ qs over the first, 0, -128 · Σ qs over the second, 0}.
+    int32_t offset128[4];
 };
 
 // Bytes of n_in activations (a whole number of blocks) in that format for `type`'s group kernels.

@@ -165,6 +165,13 @@ RowGroupDotFn row_group_dot_fn(GgmlType weight, CpuIsa isa) {
                                   : detail::avx2_group_dot_table())[id];
 }
 
+RowGroupDotFn row_group_pair_dot_fn(GgmlType weight, CpuIsa isa) {
+    dot_table(isa);  // throws for an instruction set this CPU lacks
+    const auto id = static_cast<size_t>(weight);
+    if (isa != CpuIsa::Avx512 || id >= detail::kDotTableSize) return nullptr;
+    return detail::avx512_group_pair_dot_table()[id];
+}
+
 float vec_dot(GgmlType weight_type, const void* w_row, const void* x_row, int64_t n) {
     const RowDotFn fn = row_dot_fn(weight_type);
     const int64_t block = type_traits(weight_type).block_elems;
