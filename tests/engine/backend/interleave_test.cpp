@@ -143,13 +143,15 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
                     for (const int8_t q : in.qs) sum += q;
                     EXPECT_EQ(out.sum16, 16 * sum);
                     EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK));
-                    int32_t first = 0;
+                    int32_t a = 0;
                     for (int i : {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23})
-                        first += in.qs[i];
-                    EXPECT_EQ(out.offset128[0], -128 * first);
-                    EXPECT_EQ(out.offset128[1], 0);
-                    EXPECT_EQ(out.offset128[2], -128 * (sum - first));
-                    EXPECT_EQ(out.offset128[3], 0);
+                        a += in.qs[i];
+                    EXPECT_EQ(out.offset_ab[0], -128 * a);
+                    EXPECT_EQ(out.offset_ab[1], -128 * (sum - a));
+                    const int order[kQK] = {0,  1,  2,  3,  8,  9,  10, 11, 4,  5,  6,
+                                            7,  12, 13, 14, 15, 16, 17, 18, 19, 24, 25,
+                                            26, 27, 20, 21, 22, 23, 28, 29, 30, 31};
+                    for (int i = 0; i < kQK; ++i) EXPECT_EQ(out.qs_ab[i], in.qs[order[i]]) << i;
                 }
             }
         }

@@ -133,9 +133,6 @@ inline __m512i join(__m256i a, __m256i b) {
 inline __m512 to_float(__m512i v) {
     return _mm512_maskz_cvtepi32_ps(0xFFFF, v);
 }
-inline __m512i broadcast128(const void* p) {
-    return _mm512_maskz_broadcast_i32x4(0xFFFF, load128(p));
-}
 #endif
 
 // Q4_1 against Q8_1: v += (d_r · d_x) · Σ q_w·q_x + m_r · s_x.
@@ -378,64 +375,63 @@ struct Q8_0x4Simd {
 };
 
 #if FLUORO_DOT_VNNI
-// Both halves of a BlockQ8_0x8 in 512-bit registers (AVX-512 VNNI), one row per 128-bit lane:
-// u[0] holds rows [0 | 1 | 4 | 5] elements 0..15, u[1] the same rows' 16..31, u[2] and u[3] rows
-// [2 | 3 | 6 | 7]. AVX-512 has no vpsignb, so the quants are made unsigned instead of ggml's
-// sign trick, u = w + 128 (w ^ 0x80): Σ u·x = Σ w·x + 128 · Σ x, and each row's chains start at
-// the activation block's offset128 (interleave.h). Adding adjacent int32 lanes then leaves in
-// dwords 0 and 2 of each row's lane exactly the two partial sums fold_group gives the row, and
-// the same float steps follow, so each row's result has Q8_0x4Simd's bits.
+// A BlockQ8_0x8's eight rows in 512-bit registers (AVX-512 VNNI): lanes 2r and 2r + 1 hold row
+// r's two partial sums A (elements 0..7 and 16..23) and B (8..15 and 24..31), the same two the
+// AVX2 fold gives a row; register k holds A's k-th four quants and B's, against the activation's
+// matching 8 bytes (BlockQ8_0Wide::qs_ab) broadcast to every lane pair. AVX-512 has no vpsignb,
+// so the quants are made unsigned instead of ggml's sign trick, u = w + 128 (w ^ 0x80):
+// Σ u·x = Σ w·x + 128 · Σ x, and each lane starts at offset_ab. The float steps per lane are
+// the AVX2 kernel's, so each row's result has Q8_0x4Simd's bits.
 struct Q8_0x8Vnni512 {
     using WBlock = BlockQ8_0x8;
     using XBlock = BlockQ8_0Wide;
     struct Prep {
-        __m512i u[4];
-        __m512 d01, d23;  // each row's scale in all four dwords of its lane
+        __m512i w[4];
+        __m512 d;  // row r's scale in lanes 2r and 2r + 1
     };
     struct Acc {
-        __m512 v01, v23;
+        __m512 v;
     };
     static Prep prep(const WBlock& b) {
         const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-        Prep p;
+        // u[i]: chunk i of both halves, rows [0 | 1 | 4 | 5] (i = 0, 1) or [2 | 3 | 6 | 7]
+        // (i = 2, 3) one per 128-bit lane, elements 0..15 (i even) or 16..31, dword j of a lane
+        // its elements 4j..4j+3 of the 16.
+        __m512i u[4];
         for (int i = 0; i < 4; ++i)
-            p.u[i] = _mm512_xor_si512(
+            u[i] = _mm512_xor_si512(
                 join(load256(b.half[0].qs + i * kQK), load256(b.half[1].qs + i * kQK)), flip);
+        // Lane pair r: row r's dword j (A) and j + 2 (B), rows 0 1 4 5 from the first source.
+        const __m512i pick =
+            _mm512_setr_epi32(0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24, 26, 28, 30);
+        const __m512i next = _mm512_add_epi32(pick, _mm512_set1_epi32(1));
+        Prep p;
+        p.w[0] = _mm512_permutex2var_epi32(u[0], pick, u[2]);  // elements 0..3 | 8..11
+        p.w[1] = _mm512_permutex2var_epi32(u[0], next, u[2]);  // 4..7 | 12..15
+        p.w[2] = _mm512_permutex2var_epi32(u[1], pick, u[3]);  // 16..19 | 24..27
+        p.w[3] = _mm512_permutex2var_epi32(u[1], next, u[3]);  // 20..23 | 28..31
         const __m128i d16 =
             _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.half[0].d)),
                                _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.half[1].d)));
         const __m512 d = _mm512_castps256_ps512(_mm256_cvtph_ps(d16));  // rows 0..7
-        p.d01 = _mm512_maskz_permutexvar_ps(
-            0xFFFF, _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 4, 4, 4, 4, 5, 5, 5, 5), d);
-        p.d23 = _mm512_maskz_permutexvar_ps(
-            0xFFFF, _mm512_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3, 6, 6, 6, 6, 7, 7, 7, 7), d);
+        p.d = _mm512_maskz_permutexvar_ps(
+            0xFFFF, _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7), d);
         return p;
     }
-    // Dword j of a row's lane: Σ over elements 4j..4j+3 and 16+4j..16+4j+3; then dword 0 the
-    // sum over j = 0, 1 and dword 2 over j = 2, 3 (dwords 1 and 3 are not read).
-    static __m512i pair_sums(__m512i init, __m512i lo, __m512i hi, __m512i x_lo, __m512i x_hi) {
-        const __m512i s = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(init, lo, x_lo), hi, x_hi);
-        return _mm512_add_epi32(s, _mm512_maskz_shuffle_epi32(0xFFFF, s, _MM_PERM_CDAB));
+    static __m512i x8(const void* at) {
+        int64_t v;
+        std::memcpy(&v, at, sizeof(v));
+        return _mm512_set1_epi64(v);
     }
     static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
-        const __m512i x_lo = broadcast128(x.qs);
-        const __m512i x_hi = broadcast128(x.qs + 16);
-        const __m512i init = broadcast128(x.offset128);
-        const __m512 dx = _mm512_set1_ps(x.d);
-        acc.v01 = _mm512_fmadd_ps(_mm512_mul_ps(p.d01, dx),
-                                  to_float(pair_sums(init, p.u[0], p.u[1], x_lo, x_hi)), acc.v01);
-        acc.v23 = _mm512_fmadd_ps(_mm512_mul_ps(p.d23, dx),
-                                  to_float(pair_sums(init, p.u[2], p.u[3], x_lo, x_hi)), acc.v23);
+        __m512i s = x8(x.offset_ab);
+        for (int k = 0; k < 4; ++k) s = _mm512_dpbusd_epi32(s, p.w[k], x8(x.qs_ab + 8 * k));
+        acc.v = _mm512_fmadd_ps(_mm512_mul_ps(p.d, _mm512_set1_ps(x.d)), to_float(s), acc.v);
     }
     static void finish(const Acc& acc, float* out, size_t row_stride) {
-        alignas(64) float v01[16], v23[16];
-        _mm512_store_ps(v01, acc.v01);
-        _mm512_store_ps(v23, acc.v23);
-        constexpr int kRows01[4] = {0, 1, 4, 5}, kRows23[4] = {2, 3, 6, 7};
-        for (int l = 0; l < 4; ++l) {
-            out[kRows01[l] * row_stride] = v01[4 * l] + v01[4 * l + 2];
-            out[kRows23[l] * row_stride] = v23[4 * l] + v23[4 * l + 2];
-        }
+        alignas(64) float v[16];
+        _mm512_store_ps(v, acc.v);
+        for (int r = 0; r < kGroupRows; ++r) out[r * row_stride] = v[2 * r] + v[2 * r + 1];
     }
 };
 #endif

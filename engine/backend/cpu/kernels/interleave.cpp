@@ -125,12 +125,16 @@ void widen(const BlockQ8_0& in, BlockQ8_0Wide& out) {
     for (const int8_t q : in.qs) sum += q;
     out.sum16 = 16 * sum;
     std::memcpy(out.qs, in.qs, sizeof(out.qs));
-    int32_t first = 0;  // elements 0..7 and 16..23; the rest are the second partial sum's
-    for (int i = 0; i < 8; ++i) first += in.qs[i] + in.qs[16 + i];
-    out.offset128[0] = -128 * first;
-    out.offset128[1] = 0;
-    out.offset128[2] = -128 * (sum - first);
-    out.offset128[3] = 0;
+    // Pair k: A's elements {0, 4, 16, 20}[k] + 0..3, then B's, 8 further on.
+    constexpr int kAStart[4] = {0, 4, 16, 20};
+    int32_t a = 0;
+    for (int k = 0; k < 4; ++k) {
+        std::memcpy(out.qs_ab + 8 * k, in.qs + kAStart[k], 4);
+        std::memcpy(out.qs_ab + 8 * k + 4, in.qs + kAStart[k] + 8, 4);
+        for (int i = 0; i < 4; ++i) a += in.qs[kAStart[k] + i];
+    }
+    out.offset_ab[0] = -128 * a;
+    out.offset_ab[1] = -128 * (sum - a);
 }
 
 // Forward, each block copied out before its wider form is written: with the partner row at the

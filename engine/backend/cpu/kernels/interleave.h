@@ -111,10 +111,12 @@ struct BlockQ8_0Wide {
     float d;
     int32_t sum16;  // 16 · Σ qs, exact: the Q5_0 kernels' correction for their unsigned quants
     int8_t qs[kQK];
-    // The AVX-512 Q8_0 kernel's correction: it multiplies w + 128 (unsigned) by x, and its two
-    // partial sums per row (elements 0..7 with 16..23, and 8..15 with 24..31) start from
-    // {-128 · Σ qs over the first, 0, -128 · Σ qs over the second, 0}.
-    int32_t offset128[4];
+    // For the AVX-512 Q8_0 kernel, which keeps each row's two partial sums (A: elements 0..7 and
+    // 16..23; B: 8..15 and 24..31) in adjacent lanes: the quants as four 8-byte pairs (A's k-th
+    // four, B's k-th four), elements 0..3 8..11 | 4..7 12..15 | 16..19 24..27 | 20..23 28..31;
+    // and, as it multiplies w + 128 (unsigned) by x, its start values {-128 · Σ_A, -128 · Σ_B}.
+    int8_t qs_ab[kQK];
+    int32_t offset_ab[2];
 };
 
 // Bytes of n_in activations (a whole number of blocks) in that format for `type`'s group kernels.
