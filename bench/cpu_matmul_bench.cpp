@@ -227,6 +227,10 @@ BENCHMARK_CAPTURE(BM_Matmul, q4_1x8_1536x49152, Shape{GgmlType::Q4_1, 1536, 4915
 BENCHMARK_CAPTURE(BM_Matmul, q8_0_576x49152, Shape{GgmlType::Q8_0, 576, 49152})->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q8_0x8_576x49152, Shape{GgmlType::Q8_0, 576, 49152, true})
     ->Apply(shapes);
+// Gemma 3 270M's output head (262144 × 640, 178 MB): the largest matrix either default model reads
+// per token.
+BENCHMARK_CAPTURE(BM_Matmul, q8_0x8_640x262144, Shape{GgmlType::Q8_0, 640, 262144, true})
+    ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0_640x2048, Shape{GgmlType::Q5_0, 640, 2048})->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q5_0x8_640x2048, Shape{GgmlType::Q5_0, 640, 2048, true})
     ->Apply(shapes);

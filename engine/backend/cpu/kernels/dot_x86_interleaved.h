@@ -530,12 +530,24 @@ inline void set_x86_group_pair_kernels(GroupDotTable& table) {
 }
 #endif
 
+#if FLUORO_DOT_VNNI
+// One token (decode) keeps the four-row halves: Gemma 3's 178 MB head, which decode streams from
+// memory, measured ~15 % slower per token with the 512-bit kernel (fluoro bench tg128, three
+// alternations, 2026-12-02) though the kernel benchmark alone shows them equal. Several tokens
+// (prefill, speculative verification) take the 512-bit kernel; the bits are the same either way.
+inline void q8_0_vnni_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                          float* out) {
+    if (n_x == 1) return q8_0_halves_dot(w_group, x, x_stride, n_x, n, out);
+    group_dot_eight<Q8_0x8Vnni512>(w_group, x, x_stride, n_x, n, out);
+}
+#endif
+
 inline void set_x86_group_kernels(GroupDotTable& table) {
     table[static_cast<size_t>(GgmlType::Q4_1)] = &group_dot<Q4_1x8Simd>;
     table[static_cast<size_t>(GgmlType::Q5_0)] = &group_dot<Q5_0x8Simd>;
     table[static_cast<size_t>(GgmlType::Q8_0)] = &q8_0_halves_dot;
 #if FLUORO_DOT_VNNI
-    table[static_cast<size_t>(GgmlType::Q8_0)] = &group_dot_eight<Q8_0x8Vnni512>;
+    table[static_cast<size_t>(GgmlType::Q8_0)] = &q8_0_vnni_dot;
 #endif
 }
 
