@@ -30,6 +30,13 @@ namespace fluoro::cpu::detail {
 namespace {
 namespace x86 {
 
+// Four activation bytes as one int32, to broadcast to every lane.
+inline int32_t bytes4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
 // Unsigned a times signed b, not yet widened: each int16 lane is two products from lo plus two
 // from hi.
 inline __m256i pair_sums(__m256i a_lo, __m256i b_lo, __m256i a_hi, __m256i b_hi) {
@@ -70,11 +77,7 @@ struct LaneGroupDot {
         return p;
     }
     // Activation bytes [at, at + 4) in every lane.
-    static __m256i x4(const XBlock& x, int at) {
-        int32_t v;
-        std::memcpy(&v, x.qs + at, sizeof(v));
-        return _mm256_set1_epi32(v);
-    }
+    static __m256i x4(const XBlock& x, int at) { return _mm256_set1_epi32(bytes4(x.qs + at)); }
     static __m256i block_sums(const Prep& p, const XBlock& x) {
 #if FLUORO_DOT_VNNI
         __m256i s = _mm256_setzero_si256();
@@ -270,11 +273,7 @@ struct LaneGroupPairDot {
         return p;
     }
     // Activation bytes [at, at + 4) in every lane.
-    static __m512i x4(const XBlock& x, int at) {
-        int32_t v;
-        std::memcpy(&v, x.qs + at, sizeof(v));
-        return _mm512_set1_epi32(v);
-    }
+    static __m512i x4(const XBlock& x, int at) { return _mm512_set1_epi32(bytes4(x.qs + at)); }
     // Two chains of four, so that vpdpbusd's latency overlaps within a token.
     static __m512i block_sums(const Prep& p, const XBlock& x) {
         const __m512i zero = _mm512_setzero_si512();
@@ -453,32 +452,18 @@ void group_tile(const typename K::WBlock* w, const std::byte* x, size_t x_stride
     for (int t = 0; t < NX; ++t) K::finish(acc[t], out + t, kMaxDotRows);
 }
 
-// Tiles of up to 4 tokens, so a block's prep and the tile's accumulators (mostly) stay in
-// AVX2's 16 registers.
-template <class K>
+// Tiles of up to kTile tokens: 4 keeps a block's prep and the tile's accumulators (mostly) in
+// AVX2's 16 registers; the AVX-512 kernels fit 8 in its 32.
+template <class K, int kTile = 4>
 void group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
                float* out) {
     const auto* w = static_cast<const typename K::WBlock*>(w_group);
     const auto* xb = static_cast<const std::byte*>(x);
     const int64_t nb = n / kQK;
-    for_tiles_of_four(n_x, [&](auto nx, int t0) {
+    for_tiles<kTile>(n_x, [&](auto nx, int t0) {
         group_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb, out + t0);
     });
 }
-
-#if FLUORO_DOT_VNNI
-// Tiles of up to eight tokens, for kernels whose prep and accumulators fit AVX-512's registers.
-template <class K>
-void group_dot_eight(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
-                     float* out) {
-    const auto* w = static_cast<const typename K::WBlock*>(w_group);
-    const auto* xb = static_cast<const std::byte*>(x);
-    for_tiles_of_eight(n_x, [&](auto nx, int t0) {
-        group_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, n / kQK,
-                                           out + t0);
-    });
-}
-#endif
 
 // Q8_0: two passes over the group, one per half, the four-row kernel's registers holding one.
 inline void q8_0_halves_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
@@ -510,7 +495,7 @@ void group_pair_tile(const typename K::WBlock* w, const std::byte* x, size_t x_s
 }
 
 // Two adjacent groups (2 · kGroupRows rows): out[r * kMaxDotRows + t] for r < 16. Tiles of up to
-// four tokens, like group_dot: the prep (8 registers) and four accumulators leave AVX-512's 32
+// eight tokens: the prep (8 registers + 2 scales) and eight accumulators leave AVX-512's 32
 // registers room for the activations.
 template <class K>
 void group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
@@ -518,7 +503,7 @@ void group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x
     const auto* w = static_cast<const typename K::WBlock*>(w_group);
     const auto* xb = static_cast<const std::byte*>(x);
     const int64_t nb = n / kQK;
-    for_tiles_of_eight(n_x, [&](auto nx, int t0) {
+    for_tiles<8>(n_x, [&](auto nx, int t0) {
         group_pair_tile<K, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
                                                 out + t0);
     });
@@ -538,7 +523,7 @@ inline void set_x86_group_pair_kernels(GroupDotTable& table) {
 inline void q8_0_vnni_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
                           float* out) {
     if (n_x == 1) return q8_0_halves_dot(w_group, x, x_stride, n_x, n, out);
-    group_dot_eight<Q8_0x8Vnni512>(w_group, x, x_stride, n_x, n, out);
+    group_dot<Q8_0x8Vnni512, 8>(w_group, x, x_stride, n_x, n, out);
 }
 #endif
 

@@ -427,51 +427,24 @@ void float_dot_tile(const typename F::T* w, const std::byte* x, size_t x_stride,
     }
 }
 
-// Calls tile(std::integral_constant<int, NX>{}, t0) for tiles of up to 4 of n_x tokens: t0 the
-// tile's first token, NX its size (a compile-time constant for the kernels' register arrays).
-template <class Tile>
-inline void for_tiles_of_four(int n_x, Tile&& tile) {
-    for (int t0 = 0; t0 < n_x; t0 += 4) {
-        switch (n_x - t0 < 4 ? n_x - t0 : 4) {
-            case 1:
-                tile(std::integral_constant<int, 1>{}, t0);
-                break;
-            case 2:
-                tile(std::integral_constant<int, 2>{}, t0);
-                break;
-            case 3:
-                tile(std::integral_constant<int, 3>{}, t0);
-                break;
-            default:
-                tile(std::integral_constant<int, 4>{}, t0);
-                break;
-        }
+// Calls f(std::integral_constant<int, n>{}) for a run-time count 1 <= n <= N.
+template <int N, class F>
+inline void with_count(int n, F&& f) {
+    if constexpr (N > 1) {
+        if (n < N) return with_count<N - 1>(n, f);
     }
+    f(std::integral_constant<int, N>{});
 }
 
-// The same for tiles of up to 8 (kMaxDotRows) tokens, for kernels whose prep and accumulators fit
-// AVX-512's 32 registers.
-template <class Tile>
-inline void for_tiles_of_eight(int n_x, Tile&& tile) {
-    static_assert(kMaxDotRows == 8);
-    switch (n_x) {
-        case 1:
-            return tile(std::integral_constant<int, 1>{}, 0);
-        case 2:
-            return tile(std::integral_constant<int, 2>{}, 0);
-        case 3:
-            return tile(std::integral_constant<int, 3>{}, 0);
-        case 4:
-            return tile(std::integral_constant<int, 4>{}, 0);
-        case 5:
-            return tile(std::integral_constant<int, 5>{}, 0);
-        case 6:
-            return tile(std::integral_constant<int, 6>{}, 0);
-        case 7:
-            return tile(std::integral_constant<int, 7>{}, 0);
-        default:
-            return tile(std::integral_constant<int, 8>{}, 0);
-    }
+// Calls tile(std::integral_constant<int, NX>{}, t0) for tiles of up to kMax of n_x tokens: t0 the
+// tile's first token, NX its size (a compile-time constant for the kernels' register arrays).
+// kMax is what the kernel's prep and accumulators leave room for: 4 in AVX2's 16 registers,
+// up to 8 (kMaxDotRows) in AVX-512's 32.
+template <int kMax, class Tile>
+inline void for_tiles(int n_x, Tile&& tile) {
+    static_assert(kMax >= 1 && kMax <= kMaxDotRows);
+    for (int t0 = 0; t0 < n_x; t0 += kMax)
+        with_count<kMax>(n_x - t0 < kMax ? n_x - t0 : kMax, [&](auto nx) { tile(nx, t0); });
 }
 
 template <class F>
@@ -479,7 +452,7 @@ void row_dot_float_simd(const void* w_row, const void* x, size_t x_stride, int n
                         float* out) {
     const auto* w = static_cast<const typename F::T*>(w_row);
     const auto* xb = static_cast<const std::byte*>(x);
-    for_tiles_of_four(n_x, [&](auto nx, int t0) {
+    for_tiles<4>(n_x, [&](auto nx, int t0) {
         float_dot_tile<F, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, n,
                                                out + t0);
     });
