@@ -191,6 +191,25 @@ void row_dot_args(benchmark::internal::Benchmark* b) {
             b->Args({n_x, static_cast<int64_t>(isa)});
 }
 
+// One activation row into the group kernels' widened format (quantize_group_x_row): what every
+// token pays before each matmul on interleaved weights.
+void BM_QuantizeGroupX(benchmark::State& state, GgmlType weight) {
+    const int64_t n = state.range(0);
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = dist(rng);
+    std::vector<std::byte> dst(group_x_row_bytes(weight, n));
+    for (auto _ : state) {
+        quantize_group_x_row(weight, x.data(), dst.data(), n);
+        benchmark::DoNotOptimize(dst.data());
+    }
+    state.counters["rows/s"] =
+        benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_QuantizeGroupX, q4_1, GgmlType::Q4_1)->Arg(576)->Arg(1536);
+BENCHMARK_CAPTURE(BM_QuantizeGroupX, q8_0, GgmlType::Q8_0)->Arg(576)->Arg(640);
+
 BENCHMARK_CAPTURE(BM_RowDot, f32, GgmlType::F32)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, f16, GgmlType::F16)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, bf16, GgmlType::BF16)->Apply(row_dot_args);

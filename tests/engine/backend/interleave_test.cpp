@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -119,8 +120,15 @@ TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
 TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
     for (GgmlType type : kInterleavedTypes) {
         std::mt19937 rng(12);
-        for (int64_t n : {32, 576}) {
-            const std::vector<float> x = test::random_floats(n, rng);
+        for (int64_t n : {32, 576, 577}) {
+            // 577: 576 random values and a block with inf and NaN, which the SIMD quantizers
+            // hand to the reference.
+            std::vector<float> x = test::random_floats(n == 577 ? 576 : n, rng);
+            if (n == 577) {
+                n = 576;
+                x[40] = std::numeric_limits<float>::infinity();
+                x[45] = std::numeric_limits<float>::quiet_NaN();
+            }
             const GgmlType partner = vec_dot_partner(type);
             const std::vector<uint8_t> narrow = test::quantized(partner, x);
             std::vector<uint8_t> wide(group_x_row_bytes(type, n)), direct(wide.size());

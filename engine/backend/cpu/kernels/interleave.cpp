@@ -168,6 +168,12 @@ void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_
 }
 
 void quantize_group_x_row(GgmlType type, const float* x, void* dst, int64_t n_in, CpuIsa isa) {
+    if (isa != CpuIsa::Generic && detail::quantize_x86_compiled() && cpu_isa_supported(isa)) {
+        check(type, kGroupRows, n_in);
+        // One pass, the same bytes as the two steps below (tests compare them).
+        if (type == GgmlType::Q4_1) return detail::quantize_q8_1_wide_avx2(x, dst, n_in / kQK);
+        return detail::quantize_q8_0_wide_avx2(x, dst, n_in / kQK);
+    }
     const GgmlType partner = vec_dot_partner(type);
     const size_t wide = group_x_row_bytes(type, n_in);
     const size_t narrow = *row_bytes(partner, static_cast<uint64_t>(n_in));

@@ -25,6 +25,9 @@ bool quantize_x86_compiled();
 void quantize_q8_0_avx2(const float* x, void* dst, int64_t n_blocks);
 void quantize_q8_1_avx2(const float* x, void* dst, int64_t n_blocks);
 void quantize_q8_k_avx2(const float* x, void* dst, int64_t n_blocks);
+// Straight into the group kernels' widened blocks (interleave.h: BlockQ8_1Wide, BlockQ8_0Wide).
+void quantize_q8_1_wide_avx2(const float* x, void* dst, int64_t n_blocks);
+void quantize_q8_0_wide_avx2(const float* x, void* dst, int64_t n_blocks);
 }  // namespace detail
 
 }  // namespace fluoro::cpu

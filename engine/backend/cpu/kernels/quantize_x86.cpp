@@ -16,6 +16,7 @@
 
 #include <immintrin.h>
 
+#include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/quantize_partner.h"
 #include "tensor/block_kernels.h"
 #include "tensor/blocks.h"
@@ -170,6 +171,60 @@ void quantize_block_q8_k(const float* x, BlockQ8_K& out) {
     out.d = 1 / iscale;
 }
 
+// The fp16 rounding of f, as float: what a narrow block's scale becomes once widened.
+inline float through_fp16(float f) {
+    return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT)));
+}
+
+// The group kernels' widened blocks (interleave.h) in one pass, equal to quantizing to the narrow
+// partner block and widening it (widen_partner_row): the same quantize_legacy, the fp16 scales
+// rounded and converted back by F16C instead of stored and converted in software. A block the
+// SIMD path refuses (non-finite values) is quantized by the reference and widened.
+// quantize_legacy's answer; when it refuses, the reference's block widened into out.
+template <class Narrow, class Wide>
+bool legacy_or_reference(const float* x, GgmlType weight, Wide& out, float& d, __m256i& q) {
+    if (quantize_legacy(x, d, q)) return true;
+    Narrow narrow;
+    fluoro::detail::quantize_block(x, narrow);
+    widen_partner_row(weight, &narrow, &out, kQK);
+    return false;
+}
+
+void quantize_block_q8_1_wide(const float* x, BlockQ8_1Wide& out) {
+    float d;
+    __m256i q;
+    if (!legacy_or_reference<BlockQ8_1>(x, GgmlType::Q4_1, out, d, q)) return;
+    out.d = through_fp16(d);
+    out.s = through_fp16(static_cast<float>(sum_i8(q)) * d);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.qs), q);
+}
+void quantize_block_q8_0_wide(const float* x, BlockQ8_0Wide& out) {
+    float d;
+    __m256i q;
+    if (!legacy_or_reference<BlockQ8_0>(x, GgmlType::Q8_0, out, d, q)) return;
+    out.d = through_fp16(d);
+    const int32_t sum = sum_i8(q);
+    out.sum16 = 16 * sum;
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.qs), q);
+    // A: elements 0..7 and 16..23, the first two dwords of each 128-bit half; qs_ab orders the
+    // dwords of each half 0, 2, 1, 3.
+    const int32_t a = sum_i8(_mm256_and_si256(q, _mm256_setr_epi64x(-1, 0, -1, 0)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.qs_ab),
+                        _mm256_shuffle_epi32(q, _MM_SHUFFLE(3, 1, 2, 0)));
+    out.offset_ab[0] = -128 * a;
+    out.offset_ab[1] = -128 * (sum - a);
+}
+
+template <class Block, void (*Quantize)(const float*, Block&)>
+void quantize_wide_blocks(const float* x, void* dst, int64_t n_blocks) {
+    auto* out = static_cast<std::byte*>(dst);
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        Block block;
+        Quantize(x + b * kQK, block);
+        std::memcpy(out + b * sizeof(Block), &block, sizeof(Block));
+    }
+}
+
 template <class Block, void (*Quantize)(const float*, Block&)>
 void quantize_blocks(const float* x, void* dst, int64_t n_blocks) {
     auto* out = static_cast<std::byte*>(dst);
@@ -190,6 +245,12 @@ void quantize_q8_1_avx2(const float* x, void* dst, int64_t n_blocks) {
 }
 void quantize_q8_k_avx2(const float* x, void* dst, int64_t n_blocks) {
     quantize_blocks<BlockQ8_K, quantize_block_q8_k>(x, dst, n_blocks);
+}
+void quantize_q8_1_wide_avx2(const float* x, void* dst, int64_t n_blocks) {
+    quantize_wide_blocks<BlockQ8_1Wide, quantize_block_q8_1_wide>(x, dst, n_blocks);
+}
+void quantize_q8_0_wide_avx2(const float* x, void* dst, int64_t n_blocks) {
+    quantize_wide_blocks<BlockQ8_0Wide, quantize_block_q8_0_wide>(x, dst, n_blocks);
 }
 
 }  // namespace fluoro::cpu::detail
@@ -215,6 +276,8 @@ bool quantize_x86_compiled() {
 void quantize_q8_0_avx2(const float*, void*, int64_t) {}
 void quantize_q8_1_avx2(const float*, void*, int64_t) {}
 void quantize_q8_k_avx2(const float*, void*, int64_t) {}
+void quantize_q8_1_wide_avx2(const float*, void*, int64_t) {}
+void quantize_q8_0_wide_avx2(const float*, void*, int64_t) {}
 }  // namespace fluoro::cpu::detail
 
 #endif
