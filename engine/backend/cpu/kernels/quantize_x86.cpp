@@ -176,10 +176,6 @@ inline float through_fp16(float f) {
     return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT)));
 }
 
-// The group kernels' widened blocks (interleave.h) in one pass, equal to quantizing to the narrow
-// partner block and widening it (widen_partner_row): the same quantize_legacy, the fp16 scales
-// rounded and converted back by F16C instead of stored and converted in software. A block the
-// SIMD path refuses (non-finite values) is quantized by the reference and widened.
 // quantize_legacy's answer; when it refuses, the reference's block widened into out.
 template <class Narrow, class Wide>
 bool legacy_or_reference(const float* x, GgmlType weight, Wide& out, float& d, __m256i& q) {
@@ -189,6 +185,11 @@ bool legacy_or_reference(const float* x, GgmlType weight, Wide& out, float& d, _
     widen_partner_row(weight, &narrow, &out, kQK);
     return false;
 }
+
+// The group kernels' widened blocks (interleave.h) in one pass, equal to quantizing to the narrow
+// partner block and widening it (widen_partner_row): the same quantize_legacy, the fp16 scales
+// rounded and converted back by F16C instead of stored and converted in software. A block the
+// SIMD path refuses (non-finite values) is quantized by the reference and widened.
 
 void quantize_block_q8_1_wide(const float* x, BlockQ8_1Wide& out) {
     float d;
@@ -215,22 +216,13 @@ void quantize_block_q8_0_wide(const float* x, BlockQ8_0Wide& out) {
     out.offset_ab[1] = -128 * (sum - a);
 }
 
-template <class Block, void (*Quantize)(const float*, Block&)>
-void quantize_wide_blocks(const float* x, void* dst, int64_t n_blocks) {
-    auto* out = static_cast<std::byte*>(dst);
-    for (int64_t b = 0; b < n_blocks; ++b) {
-        Block block;
-        Quantize(x + b * kQK, block);
-        std::memcpy(out + b * sizeof(Block), &block, sizeof(Block));
-    }
-}
-
-template <class Block, void (*Quantize)(const float*, Block&)>
+// kElems: the widened blocks (interleave.h) do not name their element count.
+template <class Block, void (*Quantize)(const float*, Block&), int64_t kElems = Block::kElems>
 void quantize_blocks(const float* x, void* dst, int64_t n_blocks) {
     auto* out = static_cast<std::byte*>(dst);
     for (int64_t b = 0; b < n_blocks; ++b) {
         Block block;
-        Quantize(x + b * Block::kElems, block);
+        Quantize(x + b * kElems, block);
         std::memcpy(out + b * sizeof(Block), &block, sizeof(Block));
     }
 }
@@ -247,10 +239,10 @@ void quantize_q8_k_avx2(const float* x, void* dst, int64_t n_blocks) {
     quantize_blocks<BlockQ8_K, quantize_block_q8_k>(x, dst, n_blocks);
 }
 void quantize_q8_1_wide_avx2(const float* x, void* dst, int64_t n_blocks) {
-    quantize_wide_blocks<BlockQ8_1Wide, quantize_block_q8_1_wide>(x, dst, n_blocks);
+    quantize_blocks<BlockQ8_1Wide, quantize_block_q8_1_wide, kQK>(x, dst, n_blocks);
 }
 void quantize_q8_0_wide_avx2(const float* x, void* dst, int64_t n_blocks) {
-    quantize_wide_blocks<BlockQ8_0Wide, quantize_block_q8_0_wide>(x, dst, n_blocks);
+    quantize_blocks<BlockQ8_0Wide, quantize_block_q8_0_wide, kQK>(x, dst, n_blocks);
 }
 
 }  // namespace fluoro::cpu::detail
