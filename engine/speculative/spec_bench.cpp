@@ -37,7 +37,10 @@ SamplingParams greedy() {
     return sp;
 }
 
-// v(k) for k = 0..max_k: one forward over k + 1 tokens after `prompt`, relative to k = 0.
+// v(k) for k = 0..max_k: one forward over k + 1 tokens after `prompt`, relative to k = 0. Each
+// round times every k once, after a first round that only warms up, and each k's median over the
+// rounds counts: timing one k after another put the one-token forward first, right after the
+// prefill, where it ran slow enough to give v(1) < 1 on some hosts.
 std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<const int32_t> prompt,
                                         int32_t max_k) {
     Sequence seq(model, kv, 0);
@@ -45,17 +48,18 @@ std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<con
     const int64_t base = int64_t(seq.tokens().size());
     std::vector<int32_t> tokens(size_t(max_k) + 1);
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = prompt[i % prompt.size()];
-    std::vector<double> ms(size_t(max_k) + 1);
-    for (int32_t k = 0; k <= max_k; ++k) {
-        std::vector<double> samples;
-        for (int rep = 0; rep < 7; ++rep) {
+    constexpr int kRounds = 7;
+    std::vector<std::vector<double>> samples(size_t(max_k) + 1);
+    for (int round = 0; round <= kRounds; ++round) {
+        for (int32_t k = 0; k <= max_k; ++k) {
             seq.truncate(base);
             const auto t = Clock::now();
             seq.extend(std::span<const int32_t>(tokens).first(size_t(k) + 1));
-            samples.push_back(ms_since(t));
+            if (round > 0) samples[size_t(k)].push_back(ms_since(t));
         }
-        ms[size_t(k)] = median(samples);
     }
+    std::vector<double> ms;
+    for (std::vector<double>& s : samples) ms.push_back(median(s));
     std::vector<double> v;
     for (const double m : ms) v.push_back(m / ms[0]);
     return v;
