@@ -174,7 +174,7 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         pending = v.next;
         if (spec.adaptive) {
             k = v.accepted == int32_t(draft.ids.size()) && !draft.ids.empty()
-                    ? std::min(spec.max_draft, k + 2)
+                    ? spec.max_draft
                     : std::max(spec.min_draft, v.accepted + 1);
         }
     }

@@ -76,7 +76,7 @@ def replay(prompt, output, end_token, n_gen, policy):
         if emitted >= n_gen:
             break
         if a == len(draft) and draft:
-            k = min(policy["draft_max"], k + 2)
+            k = policy["draft_max"]
         else:
             k = max(1, a + 1)
     return drafted, accepted, forwards, cost, unknown
@@ -109,6 +109,9 @@ def main():
     ap.add_argument("--ngram-max", type=int, nargs="+", help="longest n-grams to try")
     ap.add_argument("--draft-max", type=int, nargs="+",
                     help="draft lengths at most to try (up to the file's: v(k) is measured so far)")
+    ap.add_argument("--verify-cost", type=lambda s: [float(v) for v in s.split(",")],
+                    help="v(0),v(1),... to evaluate the policies with instead of the file's "
+                         "(after the check, which uses the file's)")
     args = ap.parse_args()
     with open(args.run) as f:
         run = json.load(f)
@@ -134,6 +137,12 @@ def main():
         sys.exit(1)
     print(f"replay reproduces the engine's counts on all {len(per_prompt)} prompts")
     print("verify cost v(k): " + " ".join(f"{v:.2f}" for v in base["verify_cost"]))
+
+    if args.verify_cost:
+        if len(args.verify_cost) != len(base["verify_cost"]):
+            sys.exit(f"replay: --verify-cost needs {len(base['verify_cost'])} values")
+        base["verify_cost"] = args.verify_cost
+        print("evaluated with v(k): " + " ".join(f"{v:.2f}" for v in base["verify_cost"]))
 
     grid = itertools.product(args.unigram or [base["draft_max_unigram"]],
                              args.ngram_min or [base["ngram_min"]],

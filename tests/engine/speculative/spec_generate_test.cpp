@@ -189,6 +189,56 @@ TEST(SpecGenerate, CallbacksReportEveryStepInOrder) {
     EXPECT_EQ(streamed, int64_t(r.tokens.size()));
 }
 
+// Proposes, per call, the target's own greedy continuation cut after `right[call]` tokens and then
+// one wrong token (right[call] < 0: the whole continuation), and records each call's max_n.
+class ScriptedDrafter final : public Drafter {
+  public:
+    ScriptedDrafter(std::vector<int32_t> prompt, std::vector<int32_t> output,
+                    std::vector<int> right, int32_t n_vocab)
+        : prompt_(std::move(prompt)),
+          output_(std::move(output)),
+          right_(std::move(right)),
+          n_vocab_(n_vocab) {}
+    std::string_view name() const override { return "scripted"; }
+    void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams&,
+                 Draft& out) override {
+        out.clear();
+        asked.push_back(max_n);
+        const size_t call = asked.size() - 1;
+        const size_t at = context.size() - prompt_.size();  // output tokens emitted so far
+        const int right = call < right_.size() ? right_[call] : -1;
+        for (int32_t i = 0; i < max_n && at + size_t(i) < output_.size(); ++i) {
+            int32_t id = output_[at + size_t(i)];
+            if (right >= 0 && i == right) id = (id + 1) % n_vocab_;  // the target never picks it
+            out.ids.push_back(id);
+            out.q.push_back(TokenDist::point(id));
+            if (right >= 0 && i == right) break;
+        }
+    }
+    std::vector<int32_t> asked;
+
+  private:
+    std::vector<int32_t> prompt_, output_;
+    std::vector<int> right_;
+    int32_t n_vocab_;
+};
+
+TEST(SpecGenerate, AdaptiveDraftLengthJumpsBackToTheMaximumAfterAFullAcceptance) {
+    Target t(small_model(42, "spec_adaptive"));
+    const std::vector<int32_t> prompt{5, 17, 42, 99, 3, 7, 250, 11};
+    const std::vector<int32_t> plain = plain_tokens(t, prompt, 40, greedy_params());
+    ASSERT_EQ(plain.size(), 40u);
+    // Calls: all right (6), then 2 right of 6, then 0 of 3, all right (1), all right (6), 4 of 6.
+    ScriptedDrafter d(prompt, plain, {-1, 2, 0, -1, -1, 4}, int32_t(t.model->n_vocab()));
+    SpecOptions so;
+    so.max_draft = 6;
+    const GenerateResult r = spec_result(t, d, prompt, 40, greedy_params(), so);
+    EXPECT_EQ(r.tokens, plain);  // wrong drafts never change the output
+    ASSERT_GE(d.asked.size(), 7u);
+    const std::vector<int32_t> want{6, 6, 3, 1, 6, 6, 5};
+    EXPECT_EQ(std::vector<int32_t>(d.asked.begin(), d.asked.begin() + 7), want);
+}
+
 TEST(SpecGenerate, CacheAfterRollbacksGivesFreshPrefillLogits) {
     Target t(small_model(42, "spec_rollback"));
     Target draft(small_model(44, "spec_rollback_draft"));
