@@ -70,7 +70,13 @@ nlohmann::json to_json(const spec::SpecBenchResult& r) {
              {"target_forwards", x.target_steps},
              {"reference_copied_fraction",
               x.reference_copied ? nlohmann::json(*x.reference_copied) : nlohmann::json()}});
+    nlohmann::json in_loop = nlohmann::json::array();
+    for (size_t k = 0; k < r.verify_cost_in_loop.size(); ++k)
+        in_loop.push_back(r.verify_steps_in_loop[k] > 0 ? nlohmann::json(r.verify_cost_in_loop[k])
+                                                        : nlohmann::json());
     return {{"verify_cost", r.verify_cost},
+            {"verify_cost_in_loop", in_loop},
+            {"verify_steps_in_loop", r.verify_steps_in_loop},
             {"target_token_ms", r.target_token_ms},
             {"rows", rows},
             {"prompts", prompts}};
@@ -111,6 +117,13 @@ void print_table(const spec::SpecBenchResult& r) {
         r.target_token_ms);
     for (size_t k = 0; k < r.verify_cost.size(); ++k)
         std::printf(" v(%zu)=%.2f", k, r.verify_cost[k]);
+    std::printf(
+        "\nin the decoding loop (a verification step / a plain step, each with its sampling; "
+        "[steps]):");
+    for (size_t k = 0; k < r.verify_cost_in_loop.size(); ++k)
+        if (r.verify_steps_in_loop[k] > 0)
+            std::printf(" v(%zu)=%.2f [%lld]", k, r.verify_cost_in_loop[k],
+                        static_cast<long long>(r.verify_steps_in_loop[k]));
     std::printf("\n\n%-14s %-10s %6s %7s %7s %6s %6s %9s %9s %8s %7s %9s\n", "drafter", "category",
                 "tokens", "copied", "accept", "tau", "gamma", "plain t/s", "spec t/s", "speedup",
                 "c", "expected");

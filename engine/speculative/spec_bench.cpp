@@ -142,6 +142,8 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
         measure_verify_cost(target, kv, prompts.front().tokens, opt.spec.max_draft);
 
     std::map<std::pair<std::string, std::string>, Totals> totals;  // (drafter, category)
+    std::vector<double> verify_ms_at(result.verify_cost.size(), 0.0);
+    result.verify_steps_in_loop.assign(result.verify_cost.size(), 0);
     double plain_ms_all = 0;
     int64_t plain_tokens_all = 0;
     Sequence seq(target, kv, 0);
@@ -191,6 +193,10 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                 plain_tokens_all += int64_t(plain.tokens.size());
                 for (const SpecStepInfo& i : steps) {
                     t.draft_ms += i.draft_ms;
+                    if (i.drafted.size() < verify_ms_at.size()) {
+                        verify_ms_at[i.drafted.size()] += i.verify_ms;
+                        ++result.verify_steps_in_loop[i.drafted.size()];
+                    }
                     if (t.drafted_at.size() < i.drafted.size()) {
                         t.drafted_at.resize(i.drafted.size());
                         t.accepted_at.resize(i.drafted.size());
@@ -221,6 +227,11 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
         }
     }
     result.target_token_ms = plain_tokens_all > 0 ? plain_ms_all / double(plain_tokens_all) : 0;
+    for (size_t k = 0; k < verify_ms_at.size(); ++k) {
+        const auto n = double(result.verify_steps_in_loop[k]);
+        result.verify_cost_in_loop.push_back(
+            n > 0 ? ratio(verify_ms_at[k] / n, result.target_token_ms) : 0.0);
+    }
 
     // Categories in the order the prompt sets list them, each once.
     std::vector<std::string> categories;

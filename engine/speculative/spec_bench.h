@@ -79,6 +79,13 @@ struct SpecBenchPromptRow {
 struct SpecBenchResult {
     std::vector<double> verify_cost;  // v(k) for k = 0 .. max_draft drafted tokens
     double target_token_ms = 0;       // plain decode time per token, all prompts
+    // v(k) as the decoding loop paid it: the mean time of a verification step that checked k
+    // drafted tokens (its forward and its sampling) over target_token_ms (a plain step, forward
+    // and sampling), all drafters; 0 where no step drafted k. On some hosts a forward inside the
+    // loop costs more than the same forward timed back to back (docs/PERFORMANCE.md), which
+    // verify_cost does not see.
+    std::vector<double> verify_cost_in_loop;
+    std::vector<int64_t> verify_steps_in_loop;  // steps behind each verify_cost_in_loop entry
     std::vector<SpecBenchRow> rows;
     std::vector<SpecBenchPromptRow> prompts;
 };

@@ -47,7 +47,20 @@ TEST(CmdBenchSpec, ReportsAcceptanceTauAndSpeedupPerDrafter) {
     ASSERT_FALSE(j.is_discarded()) << out;
     ASSERT_EQ(j["verify_cost"].size(), 5u);  // k = 0..4
     EXPECT_DOUBLE_EQ(j["verify_cost"][0].get<double>(), 1.0);
+    // In the loop: a cost per draft length some step used (null for the others), and the steps.
+    ASSERT_EQ(j["verify_cost_in_loop"].size(), 5u);
+    ASSERT_EQ(j["verify_steps_in_loop"].size(), 5u);
+    double steps = 0;
+    for (size_t k = 0; k < 5; ++k) {
+        const double n = j["verify_steps_in_loop"][k];
+        steps += n;
+        EXPECT_EQ(j["verify_cost_in_loop"][k].is_null(), n == 0) << k;
+        if (n > 0) EXPECT_GT(j["verify_cost_in_loop"][k].get<double>(), 0) << k;
+    }
     ASSERT_EQ(j["rows"].size(), 2u);
+    double forwards_all = 0;
+    for (const auto& r : j["rows"]) forwards_all += r["target_forwards"].get<double>();
+    EXPECT_EQ(steps, forwards_all);  // every verification step counted once
     for (const auto& r : j["rows"]) {
         EXPECT_EQ(r["category"], "copy");
         const double tokens = r["tokens"], forwards = r["target_forwards"];
