@@ -22,9 +22,9 @@ struct SpecOptions {
     // Adapt the draft length to recent acceptance: after a fully accepted draft draft max_draft
     // again, after a rejection one more than were accepted (at least min_draft). Going back to
     // the maximum at once (rather than two more per step) because verifying one drafted token
-    // costs much more than each further one (SmolLM2, Xeon host: v(1) 1.31, v(6) 1.89 of a
-    // one-token forward, timed inside the decoding loop): copy set 3.07 -> 3.30 tokens per
-    // forward (docs/PERFORMANCE.md).
+    // costs much more than each further one (SmolLM2, Xeon host, timed inside the decoding loop:
+    // a step verifying 1 drafted token 1.31 plain decode steps, 6 tokens 2.0): copy set 3.07 ->
+    // 3.30 tokens per forward (docs/PERFORMANCE.md).
     bool adaptive = true;
     int32_t min_draft = 1;
 };
