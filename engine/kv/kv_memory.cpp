@@ -1,13 +1,8 @@
 #include "kv/kv_memory.h"
 
-#include <algorithm>
-#include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
+#include "core/huge_pages.h"
 
 namespace fluoro {
 namespace {
@@ -16,22 +11,11 @@ class HostKvMemory final : public KvMemory {
   public:
     std::string_view name() const override { return "host"; }
     bool host_visible() const override { return true; }
-    // In 2 MiB pages where the kernel grants them (transparent huge pages on request, the
-    // default "madvise" mode): a decode step reads every layer's rows, one head's slice at a
-    // time, and with 4 KiB pages each page holds only ~10 rows of a small model's cache.
-    std::byte* allocate(size_t bytes) override {
-        constexpr size_t kHuge = size_t(2) << 20;
-        if (bytes > SIZE_MAX - kHuge) return nullptr;  // rounded up it would wrap
-        const size_t size = (std::max<size_t>(bytes, 1) + kHuge - 1) / kHuge * kHuge;
-        void* p = std::aligned_alloc(kHuge, size);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (p) madvise(p, size, MADV_HUGEPAGE);  // a hint: refused, the pages stay small
-#endif
-        return static_cast<std::byte*>(p);
-    }
-    void release(std::byte* p) noexcept override {
-        std::free(p);
-    }
+    // In 2 MiB pages where the kernel grants them: a decode step reads every layer's rows, one
+    // head's slice at a time, and with 4 KiB pages each page holds only ~10 rows of a small
+    // model's cache.
+    std::byte* allocate(size_t bytes) override { return alloc_huge(bytes); }
+    void release(std::byte* p) noexcept override { free_huge(p); }
     void move(std::byte* dst, const std::byte* src, size_t bytes) override {
         std::memmove(dst, src, bytes);
     }

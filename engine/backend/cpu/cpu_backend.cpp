@@ -67,10 +67,6 @@ bool interleave_enabled() {
 
 }  // namespace
 
-void CpuBackend::AlignedFree::operator()(std::byte* p) const {
-    ::operator delete[](p, std::align_val_t{64});
-}
-
 CpuBackend::CpuBackend(int n_threads)
     : pool_(n_threads > 0 ? n_threads : ThreadPool::default_threads()) {}
 
@@ -87,8 +83,7 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
     if (matrix && interleave_enabled() && interleavable(w.type, w.n_out()) &&
         row_group_dot_fn(w.type)) {
         const size_t bytes = w.row_bytes * size_t(w.n_out());
-        AlignedBytes copy(
-            static_cast<std::byte*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
+        std::byte* copy = weights_.allocate(bytes);
         if (copy) {  // without memory for the copy the weights keep the file layout (slower)
             // In slices, each slice's file pages dropped once copied (they are not read again),
             // so a large matrix (Gemma 3's 170 MiB output head) is not resident twice at once.
@@ -99,13 +94,12 @@ Weight CpuBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInf
             for (int64_t r = 0; r < w.n_out(); r += slice) {
                 const int64_t n = std::min(slice, w.n_out() - r);
                 const size_t at = size_t(r) * w.row_bytes, len = size_t(n) * w.row_bytes;
-                interleave_rows(w.type, src + at, n, w.n_in(), copy.get() + at);
+                interleave_rows(w.type, src + at, n, w.n_in(), copy + at);
                 file.drop_pages({src + at, len});
             }
             file.drop_pages(file.tensor_data(info));  // and the pages the slices shared
-            w.data = copy.get();
+            w.data = copy;
             w.interleaved = true;
-            interleaved_.push_back(std::move(copy));
         }
     }
     return w;

@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_attention.h"
 #include "backend/cpu/matmul.h"
 #include "backend/cpu/thread_pool.h"
+#include "backend/cpu/weight_arena.h"
 
 namespace fluoro::cpu {
 
@@ -59,13 +60,8 @@ class CpuBackend final : public Backend {
     void read(const Act& x, std::span<float> host) override;
 
   private:
-    struct AlignedFree {
-        void operator()(std::byte* p) const;
-    };
-    using AlignedBytes = std::unique_ptr<std::byte[], AlignedFree>;
-
     ThreadPool pool_;
-    std::vector<AlignedBytes> interleaved_;  // weights rewritten by load_weight
+    WeightArena weights_;  // weights rewritten by load_weight
     MatmulScratch matmul_scratch_;
     std::vector<std::unique_ptr<float[]>> acts_;
     AttentionScratch attn_scratch_;
