@@ -1,7 +1,7 @@
 // Where the CPU backend keeps the weights it rewrites at load (interleaved row groups): chunks of
 // 2 MiB pages (core/huge_pages.h) handed out 64-byte aligned, one after another. One allocation
 // per matrix in small pages cost a TLB miss every 4 KiB of every step's weight stream; a huge page
-// per matrix would round SmolLM2's 207 KiB matrices up to 2 MiB each. Pages of a chunk that no
+// per matrix would round SmolLM2's 202 KiB matrices up to 2 MiB each. Pages of a chunk that no
 // matrix reached are never touched, so they take no memory.
 #pragma once
 
