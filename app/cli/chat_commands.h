@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/chat_session.h"
+#include "decode/chat_session.h"
 
 namespace fluoro::cli {
 

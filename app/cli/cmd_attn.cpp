@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
-#include "runtime/sequence.h"
+#include "decode/sequence.h"
 
 namespace fluoro::cli {
 namespace {

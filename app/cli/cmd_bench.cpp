@@ -1,4 +1,4 @@
-// `fluoro bench MODEL`: pp and tg throughput as llama-bench measures them (see runtime/bench.h),
+// `fluoro bench MODEL`: pp and tg throughput as llama-bench measures them (see eval/bench.h),
 // as a table or --json. --depth D measures with D tokens already in the KV cache.
 #include <cstdio>
 #include <iostream>
@@ -12,8 +12,8 @@
 #include "common/format.h"
 #include "common/version.h"
 #include "core/error.h"
+#include "eval/bench.h"
 #include "kv/paged_kv.h"
-#include "runtime/bench.h"
 
 namespace fluoro::cli {
 

@@ -1,6 +1,6 @@
 // `fluoro bench spec MODEL`: speculative decoding's acceptance, tau and speedup per drafter and
 // prompt category, with the measured costs and the speedup the paper's model expects (see
-// engine/speculative/spec_bench.h). Greedy, so the output is checked identical to plain decoding.
+// engine/eval/spec_bench.h). Greedy, so the output is checked identical to plain decoding.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,10 +12,10 @@
 #include "common/format.h"
 #include "common/spec_prompt_file.h"
 #include "core/error.h"
+#include "eval/spec_bench.h"
 #include "session/loaded_model.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
-#include "speculative/spec_bench.h"
 
 namespace fluoro::cli {
 namespace {

@@ -1,6 +1,6 @@
 // `fluoro eval kv MODEL`: what each KV cache policy (full, window, streaming, h2o, scissorhands,
 // snapkv) and KV storage type (f16, q8_0, q4_0, ...) costs in quality and buys in speed, over a
-// grid of policy × budget × type (runtime/kv_eval.h): perplexity by token-by-token decoding of a
+// grid of policy × budget × type (eval/kv_eval.h): perplexity by token-by-token decoding of a
 // long text with NLL over position, passkey retrieval at several lengths and depths, decode tok/s
 // at long context. Prints an aligned table (stdout), or --json; --csv writes one row per
 // configuration × task × metric. Progress goes to stderr.
@@ -19,7 +19,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "runtime/kv_eval.h"
+#include "eval/kv_eval.h"
 #include "session/loaded_model.h"
 
 namespace fluoro::cli {

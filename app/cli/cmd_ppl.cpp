@@ -1,5 +1,5 @@
 // `fluoro ppl MODEL FILE`: perplexity of a text file, computed as llama.cpp's perplexity tool
-// does (independent chunks of --ctx tokens, second half of each scored; runtime/perplexity.h).
+// does (independent chunks of --ctx tokens, second half of each scored; eval/perplexity.h).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
-#include "runtime/perplexity.h"
+#include "eval/perplexity.h"
 
 namespace fluoro::cli {
 

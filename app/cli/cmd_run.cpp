@@ -6,7 +6,7 @@
 #include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "core/error.h"
-#include "runtime/chat_session.h"
+#include "decode/chat_session.h"
 #include "session/stats_line.h"
 
 namespace fluoro::cli {

@@ -13,8 +13,8 @@
 
 #include "cli/engine_flags.h"
 #include "cli/kv_policy_flags.h"
+#include "decode/generate.h"
 #include "runtime/engine.h"
-#include "runtime/generate.h"
 #include "store/store_writer.h"
 
 namespace fluoro::cli {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "speculative/spec_bench_prompts.h"
+#include "eval/spec_bench_prompts.h"
 
 namespace fluoro::app {
 

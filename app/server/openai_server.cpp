@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "core/error.h"
-#include "runtime/stop_strings.h"
+#include "decode/stop_strings.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
 #include "server/peer_socket.h"

@@ -1,5 +1,7 @@
 #include "session/backend_factory.h"
 
+#include "backend/cpu/cpu_only_factory.h"
+
 #ifdef FLUORO_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device.h"

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runtime/generate.h"
+#include "decode/generate.h"
 
 namespace fluoro::app {
 

@@ -17,10 +17,8 @@ std::string_view backend_kind_name(BackendKind k);  // "cpu", "cuda"
 std::optional<BackendKind> parse_backend_kind(std::string_view name);
 
 // Makes a backend of that kind; `threads` is the CPU backend's thread count (<= 0: physical
-// cores). Throws Error with the reason when the kind cannot run here.
+// cores). Throws Error with the reason when the kind cannot run here. The CPU-only one is
+// backend/cpu/cpu_only_factory.h.
 using BackendFactory = std::function<std::unique_ptr<Backend>(BackendKind kind, int threads)>;
-
-// The CPU backend; for Cuda an Error saying this program was built without the CUDA backend.
-std::unique_ptr<Backend> make_cpu_only_backend(BackendKind kind, int threads);
 
 }  // namespace fluoro

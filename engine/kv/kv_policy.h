@@ -1,6 +1,6 @@
 // What a sequence keeps in its KV cache when it would outgrow its budget: the eviction policies
 // of the long-context papers as pure functions from (what is cached, what attention said about
-// it) to the slots to keep. Sequence (runtime/sequence.h) applies the decision through
+// it) to the slots to keep. Sequence (decode/sequence.h) applies the decision through
 // Model::compact_kv and records it as a KvEviction.
 //
 //   full          never evicts: the sequence stops with a clear error at its budget.

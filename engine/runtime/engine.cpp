@@ -5,16 +5,16 @@
 #include <map>
 #include <tuple>
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_only_factory.h"
 #include "chat/chat_options.h"
 #include "core/error.h"
+#include "decode/chat_session.h"
+#include "decode/generate.h"
+#include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
-#include "runtime/chat_session.h"
-#include "runtime/generate.h"
 #include "runtime/prefix_cache_persistence.h"
-#include "runtime/sequence.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 #include "speculative/spec_generate.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/sequence.h"
+#include "decode/sequence.h"
 #include "sampling/sampler.h"
 #include "speculative/drafter.h"
 

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/generate.h"
+#include "decode/generate.h"
 #include "speculative/drafter.h"
 #include "speculative/spec_settings.h"
 #include "speculative/verify.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """llama.cpp's pp/tg throughput through llama-cpp-python's low-level API, measured the way
-`fluoro bench` (engine/runtime/bench.cpp) and llama-bench measure it, so the two are comparable:
+`fluoro bench` (engine/eval/bench.cpp) and llama-bench measure it, so the two are comparable:
 
   pp<N>:  N random tokens decoded in n_batch (= n_ubatch) pieces into the cache;
   tg<N>:  N single-token decode steps, each followed by llama_synchronize;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "decode/sequence.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "test_models.h"
 
 namespace fluoro {

@@ -16,11 +16,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "decode/sequence.h"
 #include "gguf/test_model.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "test_temp.h"
 
 namespace fluoro {

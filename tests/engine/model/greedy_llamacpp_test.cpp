@@ -11,8 +11,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "decode/sequence.h"
 #include "engine/model/model_fixture.h"
-#include "runtime/sequence.h"
 
 namespace fluoro {
 namespace {

@@ -20,8 +20,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "decode/sequence.h"
 #include "engine/model/model_fixture.h"
-#include "runtime/sequence.h"
 
 namespace fluoro {
 namespace {

@@ -3,8 +3,8 @@
 // through ChatSession directly, and the streamed token pieces add up to it.
 #include <gtest/gtest.h>
 
+#include "decode/chat_session.h"
 #include "engine/model/model_fixture.h"
-#include "runtime/chat_session.h"
 #include "runtime/engine.h"
 
 namespace fluoro {

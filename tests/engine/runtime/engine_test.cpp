@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/cpu/cpu_only_factory.h"
 #include "core/error.h"
 #include "engine/runtime/engine_test_events.h"
 #include "gguf/test_model.h"

@@ -1,11 +1,11 @@
-// copied_fraction (speculative/spec_bench.h): how much of a bench output repeats its context,
+// copied_fraction (eval/spec_bench.h): how much of a bench output repeats its context,
 // the measure `fluoro bench spec` reports beside each prompt's speedup.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "core/error.h"
-#include "speculative/spec_bench.h"
+#include "eval/spec_bench.h"
 
 namespace fluoro::spec {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "decode/chat_session.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
-#include "runtime/chat_session.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 #include "test_models.h"

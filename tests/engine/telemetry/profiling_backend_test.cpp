@@ -8,9 +8,9 @@
 #include <filesystem>
 
 #include "backend/cpu/cpu_backend.h"
+#include "decode/sequence.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "telemetry/step_meter.h"
 #include "test_temp.h"
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/sequence.h"
-#include "runtime/stop_strings.h"
+#include "decode/sequence.h"
+#include "decode/stop_strings.h"
 #include "sampling/sampler.h"
 
 namespace fluoro::tok {
@@ -27,7 +27,7 @@ std::string_view stop_reason_name(StopReason r);
 struct GenerateOptions {
     int64_t max_tokens = 512;     // generated tokens at most (the EOG token not counted)
     bool render_special = false;  // include control-token text in the streamed output
-    // Ends generation when the text contains one (runtime/stop_strings.h); the text is cut
+    // Ends generation when the text contains one (decode/stop_strings.h); the text is cut
     // before it, the tokens stay (they were streamed).
     std::vector<std::string> stop_strings;
 };

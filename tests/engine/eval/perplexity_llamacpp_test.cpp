@@ -1,7 +1,7 @@
 // Perplexity of SmolLM2 on the first 8192 tokens of King James Genesis (public domain, Debian's
 // bible-kjv-text; tests/reference/data), context 512, must be within 1% of llama.cpp's figure for
 // the same text and method (fixture by tests/reference/make_ppl_fixture.py).
-#include "runtime/perplexity.h"
+#include "eval/perplexity.h"
 
 #include <gtest/gtest.h>
 

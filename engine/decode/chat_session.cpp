@@ -1,4 +1,4 @@
-#include "runtime/chat_session.h"
+#include "decode/chat_session.h"
 
 #include "chat/python_strip.h"
 #include "core/error.h"

@@ -1,4 +1,4 @@
-// The KV policy quality harness (runtime/kv_eval.h) on a small random model: under the full
+// The KV policy quality harness (eval/kv_eval.h) on a small random model: under the full
 // policy its token-by-token perplexity is exactly plain decoding's (and matches llama.cpp-style
 // chunked perplexity), evicting policies evict and stay within their budget, the passkey prompt
 // hides the needle where it says, and the grid records failures instead of stopping. On SmolLM2:
@@ -11,11 +11,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "decode/sequence.h"
+#include "eval/kv_eval.h"
+#include "eval/perplexity.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
-#include "runtime/kv_eval.h"
-#include "runtime/perplexity.h"
-#include "runtime/sequence.h"
 #include "test_models.h"
 #include "test_temp.h"
 
@@ -122,7 +122,7 @@ TEST(KvEvalPerplexity, FullPolicyEqualsPlainTokenByTokenDecoding) {
 }
 
 TEST(KvEvalPerplexity, FullPolicyMatchesChunkedPerplexityOnTheScoredHalf) {
-    // runtime/perplexity.cpp scores positions n/2 .. n-2 of one chunk, batched; the same
+    // eval/perplexity.cpp scores positions n/2 .. n-2 of one chunk, batched; the same
     // predictions decoded one token at a time agree to float rounding.
     TinyModel m = tiny_model();
     const std::vector<int32_t> tokens = synthetic_tokens(*m.model, 128, 11);

@@ -1,4 +1,4 @@
-#include "runtime/stop_strings.h"
+#include "decode/stop_strings.h"
 
 #include <algorithm>
 

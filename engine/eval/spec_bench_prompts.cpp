@@ -1,4 +1,4 @@
-#include "speculative/spec_bench_prompts.h"
+#include "eval/spec_bench_prompts.h"
 
 namespace fluoro::spec {
 

@@ -1,4 +1,4 @@
-#include "runtime/kv_eval.h"
+#include "eval/kv_eval.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,9 +12,9 @@
 #include "backend/attention_capture.h"
 #include "chat/chat_options.h"
 #include "core/error.h"
+#include "decode/chat_session.h"
+#include "decode/sequence.h"
 #include "model/model.h"
-#include "runtime/chat_session.h"
-#include "runtime/sequence.h"
 
 namespace fluoro {
 namespace {
@@ -25,7 +25,7 @@ double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// -log softmax(logits)[target], in double (as runtime/perplexity.cpp).
+// -log softmax(logits)[target], in double (as eval/perplexity.cpp).
 double nll(std::span<const float> logits, int32_t target) {
     const float max = *std::max_element(logits.begin(), logits.end());
     double sum = 0.0;

@@ -1,7 +1,7 @@
 // Multi-turn chat on the real SmolLM2: later turns reuse the KV of earlier ones (no re-prefill of
 // the history), generation is reproducible from a seed, user-typed special-token text stays text,
 // and bad input gives clear errors with the session still usable.
-#include "runtime/chat_session.h"
+#include "decode/chat_session.h"
 
 #include <gtest/gtest.h>
 

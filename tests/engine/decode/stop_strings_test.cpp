@@ -1,7 +1,7 @@
 // Stop strings: where a match is found (only matches ending in the new bytes, the earliest of
 // several, one spanning earlier text) and how much of a streamed reply may be released (never
 // the start of a stop string that the next token could complete).
-#include "runtime/stop_strings.h"
+#include "decode/stop_strings.h"
 
 #include <gtest/gtest.h>
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/spec_bench_prompts.h"
 #include "speculative/drafter.h"
-#include "speculative/spec_bench_prompts.h"
 #include "speculative/spec_generate.h"
 
 namespace fluoro {

@@ -7,9 +7,9 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "decode/sequence.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "test_models.h"
 #include "test_temp.h"
 

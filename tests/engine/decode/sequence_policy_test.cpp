@@ -12,8 +12,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/kv_rows.h"
 #include "core/error.h"
+#include "decode/sequence.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "test_models.h"
 
 namespace fluoro {

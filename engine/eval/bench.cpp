@@ -1,4 +1,4 @@
-#include "runtime/bench.h"
+#include "eval/bench.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,7 @@
 // run_bench on a small seeded model written by our GGUF writer: test names and sample counts as
 // llama-bench prints them, --depth leaves exactly `depth` tokens in the cache under every timed
 // run (written once, never overwritten), and a cache too small for the tests is refused.
-#include "runtime/bench.h"
+#include "eval/bench.h"
 
 #include <gtest/gtest.h>
 

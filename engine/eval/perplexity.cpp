@@ -1,4 +1,4 @@
-#include "runtime/perplexity.h"
+#include "eval/perplexity.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,9 +1,9 @@
-// The prompt sets of `fluoro bench spec` (speculative/spec_bench_prompts.h): every "copy" prompt
+// The prompt sets of `fluoro bench spec` (eval/spec_bench_prompts.h): every "copy" prompt
 // has a correct answer that really is copy-heavy under both default models' tokenizers (at least
 // kMinReferenceCopied of its tokens end a 4-token run already in the chat-rendered prompt), and
 // the other sets carry none. The title-casing task the copy set used to hold is kept here as the
 // counterexample the criterion rejects.
-#include "speculative/spec_bench_prompts.h"
+#include "eval/spec_bench_prompts.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "chat/chat_options.h"
+#include "decode/chat_session.h"
+#include "eval/spec_bench.h"
 #include "model/model.h"
-#include "runtime/chat_session.h"
-#include "speculative/spec_bench.h"
 #include "test_models.h"
 
 namespace fluoro::spec {

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "decode/sequence.h"
 #include "gguf/test_model.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
-#include "runtime/sequence.h"
 #include "test_models.h"
 #include "test_temp.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/generate.h"
+#include "decode/generate.h"
 
 #include <chrono>
 

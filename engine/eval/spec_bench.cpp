@@ -1,4 +1,4 @@
-#include "speculative/spec_bench.h"
+#include "eval/spec_bench.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,9 +6,9 @@
 
 #include "chat/chat_options.h"
 #include "core/error.h"
+#include "decode/chat_session.h"
+#include "eval/spec_bench_prompts.h"
 #include "model/model.h"
-#include "runtime/chat_session.h"
-#include "speculative/spec_bench_prompts.h"
 
 namespace fluoro::spec {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/sequence.h"
+#include "decode/sequence.h"
 
 #include <algorithm>
 #include <chrono>

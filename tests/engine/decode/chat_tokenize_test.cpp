@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "decode/chat_session.h"
 #include "engine/chat/chat_fixture.h"
 #include "engine/model/model_fixture.h"
-#include "runtime/chat_session.h"
 
 namespace fluoro {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "chat/chat_render.h"
-#include "runtime/generate.h"
+#include "decode/generate.h"
 
 namespace fluoro {
 
