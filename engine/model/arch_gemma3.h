@@ -13,7 +13,7 @@ namespace fluoro {
 class Gemma3Architecture final : public Architecture {
   public:
     explicit Gemma3Architecture(const Hparams& hp) : hp_(hp) {}
-    void bind(Backend& backend, const gguf::GgufFile& file) override;
+    void bind(const WeightBinder& w) override;
     void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) override;
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
     KvShape kv_shape() const override;

@@ -12,8 +12,7 @@ namespace fluoro {
 LlamaArchitecture::LlamaArchitecture(const Hparams& hp, RopeMode rope_mode, bool qkv_bias)
     : hp_(hp), rope_mode_(rope_mode), qkv_bias_(qkv_bias) {}
 
-void LlamaArchitecture::bind(Backend& be, const gguf::GgufFile& file) {
-    const WeightBinder w(be, file);
+void LlamaArchitecture::bind(const WeightBinder& w) {
     const int64_t d = int64_t(hp_.n_embd), nv = int64_t(hp_.n_vocab), hd = int64_t(hp_.head_dim_k);
     token_embd_ = w.required("token_embd.weight", {d, nv});
     output_norm_ = w.required("output_norm.weight", {d});

@@ -13,7 +13,7 @@ class LlamaArchitecture : public Architecture {
   public:
     explicit LlamaArchitecture(const Hparams& hp, RopeMode rope_mode = RopeMode::Norm,
                                bool qkv_bias = false);
-    void bind(Backend& backend, const gguf::GgufFile& file) override;
+    void bind(const WeightBinder& w) override;
     void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) override;
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
     KvShape kv_shape() const override;

@@ -17,11 +17,15 @@ class GgufFile;
 
 namespace fluoro {
 
+class WeightBinder;
+
 class Architecture {
   public:
     virtual ~Architecture() = default;
-    // Loads the weights into the backend; FormatError naming a missing or misshapen tensor.
-    virtual void bind(Backend& backend, const gguf::GgufFile& file) = 0;
+    // Loads the weights into the backend through `w` (every tensor looked up by name there, so
+    // the model can refuse a file holding tensors this architecture never asked for); FormatError
+    // naming a missing or misshapen tensor.
+    virtual void bind(const WeightBinder& w) = 0;
     // Allocates activations for batches of up to max_tokens and logits for max_logit_rows.
     virtual void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) = 0;
     // One step: logits (batch.logit_rows.size() x n_vocab) are left in the returned Act.

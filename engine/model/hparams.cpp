@@ -1,6 +1,7 @@
 #include "model/hparams.h"
 
 #include <array>
+#include <cmath>
 #include <string_view>
 
 #include "core/error.h"
@@ -22,6 +23,13 @@ class KeyReader {
     }
     std::optional<double> real(std::string_view suffix) const {
         return file_.get_float(key(suffix));
+    }
+    // A real that must be finite and > 0 when present.
+    std::optional<double> positive_real(std::string_view suffix) const {
+        const std::optional<double> v = real(suffix);
+        if (v && !(std::isfinite(*v) && *v > 0))
+            fail(suffix, "(" + std::to_string(*v) + ") must be a finite number above 0");
+        return v;
     }
     std::optional<std::vector<uint64_t>> per_layer(std::string_view suffix, size_t n) const {
         return file_.get_uint_per_layer(key(suffix), n);
@@ -98,20 +106,29 @@ Hparams read_hparams(const gguf::GgufFile& file) {
         r.fail("rope.dimension_count", "(" + std::to_string(hp.n_rot) +
                                            ") must be even and at most the head size (" +
                                            std::to_string(hp.head_dim_k) + ")");
-    hp.rope_freq_base = r.real("rope.freq_base").value_or(10000.0);
-    if (auto factor = r.real("rope.scaling.factor"); factor && *factor > 0)
-        hp.rope_freq_scale = 1.0 / *factor;
-    if (auto linear = r.real("rope.scale_linear"); linear && *linear > 0)
-        hp.rope_freq_scale = 1.0 / *linear;
+    // Each value range-checked against its meaning: a NaN, zero or negative base or factor
+    // loads fine and then turns every rotation (and every logit) into garbage.
+    hp.rope_freq_base = r.positive_real("rope.freq_base").value_or(10000.0);
+    if (auto factor = r.positive_real("rope.scaling.factor")) hp.rope_freq_scale = 1.0 / *factor;
+    if (auto linear = r.positive_real("rope.scale_linear")) hp.rope_freq_scale = 1.0 / *linear;
     hp.rope_scaling_type = file.get_string(r.key("rope.scaling.type")).value_or("");
-    auto eps = r.real("attention.layer_norm_rms_epsilon");
-    if (!eps || !(*eps > 0))
-        r.fail("attention.layer_norm_rms_epsilon", "is missing or not positive");
+    // Scaling this engine applies: none, or linear (rope.scaling.factor as a frequency scale).
+    // Any other kind (yarn, longrope, llama3 …) changes the math in ways not implemented here:
+    // refuse it rather than run the model with the wrong rotations.
+    if (!hp.rope_scaling_type.empty() && hp.rope_scaling_type != "none" &&
+        hp.rope_scaling_type != "linear")
+        r.fail("rope.scaling.type",
+               "is '" + hp.rope_scaling_type + "': only linear RoPE scaling is supported");
+    auto eps = r.positive_real("attention.layer_norm_rms_epsilon");
+    if (!eps) r.fail("attention.layer_norm_rms_epsilon", "is missing");
+    if (*eps >= 1.0)
+        r.fail("attention.layer_norm_rms_epsilon",
+               "(" + std::to_string(*eps) + ") is not a small positive number");
     hp.rms_eps = *eps;
     hp.n_vocab = vocab_size(file, r);
     hp.sliding_window = r.uint("attention.sliding_window").value_or(0);
-    if (auto c = r.real("final_logit_softcapping"); c && *c > 0) hp.final_logit_softcap = c;
-    if (auto c = r.real("attn_logit_softcapping"); c && *c > 0) hp.attn_logit_softcap = c;
+    if (auto c = r.positive_real("final_logit_softcapping")) hp.final_logit_softcap = c;
+    if (auto c = r.positive_real("attn_logit_softcapping")) hp.attn_logit_softcap = c;
     hp.file_type = file.get_uint("general.file_type");
     return hp;
 }

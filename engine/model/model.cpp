@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include "core/error.h"
+#include "model/weight_binder.h"
 
 namespace fluoro {
 
@@ -23,7 +24,9 @@ Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
     template_kind_ = guess.kind;
     template_fallback_ = guess.source == "fallback";
     arch_ = make_architecture(hp_);
-    arch_->bind(backend_, file_);
+    WeightBinder binder(backend_, file_);
+    arch_->bind(binder);
+    binder.check_all_used(hp_.arch, hp_.n_layer);
     arch_->reserve(backend_, opt_.max_batch, opt_.max_logit_rows);
     logits_.resize(size_t(opt_.max_logit_rows * int64_t(hp_.n_vocab)));
 }

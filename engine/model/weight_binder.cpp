@@ -1,7 +1,13 @@
 #include "model/weight_binder.h"
 
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <vector>
+
 #include "core/error.h"
 #include "gguf/gguf_file.h"
+#include "tensor/dequantize.h"
 
 namespace fluoro {
 namespace {
@@ -12,9 +18,50 @@ std::string shape_text(const std::vector<int64_t>& ne) {
     return s + "]";
 }
 
+// A vector (norm weights, biases) with a NaN or an infinity makes every logit NaN downstream:
+// refuse it at load, naming the element. Matrices are not scanned (hundreds of MB at load).
+void check_finite_vector(const gguf::GgufFile& file, const gguf::TensorInfo& info) {
+    if (info.n_dims != 1 || !type_traits(info.type).dequantize) return;
+    std::vector<float> v(size_t(info.n_elements));
+    dequantize_row(info.type, file.tensor_data(info).data(), v.data(), int64_t(v.size()));
+    for (size_t i = 0; i < v.size(); ++i)
+        if (!std::isfinite(v[i]))
+            throw FormatError(file.name() + ": tensor '" + info.name +
+                              "' holds a non-finite value (" + std::to_string(v[i]) +
+                              ") at element " + std::to_string(i));
+}
+
+// The layer index of a "blk.N.…" tensor name.
+std::optional<uint64_t> layer_of(std::string_view name) {
+    if (!name.starts_with("blk.")) return std::nullopt;
+    name.remove_prefix(4);
+    uint64_t il = 0;
+    const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), il);
+    if (ec != std::errc() || end == name.data() || end == name.data() + name.size() || *end != '.')
+        return std::nullopt;
+    return il;
+}
+
 }  // namespace
 
+void WeightBinder::check_all_used(std::string_view arch, uint64_t n_layer) const {
+    for (const gguf::TensorInfo& t : file_.tensors()) {
+        if (asked_.contains(t.name)) continue;
+        const std::optional<uint64_t> il = layer_of(t.name);
+        if (il && *il >= n_layer)
+            throw UnsupportedError(file_.name() + ": tensor '" + t.name + "' belongs to layer " +
+                                   std::to_string(*il) + " but " + std::string(arch) +
+                                   ".block_count says the model has " + std::to_string(n_layer) +
+                                   " layers");
+        throw UnsupportedError(file_.name() + ": tensor '" + t.name + "' is not used by the " +
+                               std::string(arch) +
+                               " architecture as this engine implements it; running without it "
+                               "would give wrong results, so the model is refused");
+    }
+}
+
 Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shape) const {
+    asked_.insert(name);
     const gguf::TensorInfo* info = file_.find_tensor(name);
     if (!info) return {};
     std::vector<int64_t> found;
@@ -24,6 +71,7 @@ Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shap
     if (found != shape)
         throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
                           ", expected " + shape_text(shape) + " from the model's hyperparameters");
+    check_finite_vector(file_, *info);
     return backend_.load_weight(file_, *info);
 }
 

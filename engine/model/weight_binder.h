@@ -1,10 +1,16 @@
 // Looks up a model's tensors by name and checks their shapes before binding them into a
 // backend, so a file with a missing or misshapen tensor fails at load with the tensor's name,
-// what was expected and what was found — never later inside a kernel.
+// what was expected and what was found — never later inside a kernel. It remembers every name an
+// architecture asked for, so that a tensor the architecture never asked for (llama3's rope_freqs,
+// a layer past block_count) is refused by check_all_used() instead of silently ignored: anything
+// in a file that would change the math and that we do not understand is an error. One-dimensional
+// tensors (norms, biases) are checked for non-finite values: a NaN there poisons every logit.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
@@ -26,10 +32,14 @@ class WeightBinder {
     static std::string layer(int64_t il, const char* suffix) {
         return "blk." + std::to_string(il) + "." + suffix;
     }
+    // Throws UnsupportedError naming the first tensor of the file no lookup asked for, and what
+    // it means when it is a layer at or past `n_layer` (block_count).
+    void check_all_used(std::string_view arch, uint64_t n_layer) const;
 
   private:
     Backend& backend_;
     const gguf::GgufFile& file_;
+    mutable std::set<std::string, std::less<>> asked_;
 };
 
 }  // namespace fluoro
