@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include "test_paths.h"
+
 namespace fluoro::test {
 
 inline constexpr const char* kSmolLM2File = "SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -18,7 +20,9 @@ inline std::filesystem::path models_dir() {
     return FLUORO_MODELS_DIR;
 }
 
-inline std::filesystem::path fixtures_dir() { return FLUORO_FIXTURES_DIR; }
+inline std::filesystem::path fixtures_dir() {
+    return FLUORO_FIXTURES_DIR;
+}
 
 inline bool models_required() {
     const char* env = std::getenv("FLUORO_REQUIRE_MODELS");
@@ -28,10 +32,10 @@ inline bool models_required() {
 }  // namespace fluoro::test
 
 // Use at the top of a test body: binds `var` to the model's path, or skips (fails when required).
-#define FLUORO_REQUIRE_MODEL(var, file)                                                     \
-    const std::filesystem::path var = ::fluoro::test::models_dir() / (file);                \
-    if (!std::filesystem::exists(var)) {                                                    \
-        if (::fluoro::test::models_required())                                              \
-            FAIL() << "model " << var << " missing (FLUORO_REQUIRE_MODELS=1)";              \
+#define FLUORO_REQUIRE_MODEL(var, file)                                                    \
+    const std::filesystem::path var = ::fluoro::test::models_dir() / (file);               \
+    if (!std::filesystem::exists(var)) {                                                   \
+        if (::fluoro::test::models_required())                                             \
+            FAIL() << "model " << var << " missing (FLUORO_REQUIRE_MODELS=1)";             \
         GTEST_SKIP() << "model " << var << " not found; run scripts/fetch-model.sh --all"; \
     }

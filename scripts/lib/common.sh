@@ -5,6 +5,11 @@ FLUORO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FLUORO_LOG_DIR=${FLUORO_LOG_DIR:-$FLUORO_ROOT/build/logs}
 mkdir -p "$FLUORO_LOG_DIR"
 
+# ccache keys on the compiler's command line and the preprocessed text, both of which hold the
+# checkout's absolute paths: rewritten relative to the build folder, a clone in another folder
+# (CI's) hits the cache a build here filled. Debug info then names relative paths, too.
+export CCACHE_BASEDIR="$FLUORO_ROOT" CCACHE_NOHASHDIR=1
+
 die() { echo "error: $*" >&2; exit 1; }
 note() { [ -n "${FLUORO_VERBOSE:-}" ] && echo "$*" >&2; return 0; }
 

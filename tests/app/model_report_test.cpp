@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "test_models.h"
+#include "test_paths.h"
 #include "test_temp.h"
 
 namespace fluoro::app {

@@ -28,6 +28,7 @@
 #include "core/error.h"
 #include "cuda/cuda_test_support.h"
 #include "model/model.h"
+#include "test_paths.h"
 
 namespace fluoro::cuda {
 namespace {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gguf/test_model.h"
+#include "test_paths.h"
 #include "test_temp.h"
 
 namespace fluoro {

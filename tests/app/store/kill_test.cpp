@@ -19,6 +19,7 @@
 #include "store/store.h"
 #include "store_test_util.h"
 #include "test_models.h"
+#include "test_paths.h"
 
 namespace fluoro::app {
 namespace {

@@ -26,6 +26,7 @@
 #include "engine/backend/kernel_test_support.h"
 #include "engine/tensor/tensor_test_support.h"
 #include "tensor/dequantize.h"
+#include "test_paths.h"
 
 namespace fluoro::cpu {
 namespace {

@@ -15,6 +15,7 @@
 #include "decode/sequence.h"
 #include "model/model.h"
 #include "test_models.h"
+#include "test_paths.h"
 
 namespace fluoro {
 namespace {

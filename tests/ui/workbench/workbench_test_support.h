@@ -12,6 +12,8 @@
 #include <QTest>
 #include <filesystem>
 
+#include "test_paths.h"
+
 namespace fluoro::ui::test {
 
 // $TEST_TMPDIR (or the system temp dir) / "<pid>-<name>", removed first if it exists.
