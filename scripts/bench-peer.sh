@@ -17,14 +17,15 @@
 #   --runs N             runs per engine and test (default 5)
 #   --reps N             timed repetitions inside each run, after its warm-up (default 1)
 #   --depth D            the depth of the third test (default 4096)
-#   --flash-attn         llama.cpp with flash attention (ours has none yet; default off)
+#   --flash-attn         llama.cpp with its flash attention (default off; ours is on by default)
 #   --fluoro PATH        the fluoro binary (default build/release/app/fluoro, built if missing)
 #   --membw PATH         the bandwidth tool (default build/release/bench/fluoro_membw)
 #   --note TEXT          a line for the report (e.g. what the binary was built from)
 #   --run-timeout S      a run still going after S seconds (default 1800) is killed, recorded
 #                        as failed and tried once more
 #   --out DIR            where results go (default build/bench-peer/<date>-t<threads>)
-# Writes DIR/report.md (paste into docs/PERFORMANCE.md), report.json and the raw runs.
+# Writes DIR/report.md (its ratios update the peer table of docs/PERFORMANCE.md; the full report
+# goes to docs/history/), report.json and the raw runs.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -213,4 +214,4 @@ echo "measuring memory bandwidth again..." >&2
 "$membw" --threads "$threads" "${membw_args[@]}" --json >"$out/membw-end.json"
 
 "$py" "$FLUORO_ROOT/scripts/peer/report.py" "$out"
-echo "results: $out (report.md is ready to paste into docs/PERFORMANCE.md)" >&2
+echo "results: $out (report.md: its ratios go into docs/PERFORMANCE.md, the report into docs/history/)" >&2

@@ -1,8 +1,7 @@
 // The seam between the architectures (model/) and the hardware: a Backend owns weights, KV and
 // activation memory and implements the forward pass's operations. Architecture code calls one
 // virtual method per operation over whole activation matrices (never per element), so the same
-// forward function drives the CPU backend (backend/cpu/) and the CUDA backend (backend/cuda/,
-// whose ops are tested against the CPU backend's).
+// forward function drives the CPU backend (cpu/) and the CUDA one (cuda/, tested against it).
 #pragma once
 
 #include <cstddef>
