@@ -234,7 +234,7 @@ void Engine::rt_save_prefix_cache(bool force) {
     try {
         s.cache_file->save_if_due(*s.prefix_cache, s.seq->prefix_cacheable(), 0, force);
     } catch (const std::exception& e) {
-        emit(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
+        publish(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
     }
 }
 
@@ -250,7 +250,7 @@ void Engine::rt_run(const QueuedCommand& q) {
     } catch (const ReportedError& e) {  // a run reported its own failure (with its id)
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     } catch (const std::exception& e) {
-        emit(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns(), q.seq});
+        publish(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns(), q.seq});
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     }
 }
@@ -357,7 +357,7 @@ void Engine::rt_load(const LoadModel& c) {
         }
         if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
             // A policy chosen for another model or context must not block the load.
-            emit(ErrorEvent{
+            publish(ErrorEvent{
                 0, "load_model",
                 bad + "; the KV policy is back to full for " + c.path.filename().string(),
                 engine_ns()});
@@ -384,7 +384,7 @@ void Engine::rt_load(const LoadModel& c) {
     ev.prefix_cache_note = restored.note;
     ev.prefix_cache_restored_entries = restored.stats.entries;
     ev.prefix_cache_restored_tokens = restored.stats.tokens;
-    emit(std::move(ev));
+    publish(std::move(ev));
 }
 
 void Engine::rt_unload() {
@@ -392,7 +392,7 @@ void Engine::rt_unload() {
     state_->drop_model();
     state_->conversation = 0;
     state_->messages.clear();
-    emit(ModelUnloaded{});
+    publish(ModelUnloaded{});
 }
 
 void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages,
@@ -402,8 +402,8 @@ void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMess
     s.system_prompt = std::move(system_prompt);
     s.messages = std::move(messages);
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
-    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission,
-                             std::move(title)});
+    publish(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission,
+                                std::move(title)});
 }
 
 void Engine::rt_complete(const Complete& c) {
@@ -586,7 +586,7 @@ void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
             std::copy(w.begin(), w.end(), snap->weights.begin() + std::ptrdiff_t(r) * snap->n_cols);
         }
         snap->t_ns = t_ns;
-        emit(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
+        publish(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
     }
     cap.rows.clear();
     if (!cap.sparsity.empty()) {
@@ -610,7 +610,7 @@ void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
         }
         st.t_ns = t_ns;
         cap.sparsity.clear();
-        emit(std::move(st));
+        publish(std::move(st));
     }
 }
 
@@ -633,7 +633,7 @@ void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
                                    : KvBlockState::Free;
         snap->blocks.push_back(blk);
     }
-    emit(std::shared_ptr<const KvSnapshot>(std::move(snap)));
+    publish(std::shared_ptr<const KvSnapshot>(std::move(snap)));
 }
 
 void Engine::rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns) {
@@ -650,7 +650,7 @@ void Engine::rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, i
     for (KvKeepReason r : e.reasons) ev.reasons.push_back(uint8_t(r));
     ev.ms = e.ms;
     ev.t_ns = t_ns;
-    emit(std::move(ev));
+    publish(std::move(ev));
 }
 
 void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
@@ -697,7 +697,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         rs.prompt_pieces.reserve(prompt.size());
         for (const int32_t id : prompt)
             rs.prompt_pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
-        emit(rs);
+        publish(rs);
         announced = true;
         // Prompt tokens the prefill took from a cache (known once it ran).
         const auto cached = [&] { return s.seq->last_prefill().reused_tokens; };
@@ -708,7 +708,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         int64_t n_token = 0, n_step = 0;
         bool in_prefill = true;
         const auto emit_memory = [&](int64_t t_ns) {
-            emit(MemoryCounters{
+            publish(MemoryCounters{
                 run, s.profiling->weights_bytes(), int64_t(s.kv->bytes_allocated()),
                 int64_t(s.seq->cached_tokens().size() * s.kv->shape().bytes_per_token()),
                 s.profiling->scratch_bytes(), t_ns});
@@ -724,9 +724,9 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
             for (SequenceEviction& e : evictions) rt_emit_eviction(run, n_step, e, meter.now_ns());
             const StepEvent step =
                 meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
-            emit(step);
+            publish(step);
             if (phase == StepPhase::Prefill)
-                emit(s.prefix_event(run, int64_t(prompt.size()), step.end_ns));
+                publish(s.prefix_event(run, int64_t(prompt.size()), step.end_ns));
             if (level == TelemetryLevel::Full) {
                 emit_memory(step.end_ns);
                 if (phase == StepPhase::Prefill || step.index % opt_.kv_snapshot_every == 0)
@@ -746,7 +746,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                     te.top.assign(t.sample->top().begin(), t.sample->top().end());
             }
             te.t_ns = meter.now_ns();
-            emit(std::move(te));
+            publish(std::move(te));
         };
         s.profiling->set_timing(rs.level == TelemetryLevel::Full);
         GenerateOptions gen;
@@ -784,7 +784,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
                 st.draft_ns = int64_t(info.draft_ms * 1e6);
                 st.verify_ns = int64_t(info.verify_ms * 1e6);
                 st.t_ns = meter.now_ns();
-                emit(std::move(st));
+                publish(std::move(st));
             };
             cb.on_token = [&](const GeneratedToken& t) { emit_token(t, level_.load()); };
             r = spec::generate_speculative(*s.seq, s.model->tokenizer(), prompt, *s.sampler,
@@ -841,16 +841,16 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         fin.t_ns = meter.now_ns();
         history.push_back({"assistant", r.text});
         s.messages = std::move(history);
-        emit(std::move(fin));
+        publish(std::move(fin));
         rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
-        if (!announced) emit(rs);  // failed before it was announced (e.g. tokenizing)
-        emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns(),
-                        s.submission});
+        if (!announced) publish(rs);  // failed before it was announced (e.g. tokenizing)
+        publish(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns(),
+                           s.submission});
         fin.stop = "error";
         fin.error = e.what();
         fin.t_ns = meter.now_ns();
-        emit(std::move(fin));
+        publish(std::move(fin));
         throw ReportedError(e.what());
     }
 }

@@ -89,7 +89,7 @@ class Engine {
     void rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns);
     void note_capture(const Command& c);  // any thread: remembers a SetAttentionCapture
     // While hold_wakes_ (one decode step's events), the consumer is woken once, at the end.
-    void emit(Event e) { events_.push(std::move(e), !hold_wakes_); }
+    void publish(Event e) { events_.push(std::move(e), !hold_wakes_); }
     bool hold_wakes_ = false;
     int64_t engine_ns() const;
 
