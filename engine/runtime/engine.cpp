@@ -15,11 +15,11 @@
 #include "kv/prefix_cache.h"
 #include "model/model.h"
 #include "runtime/prefix_cache_persistence.h"
+#include "runtime/run_telemetry.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 #include "speculative/spec_generate.h"
 #include "telemetry/profiling_backend.h"
-#include "telemetry/step_meter.h"
 
 namespace fluoro {
 
@@ -234,7 +234,7 @@ void Engine::rt_save_prefix_cache(bool force) {
     try {
         s.cache_file->save_if_due(*s.prefix_cache, s.seq->prefix_cacheable(), 0, force);
     } catch (const std::exception& e) {
-        emit(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
+        publish(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
     }
 }
 
@@ -250,7 +250,7 @@ void Engine::rt_run(const QueuedCommand& q) {
     } catch (const ReportedError& e) {  // a run reported its own failure (with its id)
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     } catch (const std::exception& e) {
-        emit(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns(), q.seq});
+        publish(ErrorEvent{0, std::string(command_name(q.command)), e.what(), engine_ns(), q.seq});
         if (q.done) q.done->set_exception(std::make_exception_ptr(Error(e.what())));
     }
 }
@@ -357,7 +357,7 @@ void Engine::rt_load(const LoadModel& c) {
         }
         if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
             // A policy chosen for another model or context must not block the load.
-            emit(ErrorEvent{
+            publish(ErrorEvent{
                 0, "load_model",
                 bad + "; the KV policy is back to full for " + c.path.filename().string(),
                 engine_ns()});
@@ -384,7 +384,7 @@ void Engine::rt_load(const LoadModel& c) {
     ev.prefix_cache_note = restored.note;
     ev.prefix_cache_restored_entries = restored.stats.entries;
     ev.prefix_cache_restored_tokens = restored.stats.tokens;
-    emit(std::move(ev));
+    publish(std::move(ev));
 }
 
 void Engine::rt_unload() {
@@ -392,7 +392,7 @@ void Engine::rt_unload() {
     state_->drop_model();
     state_->conversation = 0;
     state_->messages.clear();
-    emit(ModelUnloaded{});
+    publish(ModelUnloaded{});
 }
 
 void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages,
@@ -402,8 +402,8 @@ void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMess
     s.system_prompt = std::move(system_prompt);
     s.messages = std::move(messages);
     if (s.sampler) s.sampler->reset(s.sampling.seed);  // same seed, same conversation
-    emit(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission,
-                             std::move(title)});
+    publish(ConversationStarted{s.conversation, s.system_prompt, s.messages, s.submission,
+                                std::move(title)});
 }
 
 void Engine::rt_complete(const Complete& c) {
@@ -586,7 +586,7 @@ void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
             std::copy(w.begin(), w.end(), snap->weights.begin() + std::ptrdiff_t(r) * snap->n_cols);
         }
         snap->t_ns = t_ns;
-        emit(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
+        publish(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
     }
     cap.rows.clear();
     if (!cap.sparsity.empty()) {
@@ -610,11 +610,12 @@ void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
         }
         st.t_ns = t_ns;
         cap.sparsity.clear();
-        emit(std::move(st));
+        publish(std::move(st));
     }
 }
 
-void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
+std::shared_ptr<const KvSnapshot> Engine::rt_kv_snapshot(uint64_t run, int64_t step,
+                                                         int64_t t_ns) const {
     const State& s = *state_;
     const KvOccupancy occ = s.kv->occupancy();
     auto snap = std::make_shared<KvSnapshot>();
@@ -633,10 +634,10 @@ void Engine::rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns) {
                                    : KvBlockState::Free;
         snap->blocks.push_back(blk);
     }
-    emit(std::shared_ptr<const KvSnapshot>(std::move(snap)));
+    return snap;
 }
 
-void Engine::rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns) {
+KvEviction Engine::rt_kv_eviction(uint64_t run, int64_t step, SequenceEviction& e) const {
     const State& s = *state_;
     KvEviction ev;
     ev.run = run;
@@ -649,24 +650,33 @@ void Engine::rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, i
     ev.reasons.reserve(e.reasons.size());
     for (KvKeepReason r : e.reasons) ev.reasons.push_back(uint8_t(r));
     ev.ms = e.ms;
-    ev.t_ns = t_ns;
-    emit(std::move(ev));
+    return ev;
 }
 
-void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
-    State& s = *state_;
-    const auto run_start = std::chrono::steady_clock::now();
-    const uint64_t run = ++s.last_run;
+// A step's events (capture, step, token) reach the consumer with one wake-up: with two cores,
+// every extra wake-up can preempt a compute thread mid-step.
+class Engine::WakeBatch {
+  public:
+    explicit WakeBatch(Engine& e) : e_(e) { e_.hold_wakes_ = true; }
+    ~WakeBatch() {
+        e_.hold_wakes_ = false;
+        e_.events_.wake();
+    }
+    WakeBatch(const WakeBatch&) = delete;
+    WakeBatch& operator=(const WakeBatch&) = delete;
 
-    std::vector<ChatMessage> history(s.messages.begin(), s.messages.begin() + kept_messages);
-    if (kind != RunKind::Regenerate) history.push_back({"user", user_text});
+  private:
+    Engine& e_;
+};
 
+RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::string user_text) {
+    const State& s = *state_;
     RunStarted rs;
-    rs.run = run;
+    rs.run = ++state_->last_run;
     rs.conversation = s.conversation;
     rs.kind = kind;
     rs.kept_messages = kept_messages;
-    rs.user_text = user_text;
+    rs.user_text = std::move(user_text);
     rs.system_prompt = s.system_prompt;
     rs.sampling = s.sampling;
     rs.max_tokens = s.max_tokens;
@@ -677,180 +687,94 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
     rs.kv_type = std::string(kv_type_name(s.model_settings.kv_type));
     rs.threads = s.backend->threads();
     rs.ctx = s.ctx;
-    rs.wall_clock_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
-    rs.level = level_.load();
     rs.submission = s.submission;
+    return rs;
+}
 
-    StepMeter meter(*s.profiling, run_start);
-    RunFinished fin;
-    fin.run = run;
-    bool announced = false;
+RunProbes Engine::rt_run_probes(uint64_t run) {
+    State& s = *state_;
+    RunProbes p;
+    p.end_step = [this, &s, run](int64_t step, int64_t t_ns) {
+        if (!s.capture.rows.empty() || !s.capture.sparsity.empty())
+            rt_flush_capture(run, step, t_ns);
+        rt_take_pending_capture();  // applies from the next step
+    };
+    p.take_evictions = [this, &s, run](int64_t step) {
+        std::vector<KvEviction> out;
+        for (SequenceEviction& e : s.seq->take_evictions())
+            out.push_back(rt_kv_eviction(run, step, e));
+        return out;
+    };
+    p.cached_tokens = [&s] { return s.seq->last_prefill().reused_tokens; };
+    p.prefix = [&s, run](int64_t prompt_tokens, int64_t t_ns) {
+        return s.prefix_event(run, prompt_tokens, t_ns);
+    };
+    p.memory = [&s, run](int64_t t_ns) {
+        return MemoryCounters{
+            run,
+            s.profiling->weights_bytes(),
+            int64_t(s.kv->bytes_allocated()),
+            int64_t(s.seq->cached_tokens().size() * s.kv->shape().bytes_per_token()),
+            s.profiling->scratch_bytes(),
+            t_ns};
+    };
+    p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
+        return rt_kv_snapshot(run, step, t_ns);
+    };
+    return p;
+}
+
+void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
+    State& s = *state_;
+    const auto run_start = std::chrono::steady_clock::now();
+    std::vector<ChatMessage> history(s.messages.begin(), s.messages.begin() + kept_messages);
+    if (kind != RunKind::Regenerate) history.push_back({"user", user_text});
+    RunStarted started = rt_describe_run(kind, kept_messages, std::move(user_text));
+    RunProbes probes = rt_run_probes(started.run);
+    RunTelemetry tel(std::move(started), level_, *s.profiling, run_start, opt_.kv_snapshot_every,
+                     std::move(probes), [this](Event e) { publish(std::move(e)); });
     try {
         std::vector<ChatMessage> all;
         if (!s.system_prompt.empty()) all.push_back({"system", s.system_prompt});
         all.insert(all.end(), history.begin(), history.end());
         const std::vector<int32_t> prompt = tokenize_chat(*s.model, all, s.render, true);
-        rs.prompt_tokens = int64_t(prompt.size());
-        rs.prompt_ids = prompt;
-        rs.prompt_pieces.reserve(prompt.size());
+        std::vector<std::string> pieces;
+        pieces.reserve(prompt.size());
         for (const int32_t id : prompt)
-            rs.prompt_pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
-        emit(rs);
-        announced = true;
-        // Prompt tokens the prefill took from a cache (known once it ran).
-        const auto cached = [&] { return s.seq->last_prefill().reused_tokens; };
+            pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
+        tel.announce(prompt, std::move(pieces));
         rt_take_pending_capture();
         s.capture.rows.clear();
         s.capture.sparsity.clear();
 
-        int64_t n_token = 0, n_step = 0;
-        bool in_prefill = true;
-        const auto emit_memory = [&](int64_t t_ns) {
-            emit(MemoryCounters{
-                run, s.profiling->weights_bytes(), int64_t(s.kv->bytes_allocated()),
-                int64_t(s.seq->cached_tokens().size() * s.kv->shape().bytes_per_token()),
-                s.profiling->scratch_bytes(), t_ns});
-        };
-        // Ends the step that ran since the previous one: its telemetry, captured attention, and
-        // (after the prefill) what the prompt found cached.
-        const auto close_step = [&](TelemetryLevel level, StepPhase phase, int64_t tokens) {
-            if (!s.capture.rows.empty() || !s.capture.sparsity.empty())
-                rt_flush_capture(run, n_step, meter.now_ns());
-            rt_take_pending_capture();  // applies from the next step
-            std::vector<SequenceEviction> evictions = s.seq->take_evictions();
-            if (level == TelemetryLevel::Off) return meter.restart();
-            for (SequenceEviction& e : evictions) rt_emit_eviction(run, n_step, e, meter.now_ns());
-            const StepEvent step =
-                meter.close(run, n_step++, phase, tokens, level == TelemetryLevel::Full);
-            emit(step);
-            if (phase == StepPhase::Prefill)
-                emit(s.prefix_event(run, int64_t(prompt.size()), step.end_ns));
-            if (level == TelemetryLevel::Full) {
-                emit_memory(step.end_ns);
-                if (phase == StepPhase::Prefill || step.index % opt_.kv_snapshot_every == 0)
-                    rt_emit_kv_snapshot(run, step.index, step.end_ns);
-            }
-        };
-        const auto emit_token = [&](const GeneratedToken& t, TelemetryLevel level) {
-            s.profiling->set_timing(level == TelemetryLevel::Full);
-            TokenEvent te;
-            te.run = run;
-            te.index = n_token++;
-            te.id = t.id;
-            te.piece = std::string(t.text);
-            if (t.sample) {
-                te.logprob = t.sample->logprob;
-                if (level != TelemetryLevel::Off)
-                    te.top.assign(t.sample->top().begin(), t.sample->top().end());
-            }
-            te.t_ns = meter.now_ns();
-            emit(std::move(te));
-        };
-        s.profiling->set_timing(rs.level == TelemetryLevel::Full);
         GenerateOptions gen;
         gen.max_tokens = s.max_tokens;
         gen.stop_strings = s.stop_strings;
         GenerateResult r;
         rt_build_drafter();
         if (s.drafter) {
-            // Speculative: steps are the prefill, then per verification a draft and a verify.
+            // Steps: the prefill, then per verification a draft and a verify.
             spec::SpecOptions so;
             so.max_draft = s.spec.max_draft;
             so.adaptive = s.spec.adaptive;
-            spec::SpecCallbacks cb;
-            cb.on_prefilled = [&] {
-                close_step(level_.load(), StepPhase::Prefill,
-                           int64_t(prompt.size()) - 1 - cached());
-                in_prefill = false;
-            };
-            cb.on_drafted = [&](int32_t n) {
-                if (n > 0) close_step(level_.load(), StepPhase::Draft, n);
-            };
-            cb.on_step = [&](const spec::SpecStepInfo& info) {
-                const TelemetryLevel level = level_.load();
-                close_step(level, StepPhase::Verify, 1 + int64_t(info.drafted.size()));
-                if (level == TelemetryLevel::Off || info.drafted.empty()) return;
-                SpecStep st;
-                st.run = run;
-                st.step = n_step - 1;
-                st.drafter = std::string(s.drafter->name());
-                for (size_t i = 0; i < info.drafted.size(); ++i)
-                    st.drafted.push_back(DraftToken{info.drafted[i], info.q[i], info.p[i],
-                                                    int32_t(i) < info.accepted});
-                st.accepted = info.accepted;
-                (info.kind == spec::NextKind::Bonus ? st.bonus : st.resampled) = info.next;
-                st.draft_ns = int64_t(info.draft_ms * 1e6);
-                st.verify_ns = int64_t(info.verify_ms * 1e6);
-                st.t_ns = meter.now_ns();
-                emit(std::move(st));
-            };
-            cb.on_token = [&](const GeneratedToken& t) { emit_token(t, level_.load()); };
-            r = spec::generate_speculative(*s.seq, s.model->tokenizer(), prompt, *s.sampler,
-                                           *s.drafter, gen, so, cb, &cancel_flag_);
+            r = spec::generate_speculative(
+                *s.seq, s.model->tokenizer(), prompt, *s.sampler, *s.drafter, gen, so,
+                tel.spec_callbacks(std::string(s.drafter->name())), &cancel_flag_);
         } else {
             const auto on_token = [&](const GeneratedToken& t) {
-                const TelemetryLevel level = level_.load();
-                if (t.id >= 0) {  // a sampled token ends a step (the EOG token is never streamed)
-                    close_step(level, in_prefill ? StepPhase::Prefill : StepPhase::Decode,
-                               in_prefill ? int64_t(prompt.size()) - cached() : 1);
-                    in_prefill = false;
-                }
-                emit_token(t, level);
+                const WakeBatch batch(*this);
+                tel.decoded(t);
             };
-            // A step's events (capture, step, token) reach the consumer with one wake-up: with
-            // two cores, every extra wake-up can preempt a compute thread mid-step.
-            const auto on_token_batched = [&](const GeneratedToken& t) {
-                hold_wakes_ = true;
-                try {
-                    on_token(t);
-                } catch (...) {
-                    hold_wakes_ = false;
-                    events_.wake();
-                    throw;
-                }
-                hold_wakes_ = false;
-                events_.wake();
-            };
-            r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen, on_token_batched,
+            r = generate(*s.seq, s.model->tokenizer(), prompt, *s.sampler, gen, on_token,
                          &cancel_flag_);
-            // The forward pass whose logits gave the EOG token (or that a cancel interrupted)
-            // has no streamed token of its own: report it as a step too.
-            const int64_t forwards = (r.prefill.prompt_tokens > 0 ? 1 : 0) + r.decode_steps;
-            if (forwards > int64_t(r.tokens.size()))
-                close_step(level_.load(), in_prefill ? StepPhase::Prefill : StepPhase::Decode,
-                           in_prefill ? int64_t(prompt.size()) - cached() : 1);
+            tel.decode_done(r);
         }
-        const TelemetryLevel level = level_.load();
-        if (level != TelemetryLevel::Off && level != TelemetryLevel::Full)
-            emit_memory(meter.now_ns());
-
-        fin.stop = std::string(stop_reason_name(r.stop));
-        fin.text = r.text;
-        fin.n_tokens = int64_t(r.tokens.size());
-        fin.prompt_tokens = r.prefill.prompt_tokens;
-        fin.cached_tokens = r.prefill.reused_tokens;
-        fin.computed_tokens = r.prefill.computed_tokens;
-        fin.prefill_ms = r.prefill.ms;
-        fin.ttft_ms = r.ttft_ms;
-        fin.decode_ms = r.decode_ms;
-        fin.decode_steps = r.decode_steps;
-        fin.drafted_tokens = r.drafted_tokens;
-        fin.accepted_tokens = r.accepted_tokens;
-        fin.t_ns = meter.now_ns();
         history.push_back({"assistant", r.text});
         s.messages = std::move(history);
-        emit(std::move(fin));
+        tel.finish(r);
         rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
-        if (!announced) emit(rs);  // failed before it was announced (e.g. tokenizing)
-        emit(ErrorEvent{run, std::string(run_kind_name(kind)), e.what(), meter.now_ns(),
-                        s.submission});
-        fin.stop = "error";
-        fin.error = e.what();
-        fin.t_ns = meter.now_ns();
-        emit(std::move(fin));
+        tel.fail(e.what());
         throw ReportedError(e.what());
     }
 }

@@ -27,6 +27,7 @@
 
 namespace fluoro {
 
+struct RunProbes;
 struct SequenceEviction;
 
 struct EngineOptions {
@@ -79,17 +80,22 @@ class Engine {
                              uint64_t resume = 0, std::string title = {});
     void rt_settings(const ChangeSettings& c);
     void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
+    // A new run as RunStarted describes it, before its prompt is known.
+    RunStarted rt_describe_run(RunKind kind, int64_t kept_messages, std::string user_text);
+    RunProbes rt_run_probes(uint64_t run);  // what the run's telemetry reads from the engine
     void rt_complete(const Complete& c);
     void rt_build_drafter();  // for the speculative settings, when none is built
-    void rt_emit_kv_snapshot(uint64_t run, int64_t step, int64_t t_ns);
-    void rt_emit_eviction(uint64_t run, int64_t step, SequenceEviction& e, int64_t t_ns);
+    std::shared_ptr<const KvSnapshot> rt_kv_snapshot(uint64_t run, int64_t step,
+                                                     int64_t t_ns) const;
+    KvEviction rt_kv_eviction(uint64_t run, int64_t step, SequenceEviction& e) const;
     void rt_apply_capture();  // the backend's capture request from the command and the policy
     void rt_set_capture(const SetAttentionCapture& c);
     void rt_take_pending_capture();  // a SetAttentionCapture submitted during a run
     void rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns);
     void note_capture(const Command& c);  // any thread: remembers a SetAttentionCapture
     // While hold_wakes_ (one decode step's events), the consumer is woken once, at the end.
-    void emit(Event e) { events_.push(std::move(e), !hold_wakes_); }
+    void publish(Event e) { events_.push(std::move(e), !hold_wakes_); }
+    class WakeBatch;  // holds the wakes for its lifetime
     bool hold_wakes_ = false;
     int64_t engine_ns() const;
 

@@ -1,12 +1,9 @@
-// engine.h first: its emit() must be parsed before Qt defines the emit keyword.
-#include "runtime/engine.h"
-// clang-format off
 #include "workbench/engine_bridge.h"
-// clang-format on
 
 #include <QMetaObject>
 
 #include "core/error.h"
+#include "runtime/engine.h"
 #include "session/backend_factory.h"
 
 namespace fluoro::ui {

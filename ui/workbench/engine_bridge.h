@@ -19,7 +19,7 @@
 #include "telemetry/telemetry_level.h"
 
 namespace fluoro {
-class Engine;  // engine.h is not included here: its emit() collides with Qt's emit keyword
+class Engine;  // declared only: engine.h is included where engine() is called
 }
 
 namespace fluoro::ui {

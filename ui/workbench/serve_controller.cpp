@@ -1,13 +1,10 @@
-// engine.h first: its emit() must be parsed before Qt defines the emit keyword.
-#include "runtime/engine.h"
-// clang-format off
 #include "workbench/serve_controller.h"
-// clang-format on
 
 #include <QFileInfo>
 #include <QMetaObject>
 #include <QPointer>
 
+#include "runtime/engine.h"
 #include "workbench/engine_bridge.h"
 
 namespace fluoro::ui {

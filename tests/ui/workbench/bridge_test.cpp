@@ -1,12 +1,9 @@
 // EngineBridge: events pushed onto the engine's stream come out as batches, in order, on the GUI
 // thread; the StoreWriter records them; the chat view and stats line follow them.
-// engine.h first: its emit() must be parsed before Qt defines the emit keyword.
-#include "runtime/engine.h"
-// clang-format off
 #include <QSignalSpy>
 #include <QTest>
-// clang-format on
 
+#include "runtime/engine.h"
 #include "store/store.h"
 #include "workbench/chat_view.h"
 #include "workbench/engine_bridge.h"
