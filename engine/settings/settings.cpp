@@ -47,8 +47,8 @@ constexpr KvPolicyInfo kKvPolicies[] = {
     {KvPolicyKind::Window, "window", "sliding window", "keeps the most recent tokens", true, false,
      false, false, recent_whole_budget, "the whole budget"},
     {KvPolicyKind::Streaming, "streaming", "sinks + window (StreamingLLM)",
-     "keeps the first tokens (attention sinks) and the most recent ones", true, true, false, false,
-     recent_whole_budget, "the budget after the sinks"},
+     "keeps the first tokens, the attention sinks, and the most recent ones", true, true, false,
+     false, recent_whole_budget, "the budget after the sinks"},
     {KvPolicyKind::H2O, "h2o", "heavy hitters (H2O)",
      "keeps the sinks, the tokens with the most accumulated attention and the recent ones", true,
      true, true, true, recent_half, "budget / 2"},
@@ -60,15 +60,15 @@ constexpr KvPolicyInfo kKvPolicies[] = {
      "at the end of a long prefill keeps the sinks and the prompt tokens its last queries attend "
      "to most; later evictions as h2o",
      true, true, true, true, recent_observed,
-     "the observation window at the prefill (32 tokens), budget / 2 later (as h2o)"},
+     "the 32-token observation window at the prefill, budget / 2 later as h2o"},
 };
 
 constexpr KvTypeInfo kKvTypes[] = {
     {KvType::F32, "f32", "f32", "32-bit floats: exact, twice the memory of f16", 1, 4},
     {KvType::F16, "f16", "f16", "16-bit floats", 1, 2},
-    {KvType::Q8_0, "q8_0", "q8_0", "8-bit blocks of 32 values (34 bytes): about half of f16",
+    {KvType::Q8_0, "q8_0", "q8_0", "8-bit blocks of 32 values in 34 bytes: about half of f16",
      kKvQuantBlock, 34},
-    {KvType::Q4_0, "q4_0", "q4_0", "4-bit blocks of 32 values (18 bytes): about a quarter of f16",
+    {KvType::Q4_0, "q4_0", "q4_0", "4-bit blocks of 32 values in 18 bytes: about a quarter of f16",
      kKvQuantBlock, 18},
 };
 
@@ -79,8 +79,8 @@ constexpr AttentionImplInfo kAttentionImpls[] = {
 };
 
 constexpr BackendKindInfo kBackendKinds[] = {
-    {BackendKind::Cpu, "cpu", "CPU", "the CPU backend (AVX2 kernels, all cores)"},
-    {BackendKind::Cuda, "cuda", "CUDA", "an NVIDIA GPU (when the program is built with CUDA)"},
+    {BackendKind::Cpu, "cpu", "CPU", "the CPU backend: AVX2 kernels on all cores"},
+    {BackendKind::Cuda, "cuda", "CUDA", "an NVIDIA GPU, when the program is built with CUDA"},
 };
 
 constexpr TelemetryLevelInfo kTelemetryLevels[] = {
@@ -101,7 +101,7 @@ constexpr SpecModeInfo kSpecModes[] = {
     {SpecMode::DraftModel, "draft_model", "", "draft model",
      "a smaller model with the same vocabulary drafts", true, true, false, true, false},
     {SpecMode::SelfSpeculative, "self_speculative", "self", "self-speculative",
-     "the model's first layers draft (early exit)", true, false, true, true, false},
+     "the model's first layers draft, exiting early", true, false, true, true, false},
 };
 
 }  // namespace
