@@ -43,8 +43,9 @@ void add_bench_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_flag("--json", o->json, "Print JSON");
     cmd->add_option("--telemetry", o->telemetry,
-                    "Decode speed through the Engine at a telemetry level: off, summary, full, "
-                    "or compare (off and full alternated; prints the overhead)");
+                    "Decode speed through the Engine at a telemetry level: " +
+                        setting_help(telemetry_levels()) +
+                        "; or compare (off and full alternated; prints the overhead)");
     cmd->add_option("--capture", o->capture,
                     "compare: decode through the Engine with attention capture off and on "
                     "alternated, after a --capture-tokens prompt (needs a larger -c)");

@@ -22,7 +22,7 @@ namespace {
 
 struct SpecBenchFlags {
     std::string model, draft_model;
-    std::vector<std::string> drafters{"prompt_lookup"};
+    std::vector<std::string> drafters{std::string(spec_mode_name(SpecMode::PromptLookup))};
     std::vector<std::string> categories;
     std::string prompts_file;
     std::string save_tokens;           // file: each prompt's tokens and greedy output, for replays
@@ -33,6 +33,17 @@ struct SpecBenchFlags {
     bool json = false;
     EngineFlags engine;
 };
+
+// The modes that draft ("prompt_lookup, draft_model, self_speculative"), from the engine's list.
+std::string drafter_names() {
+    std::string out;
+    for (const SpecModeInfo& m : spec_modes()) {
+        if (!m.drafts) continue;
+        if (!out.empty()) out += ", ";
+        out += m.name;
+    }
+    return out;
+}
 
 nlohmann::json to_json(const spec::SpecBenchResult& r) {
     nlohmann::json rows = nlohmann::json::array();
@@ -158,8 +169,9 @@ void add_bench_spec_command(CLI::App& bench) {
     auto o = std::make_shared<SpecBenchFlags>();
     cmd->add_option("model", o->model, "Target GGUF model")->required();
     cmd->add_option("--drafter", o->drafters,
-                    "Drafters to measure: prompt_lookup, draft_model (needs --draft-model), "
-                    "self_speculative (the model's first --exit-layer layers)")
+                    "Drafters to measure: " + drafter_names() +
+                        " (draft_model needs --draft-model; self_speculative runs the model's "
+                        "first --exit-layer layers)")
         ->delimiter(',')
         ->capture_default_str();
     cmd->add_option("--draft-model", o->draft_model, "GGUF of the draft model (same vocabulary)");
@@ -200,9 +212,10 @@ void add_bench_spec_command(CLI::App& bench) {
         std::vector<std::unique_ptr<KvCache>> draft_kvs;
         o->lookup.max_draft = o->bench.spec.max_draft;
         for (const std::string& name : o->drafters) {
-            if (name == "prompt_lookup") {
+            const SpecMode mode = parse_spec_mode(name).value_or(SpecMode::Off);
+            if (mode == SpecMode::PromptLookup) {
                 owned.push_back(std::make_unique<spec::PromptLookupDrafter>(o->lookup));
-            } else if (name == "draft_model") {
+            } else if (mode == SpecMode::DraftModel) {
                 if (o->draft_model.empty())
                     throw Error("bench spec: --drafter draft_model needs --draft-model FILE");
                 ModelLoadOptions mo;
@@ -214,7 +227,7 @@ void add_bench_spec_command(CLI::App& bench) {
                     std::make_unique<spec::DraftModelDrafter>(*draft_model, *draft_kvs.back(), 0);
                 d->set_min_confidence(o->draft_p_min);
                 owned.push_back(std::move(d));
-            } else if (name == "self_speculative") {
+            } else if (mode == SpecMode::SelfSpeculative) {
                 std::vector<int64_t> layers = o->exit_layers;
                 if (layers.empty()) layers.push_back(int64_t(target.model->hparams().n_layer / 2));
                 for (const int64_t l : layers) {
@@ -226,7 +239,7 @@ void add_bench_spec_command(CLI::App& bench) {
                 }
             } else {
                 throw Error("bench spec: unknown drafter '" + name +
-                            "' (known: prompt_lookup, draft_model, self_speculative)");
+                            "' (known: " + drafter_names() + ")");
             }
         }
         std::vector<spec::Drafter*> drafters;

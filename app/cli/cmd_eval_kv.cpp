@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/kv_policy_flags.h"
 #include "core/error.h"
 #include "eval/kv_eval.h"
 #include "session/loaded_model.h"
@@ -29,7 +30,7 @@ constexpr const char* kBibleRange = "Gen1:1-Exo40:38";  // Genesis and Exodus
 
 struct EvalKvOpts {
     std::string model, text;
-    std::string policies = "full,window,streaming,h2o,scissorhands,snapkv";
+    std::string policies = setting_names(kv_policies(), ",", ",");
     std::string budgets = "100%,50%,20%,10%";
     std::string kv_types = "f16";
     std::string tasks = "ppl,passkey,speed";
@@ -37,7 +38,7 @@ struct EvalKvOpts {
     std::string depths = "0,25,50,75,100";
     std::string speed_contexts = "4096,8192";
     std::string passkey_format = "auto";
-    std::string csv, attention = "flash";
+    std::string csv, attention{attention_impl_name(kDefaultAttentionImpl)};
     bool json = false;
     int threads = 0;
     int64_t batch = 512;
@@ -55,7 +56,7 @@ std::vector<std::string> split_list(const std::string& s) {
 
 template <typename T, typename Parse>
 std::vector<T> parse_names(const std::string& flag, const std::string& list, Parse parse,
-                           const char* valid) {
+                           const std::string& valid) {
     std::vector<T> out;
     for (const std::string& name : split_list(list)) {
         const std::optional<T> v = parse(name);
@@ -89,7 +90,7 @@ std::vector<int64_t> parse_ints(const std::string& flag, const std::string& list
 void parse_plan(EvalKvOpts& o) {
     KvEvalPlan& p = o.plan;
     p.policies = parse_names<KvPolicyKind>("--policies", o.policies, parse_kv_policy,
-                                           "full, window, streaming, h2o, scissorhands, snapkv");
+                                           setting_names(kv_policies(), ", ", ", "));
     p.budgets.clear();
     for (const std::string& b : split_list(o.budgets)) {
         const std::optional<KvBudget> v = parse_kv_budget(b);
@@ -99,8 +100,8 @@ void parse_plan(EvalKvOpts& o) {
         p.budgets.push_back(*v);
     }
     if (p.budgets.empty()) throw Error("--budgets is empty; e.g. 100%,50%,20%,10%,256");
-    p.kv_types =
-        parse_names<KvType>("--kv-types", o.kv_types, parse_kv_type, "f32, f16, q8_0, q4_0");
+    p.kv_types = parse_names<KvType>("--kv-types", o.kv_types, parse_kv_type,
+                                     setting_names(kv_types(), ", ", ", "));
     p.tasks =
         parse_names<KvEvalTask>("--tasks", o.tasks, parse_kv_eval_task, "ppl, passkey, speed");
     p.passkey_lengths = parse_ints("--passkey-lengths", o.passkey_lengths, 64, 1 << 20);
@@ -391,7 +392,8 @@ void run_eval_kv(EvalKvOpts& o) {
     parse_plan(o);
     const std::optional<AttentionImpl> impl = parse_attention_impl(o.attention);
     if (!impl)
-        throw Error("--attention: unknown name '" + o.attention + "'; valid: flash, standard");
+        throw Error("--attention: unknown name '" + o.attention +
+                    "'; valid: " + setting_names(attention_impls(), ", ", ", "));
     const std::string text = read_text(o.text);
     app::EngineSettings s;
     s.threads = o.threads;
@@ -438,13 +440,12 @@ void add_eval_command(CLI::App& app) {
         "kv", "KV cache policies and types: perplexity, passkey retrieval and decode speed");
     auto o = std::make_shared<EvalKvOpts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
-    cmd->add_option("--policies", o->policies,
-                    "Comma list of: full, window, streaming, h2o, scissorhands, snapkv")
+    cmd->add_option("--policies", o->policies, "Comma list of: " + setting_help(kv_policies()))
         ->capture_default_str();
     cmd->add_option("--budgets", o->budgets,
                     "KV budgets: N% of the evaluated length or N tokens (full runs at 100% only)")
         ->capture_default_str();
-    cmd->add_option("--kv-types", o->kv_types, "Comma list of: f32, f16, q8_0, q4_0")
+    cmd->add_option("--kv-types", o->kv_types, "Comma list of: " + setting_help(kv_types()))
         ->capture_default_str();
     cmd->add_option("--tasks", o->tasks, "Comma list of: ppl, passkey, speed")
         ->capture_default_str();
@@ -468,12 +469,8 @@ void add_eval_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--speed-gen", o->plan.speed_gen, "Timed decode steps per speed test")
         ->capture_default_str();
-    cmd->add_option("--sinks", o->plan.base.sinks, "Sink tokens kept (streaming, h2o, ...)")
-        ->capture_default_str();
-    cmd->add_option("--recent", o->plan.base.recent,
-                    "Protected recent window (0 = the policy default: h2o budget/2, scissorhands "
-                    "budget/4, snapkv the observation window)")
-        ->capture_default_str();
+    cmd->add_option("--sinks", o->plan.base.sinks, kv_sinks_help())->capture_default_str();
+    cmd->add_option("--recent", o->plan.base.recent, kv_recent_help())->capture_default_str();
     cmd->add_option("--evict-chunk", o->plan.base.evict_chunk,
                     "Tokens freed per eviction (0 = budget/16)")
         ->capture_default_str();
@@ -482,7 +479,8 @@ void add_eval_command(CLI::App& app) {
     cmd->add_flag("--json", o->json, "Print JSON instead of the table");
     cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
     cmd->add_option("-b,--batch", o->batch, "Tokens per prefill step")->capture_default_str();
-    cmd->add_option("--attention", o->attention, "Attention implementation: flash or standard")
+    cmd->add_option("--attention", o->attention,
+                    "Attention implementation: " + setting_help(attention_impls()))
         ->capture_default_str();
     cmd->callback([o] { run_eval_kv(*o); });
 }

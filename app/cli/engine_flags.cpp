@@ -3,19 +3,37 @@
 #include <optional>
 
 #include "core/error.h"
-#include "kv/kv_cache.h"
+#include "settings/settings.h"
 
 namespace fluoro::cli {
+namespace {
+
+// Each drafter with what it does and the flags it reads (the engine's SpecModeInfo traits).
+std::string spec_help() {
+    std::string out;
+    for (const SpecModeInfo& m : spec_modes()) {
+        if (!out.empty()) out += "; ";
+        out += std::string(m.name) + " (" + std::string(m.description);
+        if (m.needs_draft_model) out += "; --draft-model";
+        if (m.uses_exit_layer) out += "; --exit-layer";
+        if (m.uses_ngram) out += "; --ngram-max";
+        out += ")";
+    }
+    return out;
+}
+
+}  // namespace
 
 void EngineFlags::add_to(CLI::App& cmd) {
-    cmd.add_option("--backend", backend, "Backend: cpu or cuda (an NVIDIA GPU)")
+    cmd.add_option("--backend", backend, "Backend: " + setting_help(backend_kinds()))
         ->capture_default_str();
     cmd.add_option("-t,--threads", engine.threads, "CPU threads (default: physical cores)");
     cmd.add_option("-c,--ctx", engine.ctx, "Context size in tokens")->capture_default_str();
     cmd.add_option("-b,--batch", engine.batch, "Tokens per prefill step")->capture_default_str();
-    cmd.add_option("--kv-type", kv_type, "KV cache element type: f32, f16, q8_0 or q4_0")
+    cmd.add_option("--kv-type", kv_type, "KV cache element type: " + setting_help(kv_types()))
         ->capture_default_str();
-    cmd.add_option("--attention", attention, "Attention implementation: flash or standard")
+    cmd.add_option("--attention", attention,
+                   "Attention implementation: " + setting_help(attention_impls()))
         ->capture_default_str();
     cmd.add_option("--prefix-cache", engine.prefix_cache_slots,
                    "Prompt prefixes kept for reuse across conversations (0: off)")
@@ -30,22 +48,24 @@ void EngineFlags::add_to(CLI::App& cmd) {
 app::EngineSettings EngineFlags::settings() const {
     app::EngineSettings s = engine;
     const std::optional<BackendKind> b = parse_backend_kind(backend);
-    if (!b) throw Error("--backend must be cpu or cuda, not '" + backend + "'");
+    if (!b)
+        throw Error("--backend must be " + setting_names(backend_kinds()) + ", not '" + backend +
+                    "'");
     s.backend = *b;
     const std::optional<KvType> kv = parse_kv_type(kv_type);
-    if (!kv) throw Error("--kv-type must be f32, f16, q8_0 or q4_0, not '" + kv_type + "'");
+    if (!kv)
+        throw Error("--kv-type must be " + setting_names(kv_types()) + ", not '" + kv_type + "'");
     s.kv_type = *kv;
     const std::optional<AttentionImpl> impl = parse_attention_impl(attention);
-    if (!impl) throw Error("--attention must be flash or standard, not '" + attention + "'");
+    if (!impl)
+        throw Error("--attention must be " + setting_names(attention_impls()) + ", not '" +
+                    attention + "'");
     s.attention = *impl;
     return s;
 }
 
 void SpecFlags::add_to(CLI::App& cmd) {
-    cmd.add_option("--spec", mode,
-                   "Speculative decoding: off, prompt_lookup, draft_model (--draft-model), "
-                   "self_speculative (--exit-layer)")
-        ->capture_default_str();
+    cmd.add_option("--spec", mode, "Speculative decoding: " + spec_help())->capture_default_str();
     cmd.add_option("--draft-model", settings.draft_model, "Draft GGUF for --spec draft_model");
     cmd.add_option("--draft-max", settings.max_draft, "Tokens drafted per step at most")
         ->capture_default_str();
@@ -63,9 +83,7 @@ void SpecFlags::add_to(CLI::App& cmd) {
 SpeculativeSettings SpecFlags::parsed() const {
     SpeculativeSettings s = settings;
     const std::optional<SpecMode> m = parse_spec_mode(mode);
-    if (!m)
-        throw Error("--spec must be off, prompt_lookup, draft_model or self_speculative, not '" +
-                    mode + "'");
+    if (!m) throw Error("--spec must be " + setting_names(spec_modes()) + ", not '" + mode + "'");
     s.mode = *m;
     s.validate();
     return s;

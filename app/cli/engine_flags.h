@@ -13,20 +13,24 @@ namespace fluoro::cli {
 
 struct EngineFlags {
     app::EngineSettings engine;
-    std::string backend = "cpu";
-    std::string kv_type = "f16";
-    std::string attention{attention_impl_name(kDefaultAttentionImpl)};
+    // The engine's defaults (app::EngineSettings follows ModelSettings).
+    std::string backend{backend_kind_name(app::EngineSettings{}.backend)};
+    std::string kv_type{kv_type_name(app::EngineSettings{}.kv_type)};
+    std::string attention{attention_impl_name(app::EngineSettings{}.attention)};
     void add_to(CLI::App& cmd);
     app::EngineSettings settings() const;  // validates backend, kv_type and attention
 };
 
 // --spec, --draft-model, --draft-max, --exit-layer, --ngram-max
 struct SpecFlags {
-    std::string mode = "off";
+    std::string mode{spec_mode_name(SpeculativeSettings{}.mode)};
     SpeculativeSettings settings;
     void add_to(CLI::App& cmd);
     SpeculativeSettings parsed() const;  // validates
-    bool enabled() const { return mode != "off" && mode != "none"; }
+    bool enabled() const {
+        const std::optional<SpecMode> m = parse_spec_mode(mode);
+        return !m || spec_mode_info(*m).drafts;  // an unknown name: parsed() says what is wrong
+    }
 };
 
 struct SamplingFlags {

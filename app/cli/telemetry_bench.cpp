@@ -40,7 +40,8 @@ void run_telemetry_bench(const TelemetryBenchOptions& o) {
     } else if (const auto l = parse_telemetry_level(o.level)) {
         levels = {*l};
     } else {
-        throw Error("--telemetry must be off, summary, full or compare, not '" + o.level + "'");
+        throw Error("--telemetry must be " + setting_names(telemetry_levels(), ", ", ", ") +
+                    " or compare, not '" + o.level + "'");
     }
     if (o.n_gen < 1 || o.repetitions < 1) throw Error("--telemetry needs -n >= 1 and -r >= 1");
     DriverOptions d;

@@ -11,16 +11,9 @@
 #include <string_view>
 #include <vector>
 
-namespace fluoro {
+#include "settings/settings.h"  // AttentionImpl
 
-// Standard: scores of a query row materialized, softmax, weighted sum. Flash: keys in tiles with
-// an online softmax (running max and sum, one division at the end); only a tile of scores alive.
-enum class AttentionImpl { Standard, Flash };
-std::string_view attention_impl_name(AttentionImpl a);  // "standard", "flash"
-std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
-// The implementation a model load uses unless told otherwise (the faster decode at short context
-// on the machines measured, docs/PERFORMANCE.md "Attention: standard vs flash").
-inline constexpr AttentionImpl kDefaultAttentionImpl = AttentionImpl::Flash;
+namespace fluoro {
 
 // A region of attention probabilities to read out of every attention call.
 struct AttentionCaptureRegion {

@@ -9,12 +9,9 @@
 #include <string_view>
 
 #include "backend/backend.h"
+#include "settings/settings.h"  // BackendKind
 
 namespace fluoro {
-
-enum class BackendKind { Cpu, Cuda };
-std::string_view backend_kind_name(BackendKind k);  // "cpu", "cuda"
-std::optional<BackendKind> parse_backend_kind(std::string_view name);
 
 // Makes a backend of that kind; `threads` is the CPU backend's thread count (<= 0: physical
 // cores). Throws Error with the reason when the kind cannot run here. The CPU-only one is

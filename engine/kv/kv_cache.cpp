@@ -8,47 +8,14 @@
 
 namespace fluoro {
 
-std::string_view kv_type_name(KvType t) {
-    switch (t) {
-        case KvType::F32:
-            return "f32";
-        case KvType::F16:
-            return "f16";
-        case KvType::Q8_0:
-            return "q8_0";
-        case KvType::Q4_0:
-            return "q4_0";
-    }
-    return "?";
-}
-
-std::optional<KvType> parse_kv_type(std::string_view name) {
-    for (KvType t : {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0})
-        if (kv_type_name(t) == name) return t;
-    return std::nullopt;
-}
-
-bool kv_type_quantized(KvType t) {
-    return t == KvType::Q8_0 || t == KvType::Q4_0;
-}
-
 size_t kv_row_bytes(KvType t, int64_t elems) {
     if (elems < 0) throw Error("KV row of " + std::to_string(elems) + " values");
     if (kv_type_quantized(t) && elems % kKvQuantBlock != 0)
         throw Error("KV type " + std::string(kv_type_name(t)) + " stores blocks of " +
                     std::to_string(kKvQuantBlock) + " values, but a head row has " +
                     std::to_string(elems) + "; use f16 for this model");
-    switch (t) {
-        case KvType::F32:
-            return size_t(elems) * 4;
-        case KvType::F16:
-            return size_t(elems) * 2;
-        case KvType::Q8_0:
-            return size_t(elems / kKvQuantBlock) * 34;
-        case KvType::Q4_0:
-            return size_t(elems / kKvQuantBlock) * 18;
-    }
-    return 0;
+    const KvTypeInfo& info = kv_type_info(t);
+    return size_t(elems / info.block_elems) * info.block_bytes;
 }
 
 size_t KvShape::bytes_per_token() const {

@@ -15,18 +15,12 @@
 #include <string_view>
 #include <vector>
 
+#include "settings/settings.h"
+
 namespace fluoro {
 
-// Storage type of cached K and V rows. Q8_0 and Q4_0 use ggml's block layouts over 32 values
-// (Q8_0: fp16 scale + 32 int8 = 34 bytes; Q4_0: fp16 scale + 16 bytes of nibbles = 18 bytes),
-// quantized per head row and dequantized inside attention.
-enum class KvType { F32, F16, Q8_0, Q4_0 };
-std::string_view kv_type_name(KvType t);  // "f32", "f16", "q8_0", "q4_0"
-std::optional<KvType> parse_kv_type(std::string_view name);
-bool kv_type_quantized(KvType t);
-inline constexpr int64_t kKvQuantBlock = 32;
-// Bytes of `elems` consecutive values stored as t; for a quantized type elems must be a multiple
-// of kKvQuantBlock (Error otherwise).
+// Bytes of `elems` consecutive values stored as t (KvType and its traits: settings/settings.h);
+// for a quantized type elems must be a multiple of kKvQuantBlock (Error otherwise).
 size_t kv_row_bytes(KvType t, int64_t elems);
 
 struct KvShape {

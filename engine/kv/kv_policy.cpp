@@ -8,10 +8,6 @@
 namespace fluoro {
 namespace {
 
-constexpr KvPolicyKind kAllPolicies[] = {KvPolicyKind::Full,         KvPolicyKind::Window,
-                                         KvPolicyKind::Streaming,    KvPolicyKind::H2O,
-                                         KvPolicyKind::Scissorhands, KvPolicyKind::SnapKV};
-
 // Picks `count` slots of [begin, end) by score: the highest scores (or the lowest, for
 // `lowest`), ties broken towards the more recent slot. Returns them ascending.
 std::vector<int64_t> pick(std::span<const float> score, int64_t begin, int64_t end, int64_t count,
@@ -45,31 +41,19 @@ std::vector<float> avg_pool(std::span<const float> x, int64_t kernel) {
     return y;
 }
 
-}  // namespace
-
-std::string_view kv_policy_name(KvPolicyKind k) {
-    switch (k) {
-        case KvPolicyKind::Full:
-            return "full";
-        case KvPolicyKind::Window:
-            return "window";
-        case KvPolicyKind::Streaming:
-            return "streaming";
-        case KvPolicyKind::H2O:
-            return "h2o";
-        case KvPolicyKind::Scissorhands:
-            return "scissorhands";
-        case KvPolicyKind::SnapKV:
-            return "snapkv";
+// "window, streaming, h2o, scissorhands, snapkv": the policies that evict, for the full policy's
+// error.
+std::string evicting_policy_names() {
+    std::string out;
+    for (const KvPolicyInfo& p : kv_policies()) {
+        if (!p.evicts) continue;
+        if (!out.empty()) out += ", ";
+        out += p.name;
     }
-    return "?";
+    return out;
 }
 
-std::optional<KvPolicyKind> parse_kv_policy(std::string_view name) {
-    for (KvPolicyKind k : kAllPolicies)
-        if (kv_policy_name(k) == name) return k;
-    return std::nullopt;
-}
+}  // namespace
 
 std::string_view kv_keep_reason_name(KvKeepReason r) {
     switch (r) {
@@ -91,18 +75,9 @@ int64_t KvPolicyConfig::effective_budget(int64_t n_ctx) const {
 
 int64_t KvPolicyConfig::effective_recent(int64_t n_ctx) const {
     const int64_t b = effective_budget(n_ctx);
-    if (kind == KvPolicyKind::Window) return b;
-    if (recent > 0) return std::min(recent, b);
-    // The papers' defaults: H2O splits the budget half heavy, half recent; Scissorhands protects
-    // a quarter; SnapKV keeps its observation window.
-    switch (kind) {
-        case KvPolicyKind::H2O:
-            return std::max<int64_t>(1, b / 2);
-        case KvPolicyKind::SnapKV:
-            return std::clamp<int64_t>(observe, 1, b / 2);
-        default:
-            return std::max<int64_t>(1, b / 4);
-    }
+    const KvPolicyInfo& info = kv_policy_info(kind);
+    if (info.recent_setting && recent > 0) return std::min(recent, b);
+    return info.default_recent(b, observe);
 }
 
 int64_t KvPolicyConfig::effective_chunk(int64_t n_ctx) const {
@@ -123,7 +98,7 @@ std::string KvPolicyConfig::problem(int64_t n_ctx) const {
     if (kind == KvPolicyKind::Full) return "";
     const int64_t b = effective_budget(n_ctx);
     if (b < 8) return "KV policy " + name + " needs a budget of at least 8 tokens";
-    const int64_t s = kind == KvPolicyKind::Window ? 0 : sinks;
+    const int64_t s = kv_policy_info(kind).uses_sinks ? sinks : 0;
     if (s + 2 > b / 2)
         return "KV policy " + name + ": " + std::to_string(s) +
                " sink tokens leave no room in a "
@@ -146,8 +121,8 @@ std::optional<KvDecision> kv_decide(const KvPolicyConfig& policy, int64_t n_ctx,
         throw Error("the KV cache is full: " + std::to_string(in.length) + " tokens cached + " +
                     std::to_string(in.incoming) + " new exceed the budget of " +
                     std::to_string(budget) +
-                    "; raise the context or choose an evicting KV "
-                    "policy (window, streaming, h2o, scissorhands, snapkv)");
+                    "; raise the context or choose an evicting KV policy (" +
+                    evicting_policy_names() + ")");
     if (std::string p = cfg.problem(n_ctx); !p.empty()) throw Error(p);
     const int64_t free_at_least = std::max(in.incoming, cfg.effective_chunk(n_ctx));
     if (in.incoming > budget / 2)
@@ -157,10 +132,8 @@ std::optional<KvDecision> kv_decide(const KvPolicyConfig& policy, int64_t n_ctx,
 
     // Sinks first, then the recent window, then the policy's pick from the middle.
     const int64_t sinks =
-        cfg.kind == KvPolicyKind::Window ? 0 : std::min<int64_t>(cfg.sinks, target);
-    int64_t recent = cfg.kind == KvPolicyKind::Window || cfg.kind == KvPolicyKind::Streaming
-                         ? target - sinks
-                         : std::min(cfg.effective_recent(n_ctx), target - sinks);
+        kv_policy_info(cfg.kind).uses_sinks ? std::min<int64_t>(cfg.sinks, target) : 0;
+    const int64_t recent = std::min(cfg.effective_recent(n_ctx), target - sinks);
     const int64_t heavy = target - sinks - recent;
     const int64_t mid_begin = sinks, mid_end = in.length - recent;
 

@@ -21,7 +21,8 @@
 //                 window (Li et al. 2024); later evictions fall back to h2o.
 //
 // Every policy keeps `sinks` first tokens except window, and re-rotates the kept keys to their
-// new slots (the H2O paper's main variant keeps original positions instead).
+// new slots (the H2O paper's main variant keeps original positions instead). The list of policies
+// and these traits (sinks, scores, recent window) is settings/settings.h's kv_policies().
 //
 // One decision covers every layer and KV head (the paged cache shares one block table across
 // layers), so scores are summed over layers and KV heads: a simplification of the papers'
@@ -35,19 +36,19 @@
 #include <string_view>
 #include <vector>
 
-namespace fluoro {
+#include "settings/settings.h"
 
-enum class KvPolicyKind { Full, Window, Streaming, H2O, Scissorhands, SnapKV };
-std::string_view kv_policy_name(KvPolicyKind k);  // "full", "window", "streaming", ...
-std::optional<KvPolicyKind> parse_kv_policy(std::string_view name);
+namespace fluoro {
 
 struct KvPolicyConfig {
     KvPolicyKind kind = KvPolicyKind::Full;
     // Most tokens the sequence keeps cached (0: the whole context). When an append would go
     // past it, the policy evicts down to budget - evict_chunk (or fewer) first.
     int64_t budget = 0;
-    int64_t sinks = 4;     // streaming: first tokens always kept (h2o/scissorhands keep them too)
-    int64_t recent = 0;    // window protected from eviction (0: budget / 4; window: budget)
+    int64_t sinks = 4;  // first tokens always kept (every evicting policy but window)
+    // Recent tokens protected from eviction, for the policies whose recent window is a setting
+    // (KvPolicyInfo::recent_setting); 0: the policy's default (KvPolicyInfo::default_recent).
+    int64_t recent = 0;
     int64_t history = 0;   // scissorhands: steps of history (0: budget / 2)
     int64_t observe = 32;  // snapkv: observation window (last prompt queries)
     int64_t pool = 5;      // snapkv: average-pooling kernel over the observed attention
@@ -55,13 +56,11 @@ struct KvPolicyConfig {
     // compaction and key re-rotation over many steps (llama.cpp's context shift frees half).
     int64_t evict_chunk = 0;
 
-    bool needs_scores() const {
-        return kind == KvPolicyKind::H2O || kind == KvPolicyKind::Scissorhands ||
-               kind == KvPolicyKind::SnapKV;
-    }
+    bool needs_scores() const { return kv_policy_info(kind).needs_scores; }
     // "" when the config is usable for a context of n_ctx tokens, else what is wrong.
     std::string problem(int64_t n_ctx) const;
-    // budget resolved against the context; recent and chunk resolved against the budget.
+    // budget resolved against the context; recent and chunk resolved against the budget (recent:
+    // the most recent tokens an eviction keeps before the sinks are taken out of the budget).
     int64_t effective_budget(int64_t n_ctx) const;
     int64_t effective_recent(int64_t n_ctx) const;
     int64_t effective_chunk(int64_t n_ctx) const;

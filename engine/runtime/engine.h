@@ -23,7 +23,6 @@
 #include "runtime/command_queue.h"
 #include "runtime/engine_commands.h"
 #include "telemetry/event_stream.h"
-#include "telemetry/telemetry_level.h"
 
 namespace fluoro {
 

@@ -1,5 +1,8 @@
 // The commands an Engine executes on its thread, as plain values. Cancel is not a command: it
-// must act at once, so it is a method of Engine (engine.h) that bypasses the queue.
+// must act at once, so it is a method of Engine (engine.h) that bypasses the queue. With
+// engine.h and telemetry/events.h this is the vocabulary a front end (ui/) uses: it re-exports the
+// setting types the commands carry (settings/settings.h: the lists a user chooses from and their
+// traits; KvPolicyConfig, SamplingParams, SpeculativeSettings).
 #pragma once
 
 #include <cstdint>
@@ -10,12 +13,10 @@
 #include <variant>
 #include <vector>
 
-#include "backend/attention_capture.h"
-#include "backend/backend_kind.h"
 #include "chat/chat_render.h"
-#include "kv/kv_cache.h"
 #include "kv/kv_policy.h"
 #include "sampling/sampling_params.h"
+#include "settings/settings.h"
 #include "speculative/spec_settings.h"
 
 namespace fluoro {

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "decode/generate.h"
+#include "settings/settings.h"  // TelemetryLevel
 #include "speculative/spec_generate.h"
 #include "telemetry/events.h"
 #include "telemetry/profiling_backend.h"
 #include "telemetry/step_meter.h"
-#include "telemetry/telemetry_level.h"
 
 namespace fluoro {
 

@@ -6,28 +6,6 @@
 
 namespace fluoro {
 
-std::string_view spec_mode_name(SpecMode m) {
-    switch (m) {
-        case SpecMode::Off:
-            return "off";
-        case SpecMode::PromptLookup:
-            return "prompt_lookup";
-        case SpecMode::DraftModel:
-            return "draft_model";
-        case SpecMode::SelfSpeculative:
-            return "self_speculative";
-    }
-    return "off";
-}
-
-std::optional<SpecMode> parse_spec_mode(std::string_view name) {
-    if (name == "off" || name == "none") return SpecMode::Off;
-    if (name == "prompt_lookup" || name == "ngram") return SpecMode::PromptLookup;
-    if (name == "draft_model") return SpecMode::DraftModel;
-    if (name == "self_speculative" || name == "self") return SpecMode::SelfSpeculative;
-    return std::nullopt;
-}
-
 void SpeculativeSettings::validate() const {
     if (max_draft < 1 || max_draft > kMaxDraftTokens)
         throw Error("speculative: max_draft " + std::to_string(max_draft) + " must be in [1, " +

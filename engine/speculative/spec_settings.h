@@ -1,5 +1,6 @@
 // Speculative decoding as the user sets it (per conversation, through ChangeSettings or the CLI):
-// which drafter and its knobs. The Engine builds the drafter from these (engine.cpp).
+// which drafter (SpecMode and its traits: settings/settings.h) and its knobs. The Engine builds
+// the drafter from these (engine.cpp).
 #pragma once
 
 #include <cstdint>
@@ -7,13 +8,9 @@
 #include <optional>
 #include <string_view>
 
+#include "settings/settings.h"  // SpecMode
+
 namespace fluoro {
-
-enum class SpecMode { Off, PromptLookup, DraftModel, SelfSpeculative };
-
-// "off", "prompt_lookup", "draft_model", "self_speculative"
-std::string_view spec_mode_name(SpecMode m);
-std::optional<SpecMode> parse_spec_mode(std::string_view name);  // also "none", "ngram"
 
 // Most tokens one step may draft (the logits buffer holds this many + 1 rows).
 inline constexpr int32_t kMaxDraftTokens = 16;

@@ -15,7 +15,7 @@
 #include "chat/chat_render.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
-#include "telemetry/telemetry_level.h"
+#include "settings/settings.h"  // TelemetryLevel
 #include "telemetry/time_category.h"
 
 namespace fluoro {

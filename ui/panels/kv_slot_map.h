@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "kv/kv_policy.h"
+#include "runtime/engine_commands.h"  // KvKeepReason
 #include "telemetry/events.h"
 
 namespace fluoro::ui {

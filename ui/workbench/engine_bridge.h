@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "runtime/engine_commands.h"
+#include "settings/settings.h"  // TelemetryLevel
 #include "store/store_writer.h"
 #include "telemetry/events.h"
-#include "telemetry/telemetry_level.h"
 
 namespace fluoro {
 class Engine;  // declared only: engine.h is included where engine() is called

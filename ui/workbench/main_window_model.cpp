@@ -7,8 +7,8 @@
 #include <QSettings>
 #include <QStatusBar>
 
-#include "backend/backend_kind.h"
 #include "core/error.h"
+#include "settings/settings.h"
 #include "store/data_dir.h"
 #include "workbench/chat_view.h"
 #include "workbench/context_gauge.h"

@@ -8,7 +8,7 @@
 #include <functional>
 #include <optional>
 
-#include "sampling/sampling_params.h"
+#include "runtime/engine_commands.h"
 #include "server/openai_server.h"
 
 class QCheckBox;

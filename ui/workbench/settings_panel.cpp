@@ -12,11 +12,9 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-#include <algorithm>
 
-#include "backend/attention_capture.h"
-#include "kv/kv_cache.h"
 #include "session/backend_factory.h"
+#include "workbench/setting_combo.h"
 
 namespace fluoro::ui {
 
@@ -44,6 +42,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     setObjectName("settings_panel");
     QSettings st;
     const SamplingParams d;
+    const ModelSettings md;  // the engine's defaults for a model load
     auto* lay = new QVBoxLayout(this);
 
     auto* sampling = new QGroupBox(tr("Generation"), this);
@@ -61,9 +60,11 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     system_prompt_->setPlaceholderText(tr("System prompt (optional)"));
     system_prompt_->setMaximumHeight(70);
     attention_ = new QComboBox(sampling);
-    attention_->addItems({tr("standard"), tr("flash")});
-    attention_->setCurrentIndex(
-        st.value("model/attention", kDefaultAttentionImpl == AttentionImpl::Flash ? 1 : 0).toInt());
+    attention_->setObjectName("attention");
+    fill_setting_combo(attention_, attention_impls());
+    select_setting(
+        attention_,
+        stored_setting(attention_impls(), st.value("model/attention")).value_or(md.attention));
     attention_->setToolTip(
         tr("Attention kernel (CPU): standard, or flash (tiled, online softmax)"));
     f->addRow(tr("Temperature"), temperature_);
@@ -77,17 +78,21 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     f->addRow(tr("Attention"), attention_);
     spec_mode_ = new QComboBox(sampling);
     spec_mode_->setObjectName("spec_mode");
-    spec_mode_->addItems(
-        {tr("off"), tr("prompt lookup"), tr("draft model"), tr("self-speculative")});
-    spec_mode_->setCurrentIndex(st.value("spec/mode", 0).toInt());
+    fill_setting_combo(spec_mode_, spec_modes());
+    select_setting(
+        spec_mode_,
+        stored_setting(spec_modes(), st.value("spec/mode")).value_or(SpeculativeSettings{}.mode));
     spec_mode_->setToolTip(
         tr("Speculative decoding: a drafter proposes tokens, the model checks "
            "them in one pass (same output at temperature 0)"));
     draft_model_ = new QLineEdit(st.value("spec/draft_model").toString(), sampling);
+    draft_model_->setObjectName("draft_model");
     draft_model_->setPlaceholderText(tr("draft GGUF (same vocabulary)"));
     max_draft_ = ispin(sampling, 1, kMaxDraftTokens,
                        st.value("spec/max_draft", SpeculativeSettings{}.max_draft).toInt());
+    max_draft_->setObjectName("max_draft");
     exit_layer_ = ispin(sampling, 0, 256, st.value("spec/exit_layer", 0).toInt());
+    exit_layer_->setObjectName("exit_layer");
     exit_layer_->setSpecialValueText(tr("half the layers"));
     draft_p_min_ =
         dspin(sampling, 0, 0.99, 0.05,
@@ -97,12 +102,12 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     draft_p_min_->setToolTip(
         tr("Draft model / self-speculative: stop a draft where the draft's most likely token has "
            "less than this probability"));
-    const auto sync_spec = [this] {
-        const int mode = spec_mode_->currentIndex();
-        draft_model_->setEnabled(mode == 2);
-        max_draft_->setEnabled(mode != 0);
-        exit_layer_->setEnabled(mode == 3);
-        draft_p_min_->setEnabled(mode >= 2);
+    const auto sync_spec = [this] {  // the knobs the chosen drafter reads
+        const SpecModeInfo& mode = spec_mode_info(combo_setting(spec_mode_, SpecMode::Off));
+        draft_model_->setEnabled(mode.needs_draft_model);
+        max_draft_->setEnabled(mode.drafts);
+        exit_layer_->setEnabled(mode.uses_exit_layer);
+        draft_p_min_->setEnabled(mode.uses_confidence);
     };
     connect(spec_mode_, &QComboBox::currentIndexChanged, this, sync_spec);
     sync_spec();
@@ -123,16 +128,24 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     ctx_ = ispin(model, 128, 1 << 20, st.value("model/ctx", 4096).toInt());
     ctx_->setSingleStep(512);
     kv_type_ = new QComboBox(model);
-    kv_type_->addItems({"f16", "f32", "q8_0", "q4_0"});
-    kv_type_->setCurrentText(st.value("model/kv_type", "f16").toString());
+    kv_type_->setObjectName("kv_type");
+    fill_setting_combo(kv_type_, kv_types());
+    select_setting(kv_type_,
+                   stored_setting(kv_types(), st.value("model/kv_type")).value_or(md.kv_type));
     backend_ = new QComboBox(model);
-    backend_->addItems({"CPU", "CUDA"});
-    if (!app::cuda_built()) {  // listed, not offered: say why
+    backend_->setObjectName("backend");
+    fill_setting_combo(backend_, backend_kinds());
+    const int cuda = backend_->findData(int(BackendKind::Cuda));
+    if (!app::cuda_built() && cuda >= 0) {  // listed, not offered: say why
         auto* items = qobject_cast<QStandardItemModel*>(backend_->model());
-        if (items != nullptr) items->item(1)->setEnabled(false);
+        if (items != nullptr) items->item(cuda)->setEnabled(false);
     }
     backend_->setToolTip(tr("CUDA: %1").arg(QString::fromStdString(app::cuda_status())));
-    backend_->setCurrentIndex(app::cuda_built() ? st.value("model/backend", 0).toInt() : 0);
+    select_setting(
+        backend_,
+        app::cuda_built()
+            ? stored_setting(backend_kinds(), st.value("model/backend")).value_or(md.backend)
+            : BackendKind::Cpu);
     m->addRow(tr("Backend"), backend_);
     m->addRow(tr("Threads"), threads_);
     m->addRow(tr("Context"), ctx_);
@@ -187,11 +200,9 @@ ChangeSettings SettingsPanel::change_settings() const {
     c.sampling = p;
     c.max_tokens = max_tokens_->value();
     c.system_prompt = system_prompt_->toPlainText().toStdString();
-    c.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
+    c.attention = combo_setting(attention_, kDefaultAttentionImpl);
     SpeculativeSettings sp;
-    const SpecMode modes[] = {SpecMode::Off, SpecMode::PromptLookup, SpecMode::DraftModel,
-                              SpecMode::SelfSpeculative};
-    sp.mode = modes[std::clamp(spec_mode_->currentIndex(), 0, 3)];
+    sp.mode = combo_setting(spec_mode_, SpecMode::Off);
     sp.draft_model = draft_model_->text().toStdString();
     sp.max_draft = max_draft_->value();
     sp.exit_layer = exit_layer_->value();
@@ -203,11 +214,11 @@ ChangeSettings SettingsPanel::change_settings() const {
 
 ModelSettings SettingsPanel::model_settings() const {
     ModelSettings s;
-    s.backend = backend_->currentIndex() == 1 ? BackendKind::Cuda : BackendKind::Cpu;
+    s.backend = combo_setting(backend_, BackendKind::Cpu);
     s.threads = threads_->value();
     s.ctx = ctx_->value();
-    s.kv_type = parse_kv_type(kv_type_->currentText().toStdString()).value_or(KvType::F16);
-    s.attention = attention_->currentIndex() == 1 ? AttentionImpl::Flash : AttentionImpl::Standard;
+    s.kv_type = combo_setting(kv_type_, ModelSettings{}.kv_type);
+    s.attention = combo_setting(attention_, kDefaultAttentionImpl);
     s.prefix_cache_slots = prefix_slots_->value();
     return s;
 }
@@ -226,14 +237,17 @@ void SettingsPanel::save() const {
     st.setValue("sampling/seed", seed_->value());
     st.setValue("sampling/max_tokens", max_tokens_->value());
     st.setValue("sampling/system_prompt", system_prompt_->toPlainText());
-    st.setValue("model/backend", backend_->currentIndex());
+    // Choices are stored by name (older versions stored some by position: stored_setting reads
+    // both).
+    st.setValue("model/backend", setting_name(backend_, BackendKind::Cpu, backend_kind_name));
     st.setValue("model/threads", threads_->value());
     st.setValue("model/ctx", ctx_->value());
-    st.setValue("model/kv_type", kv_type_->currentText());
-    st.setValue("model/attention", attention_->currentIndex());
+    st.setValue("model/kv_type", setting_name(kv_type_, KvType::F16, kv_type_name));
+    st.setValue("model/attention",
+                setting_name(attention_, kDefaultAttentionImpl, attention_impl_name));
     st.setValue("model/prefix_cache_slots", prefix_slots_->value());
     st.setValue("model/keep_prefix_cache", keep_prefix_cache_->isChecked());
-    st.setValue("spec/mode", spec_mode_->currentIndex());
+    st.setValue("spec/mode", setting_name(spec_mode_, SpecMode::Off, spec_mode_name));
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());
     st.setValue("spec/exit_layer", exit_layer_->value());
