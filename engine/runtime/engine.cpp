@@ -9,7 +9,7 @@
 #include "chat/chat_options.h"
 #include "chat/template_detect.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "decode/generate.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
