@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "app/cli/fluoro_cli.h"
 #include "gguf/test_model.h"
@@ -25,6 +27,19 @@ std::string quoted(const std::string& s) {
     q += s;
     q += "' ";
     return q;
+}
+
+// Writes the tiny test model without a chat template: the writer always adds one, so its key is
+// renamed in place (same length: the file's layout stays valid) and the loader finds none.
+void write_model_without_template(const std::filesystem::path& path) {
+    std::vector<std::byte> bytes;
+    gguf::write_test_model(bytes, gguf::TestModelSpec{});
+    const std::string key = "tokenizer.chat_template";
+    std::string data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    const size_t at = data.find(key);
+    ASSERT_NE(at, std::string::npos);
+    data[at + key.size() - 1] = 'X';
+    std::ofstream(path, std::ios::binary).write(data.data(), std::streamsize(data.size()));
 }
 
 const std::string kPrompt = "Once upon a time";
@@ -97,7 +112,7 @@ TEST(CmdRunRaw, SystemPromptIsRefused) {
 TEST(CmdRun, UnknownChatTemplateIsAnnounced) {
     if (!std::filesystem::exists(fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
     const auto model = test::unique_temp_path("cmd_run_no_template.gguf");
-    gguf::write_test_model(model, {});  // no chat template, architecture llama
+    write_model_without_template(model);  // architecture llama: nothing implies a template
     const std::string args = quoted(model.string()) + "'hello' -n 2 -t 1 -c 256 --temp 0";
     const test::CliResult chat = test::run_fluoro("run " + args);
     EXPECT_EQ(chat.rc, 0) << chat.out;

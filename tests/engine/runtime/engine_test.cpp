@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -273,15 +274,40 @@ TEST(Engine, RawCompleteTakesOneMessageAndSaysItWasRaw) {
     EXPECT_EQ(chat.system_prompt, "a system prompt for chats");  // the engine's is back
 }
 
-// The tiny model has no chat template and its architecture implies none: ChatML as a fallback,
-// which the CLI warns about.
+// Writes the tiny test model without a chat template: the writer always adds one, so its key is
+// renamed in place (same length: the file's layout stays valid) and the loader finds none.
+void write_model_without_template(const std::filesystem::path& path) {
+    std::vector<std::byte> bytes;
+    gguf::write_test_model(bytes, gguf::TestModelSpec{});
+    const std::string key = "tokenizer.chat_template";
+    std::string data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    const size_t at = data.find(key);
+    ASSERT_NE(at, std::string::npos);
+    data[at + key.size() - 1] = 'X';
+    std::ofstream(path, std::ios::binary).write(data.data(), std::streamsize(data.size()));
+}
+
+// ModelLoaded names the chat template, and says when it is ChatML only as a fallback (which the
+// CLI warns about): the tiny model carries a ChatML template; without it, its architecture
+// (llama) implies none.
 TEST(Engine, ModelLoadedSaysWhichChatTemplateAndWhetherItIsAFallback) {
     Engine engine;
     engine.submit_blocking(load_tiny());
-    const auto loaded = all_of<ModelLoaded>(engine.events().drain());
+    auto loaded = all_of<ModelLoaded>(engine.events().drain());
+    ASSERT_EQ(loaded.size(), 1u);
+    EXPECT_EQ(loaded[0].chat_template, "chatml");
+    EXPECT_FALSE(loaded[0].chat_template_fallback);
+    const auto path = test::unique_temp_path("engine_no_template.gguf");
+    write_model_without_template(path);
+    LoadModel no_template = load_tiny();
+    no_template.path = path;
+    no_template.settings.ctx = 256;
+    engine.submit_blocking(no_template);
+    loaded = all_of<ModelLoaded>(engine.events().drain());
     ASSERT_EQ(loaded.size(), 1u);
     EXPECT_EQ(loaded[0].chat_template, "chatml");
     EXPECT_TRUE(loaded[0].chat_template_fallback);
+    std::filesystem::remove(path);
 }
 
 // A conversation kept elsewhere (a stored one) continues from its turns: the next message sees
