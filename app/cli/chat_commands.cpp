@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "cli/engine_driver.h"
 #include "core/error.h"
 #include "session/stats_line.h"
 
@@ -12,12 +13,12 @@ constexpr const char* kHelp =
     "/set temp|top_k|top_p|min_p|repeat_penalty|seed|max_tokens VALUE   change a setting\n"
     "/system TEXT   set the system prompt (applies from the next turn)\n"
     "/reset         start a new conversation\n"
+    "/regen         answer the last message again\n"
     "/stats         statistics of the last answer\n"
     "/bye           quit (also Ctrl-D); Ctrl-C stops the current answer";
 
-std::string apply_set(const std::string& key, const std::string& value, ChatSession& chat,
-                      GenerateOptions& gen) {
-    SamplingParams p = chat.sampling();
+ChangeSettings apply_set(const std::string& key, const std::string& value, ChatState& state) {
+    SamplingParams p = state.sampling;
     size_t used = 0;
     const double v = std::stod(value, &used);
     if (used != value.size()) throw Error("'" + value + "' is not a number");
@@ -35,18 +36,19 @@ std::string apply_set(const std::string& key, const std::string& value, ChatSess
         p.seed = uint64_t(v);
     else if (key == "max_tokens") {
         if (v < 1) throw Error("max_tokens must be at least 1");
-        gen.max_tokens = int64_t(v);
-        return "max_tokens = " + value;
+        state.max_tokens = int64_t(v);
+        return ChangeSettings{std::nullopt, state.max_tokens, std::nullopt};
     } else
         throw Error("unknown setting '" + key + "' (see /help)");
-    chat.set_sampling(p);  // validates
-    return key + " = " + value;
+    // Checked here so that a bad value changes nothing, neither here nor in the engine.
+    p.validate();
+    state.sampling = p;
+    return ChangeSettings{p, std::nullopt, std::nullopt};
 }
 
 }  // namespace
 
-ChatCommandResult run_chat_command(const std::string& line, ChatSession& chat,
-                                   const GenerateResult* last, GenerateOptions& gen) {
+ChatCommandResult run_chat_command(const std::string& line, ChatState& state) {
     ChatCommandResult r;
     if (line.empty() || line[0] != '/') return r;
     r.handled = true;
@@ -54,24 +56,28 @@ ChatCommandResult run_chat_command(const std::string& line, ChatSession& chat,
     std::string cmd;
     in >> cmd;
     try {
-        if (cmd == "/bye" || cmd == "/exit" || cmd == "/quit")
+        if (cmd == "/bye" || cmd == "/exit" || cmd == "/quit") {
             r.quit = true;
-        else if (cmd == "/help" || cmd == "/?")
+        } else if (cmd == "/help" || cmd == "/?") {
             r.message = kHelp;
-        else if (cmd == "/reset") {
-            chat.reset();
+        } else if (cmd == "/reset") {
+            r.command = NewConversation{state.system};
             r.message = "(new conversation)";
+        } else if (cmd == "/regen") {
+            r.command = Regenerate{};
         } else if (cmd == "/stats") {
-            r.message = last ? app::stats_line(*last) : "(no answer yet)";
+            r.message = state.last ? app::stats_line(result_of(*state.last)) : "(no answer yet)";
         } else if (cmd == "/system") {
             std::string text;
             std::getline(in >> std::ws, text);
-            chat.set_system_prompt(text);
+            r.command = ChangeSettings{std::nullopt, std::nullopt, text};
+            state.system = text;
             r.message = "(system prompt set)";
         } else if (cmd == "/set") {
             std::string key, value;
             if (!(in >> key >> value)) throw Error("usage: /set NAME VALUE");
-            r.message = apply_set(key, value, chat, gen);
+            r.command = apply_set(key, value, state);
+            r.message = key + " = " + value;
         } else {
             r.message = "unknown command " + cmd + " (see /help)";
         }

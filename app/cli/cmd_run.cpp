@@ -4,9 +4,7 @@
 #include "cli/commands.h"
 #include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
-#include "cli/interrupt.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
 #include "session/stats_line.h"
 
 namespace fluoro::cli {
@@ -38,57 +36,42 @@ void add_run_command(CLI::App& app) {
     o->spec.add_to(*cmd);
     o->kv.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
-    cmd->callback([o] {
-        // --save, --spec and --kv-policy run on the Engine (the GUI's path); a plain run calls
-        // generate().
-        if (o->save.save || o->spec.enabled() || o->kv.enabled()) {
-            if (o->raw)
-                throw Error(
-                    "--save, --spec and --kv-policy run chats: they cannot be combined "
-                    "with --raw");
-            DriverOptions d = o->save;
-            d.model = o->model;
-            d.engine = o->engine;
-            d.sampling = o->sampling;
-            d.spec = o->spec;
-            d.kv = o->kv;
-            d.max_tokens = o->max_tokens;
-            d.system = o->system;
-            apply_level(d, o->level);
-            EngineDriver driver(d);
-            const RunFinished fin = driver.run(SendMessage{o->prompt});
-            std::cout << '\n';
-            if (fin.stop == "error") throw Error(fin.error);
-            if (!o->quiet) {
-                std::cerr << app::stats_line(result_of(fin));
-                if (o->save.save)
-                    std::cerr << " | saved as run " << driver.saved_run_id() << " of conversation "
-                              << driver.saved_conversation_id();
-                std::cerr << '\n';
-            }
-            return;
-        }
-        app::LoadedModel m = app::load_model(o->model, o->engine.settings());
-        Sequence seq(*m.model, *m.kv, 0);
-        const std::atomic<bool>& cancel = install_interrupt_flag();
-        const auto print = [](const GeneratedToken& t) { std::cout << t.text << std::flush; };
-        GenerateOptions gen;
-        gen.max_tokens = o->max_tokens;
-        GenerateResult r;
+    cmd->callback([o, cmd] {
+        if (o->raw && !o->system.empty())
+            throw Error("--system sets a chat's system prompt: it cannot be combined with --raw");
+        // Every run goes through the Engine, the GUI's path: one generation code for all.
+        DriverOptions d = o->save;
+        d.model = o->model;
+        d.engine = o->engine;
+        d.sampling = o->sampling;
+        d.spec = o->spec;
+        d.kv = o->kv;
+        d.max_tokens = o->max_tokens;
+        d.system = o->system;
+        apply_level(d, o->level);
+        // Nobody reads the telemetry of a run that is not saved unless asked for: at level Off
+        // the engine computes none of it, and a plain run is as fast as generate() alone.
+        if (!o->save.save && cmd->count("--telemetry") == 0) d.level = TelemetryLevel::Off;
+        EngineDriver driver(d);
+        Command run = SendMessage{o->prompt};
         if (o->raw) {
-            Sampler sampler(o->sampling.params, int32_t(m.model->n_vocab()));
-            const auto prompt = m.model->tokenizer().encode(o->prompt, true, false);
-            std::cout << o->prompt << std::flush;
-            r = generate(seq, m.model->tokenizer(), prompt, sampler, gen, print, &cancel);
-        } else {
-            ChatSession chat(*m.model, seq, o->sampling.params);
-            if (chat.template_is_fallback())
-                std::cerr << "warning: unknown chat template; using ChatML\n";
-            if (!o->system.empty()) chat.set_system_prompt(o->system);
-            r = chat.send(o->prompt, gen, print, &cancel);
+            Complete c{{{"user", o->prompt}}};
+            c.raw = true;
+            run = std::move(c);
+            std::cout << o->prompt << std::flush;  // the completion continues it
+        } else if (driver.model().chat_template_fallback) {
+            std::cerr << "warning: unknown chat template; using ChatML\n";
         }
+        const RunFinished fin = driver.run(std::move(run));
         std::cout << '\n';
-        if (!o->quiet) std::cerr << app::stats_line(r) << '\n';
+        if (fin.stop == "error") throw Error(fin.error);
+        if (!o->quiet) {
+            std::cerr << app::stats_line(result_of(fin));
+            if (o->save.save)
+                std::cerr << " | saved as run " << driver.saved_run_id() << " of conversation "
+                          << driver.saved_conversation_id();
+            std::cerr << '\n';
+        }
     });
 }
 

@@ -1,5 +1,6 @@
 #include "cli/engine_driver.h"
 
+#include <exception>
 #include <iostream>
 
 #include "cli/interrupt.h"
@@ -88,6 +89,19 @@ void EngineDriver::forward(const Event& e) {
 
 void EngineDriver::new_conversation() {
     engine_.submit(NewConversation{opt_.system});
+}
+
+void EngineDriver::apply(Command c) {
+    std::exception_ptr failed;
+    try {
+        engine_.submit_blocking(std::move(c));
+    } catch (const Error&) {
+        failed = std::current_exception();
+    }
+    // Its events (and a failure's ErrorEvent) now, not at the start of the next run(), which
+    // would take an ErrorEvent outside a run for its own failure.
+    for (const Event& e : engine_.events().drain()) forward(e);
+    if (failed) std::rethrow_exception(failed);
 }
 
 RunFinished EngineDriver::run(Command c) {

@@ -1,7 +1,7 @@
 // The CLI's side of an Engine: loads the model through it, submits a command, pumps the event
 // stream on the calling thread until the run finishes — streaming tokens to stdout, forwarding
 // every event to the store writer (--save) and to any other sink (a trace) — and turns Ctrl-C
-// into Engine::cancel(). This is what `fluoro run/chat --save` and `fluoro trace` share: the
+// into Engine::cancel(). This is what `fluoro run`, `fluoro chat` and `fluoro trace` share: the
 // same engine API the GUI uses.
 #pragma once
 
@@ -52,6 +52,9 @@ class EngineDriver {
     // Runs the command and pumps events until its RunFinished; errors are printed to stderr and
     // returned as a RunFinished with stop "error". Saved runs are committed before returning.
     RunFinished run(Command c);
+    // Runs a command that starts no generation (settings, a new conversation) and forwards its
+    // events; throws fluoro::Error with its failure.
+    void apply(Command c);
     void new_conversation();
     Engine& engine() { return engine_; }
     const ModelLoaded& model() const { return model_; }

@@ -62,6 +62,7 @@ RunStarted started_of(const ConversationRecord& c, const RunRecord& r) {
         s.sampling.top_p = settings.value("top_p", s.sampling.top_p);
         s.sampling.min_p = settings.value("min_p", s.sampling.min_p);
         s.sampling.seed = settings.value("seed", s.sampling.seed);
+        s.raw = settings.value("raw", false);
     }
     const auto hw = nlohmann::json::parse(r.hardware_json, nullptr, false);
     if (hw.is_object()) {

@@ -13,20 +13,23 @@ namespace {
 
 std::string settings_json(const RunStarted& e) {
     const SamplingParams& p = e.sampling;
-    const nlohmann::json j = {{"temperature", p.temperature},
-                              {"top_k", p.top_k},
-                              {"top_p", p.top_p},
-                              {"min_p", p.min_p},
-                              {"repeat_penalty", p.repeat_penalty},
-                              {"repeat_last_n", p.repeat_last_n},
-                              {"frequency_penalty", p.frequency_penalty},
-                              {"presence_penalty", p.presence_penalty},
-                              {"seed", p.seed},
-                              {"n_probs", p.n_probs},
-                              {"max_tokens", e.max_tokens},
-                              {"system_prompt", e.system_prompt},
-                              {"ctx", e.ctx},
-                              {"kv_type", e.kv_type}};
+    nlohmann::json j = {{"temperature", p.temperature},
+                        {"top_k", p.top_k},
+                        {"top_p", p.top_p},
+                        {"min_p", p.min_p},
+                        {"repeat_penalty", p.repeat_penalty},
+                        {"repeat_last_n", p.repeat_last_n},
+                        {"frequency_penalty", p.frequency_penalty},
+                        {"presence_penalty", p.presence_penalty},
+                        {"seed", p.seed},
+                        {"n_probs", p.n_probs},
+                        {"max_tokens", e.max_tokens},
+                        {"system_prompt", e.system_prompt},
+                        {"ctx", e.ctx},
+                        {"kv_type", e.kv_type}};
+    // Only when set: a raw prompt had no template (the stored prompt_ids show it too), and the
+    // settings of chat runs stay as they were.
+    if (e.raw) j["raw"] = true;
     return j.dump();
 }
 

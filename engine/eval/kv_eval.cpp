@@ -12,7 +12,7 @@
 #include "backend/attention_capture.h"
 #include "chat/chat_options.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "decode/sequence.h"
 #include "model/model.h"
 

@@ -6,7 +6,7 @@
 
 #include "chat/chat_options.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "eval/spec_bench_prompts.h"
 #include "model/model.h"
 

@@ -7,8 +7,9 @@
 
 #include "backend/cpu/cpu_only_factory.h"
 #include "chat/chat_options.h"
+#include "chat/template_detect.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "decode/generate.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
@@ -91,6 +92,7 @@ struct Engine::State {
     SamplingParams sampling;
     int64_t max_tokens = 512;
     std::vector<std::string> stop_strings;  // the running Complete's; empty otherwise
+    bool raw = false;                       // the running Complete's: a plain-text prompt
 
     // Conversation.
     uint64_t conversation = 0;  // 0: none yet
@@ -384,6 +386,8 @@ void Engine::rt_load(const LoadModel& c) {
     ev.prefix_cache_note = restored.note;
     ev.prefix_cache_restored_entries = restored.stats.entries;
     ev.prefix_cache_restored_tokens = restored.stats.tokens;
+    ev.chat_template = std::string(chat_template_name(s.model->chat_template_kind()));
+    ev.chat_template_fallback = s.model->chat_template_is_fallback();
     publish(std::move(ev));
 }
 
@@ -417,6 +421,9 @@ void Engine::rt_complete(const Complete& c) {
             throw Error("message " + std::to_string(i) + " has role '" + m[i].role +
                         "': only the first message may be 'system', the others 'user' or "
                         "'assistant'");
+    if (c.raw && m.size() != 1)
+        throw Error("a raw completion takes one user message, its text the whole prompt (got " +
+                    std::to_string(m.size()) + " messages)");
     if (c.max_tokens && *c.max_tokens < 1)
         throw Error("max_tokens must be at least 1, not " + std::to_string(*c.max_tokens));
     if (c.sampling) c.sampling->validate();
@@ -430,10 +437,12 @@ void Engine::rt_complete(const Complete& c) {
         s.max_tokens = max_tokens;
         s.system_prompt = system_prompt;
         s.stop_strings.clear();
+        s.raw = false;
     };
     if (c.sampling) s.sampling = *c.sampling;
     if (c.max_tokens) s.max_tokens = *c.max_tokens;
     s.stop_strings = c.stop_strings;
+    s.raw = c.raw;
     try {
         if (c.sampling && s.sampler) s.sampler->set_params(*c.sampling);
         rt_new_conversation(first == 1 ? m.front().content : std::string(),
@@ -688,6 +697,7 @@ RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::str
     rs.threads = s.backend->threads();
     rs.ctx = s.ctx;
     rs.submission = s.submission;
+    rs.raw = s.raw;
     return rs;
 }
 
@@ -737,7 +747,10 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         std::vector<ChatMessage> all;
         if (!s.system_prompt.empty()) all.push_back({"system", s.system_prompt});
         all.insert(all.end(), history.begin(), history.end());
-        const std::vector<int32_t> prompt = tokenize_chat(*s.model, all, s.render, true);
+        // A raw completion (Complete::raw) is the text of its one user message as it stands.
+        const std::vector<int32_t> prompt =
+            s.raw ? s.model->tokenizer().encode(history.back().content, true, false)
+                  : tokenize_chat(*s.model, all, s.render, true);
         std::vector<std::string> pieces;
         pieces.reserve(prompt.size());
         for (const int32_t id : prompt)

@@ -80,6 +80,10 @@ struct Complete {
     std::optional<int64_t> max_tokens = std::nullopt;
     // The reply ends before the first of these its text contains (stop "stop_string").
     std::vector<std::string> stop_strings = {};
+    // Plain text completion (`fluoro run --raw`): `messages` is one user message whose text is the
+    // whole prompt, tokenized as it is — no chat template, no system prompt, no special tokens
+    // parsed. The engine's conversation is then that text and the continuation.
+    bool raw = false;
 };
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.

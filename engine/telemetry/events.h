@@ -52,6 +52,8 @@ struct RunStarted {
     // The number Engine::submit returned for the command that started this run (0: unknown, as
     // for stored runs): how a caller sharing the engine finds its own run among the others.
     uint64_t submission = 0;
+    // The prompt is user_text alone as plain text (Complete::raw): no template, no system prompt.
+    bool raw = false;
 };
 
 // One generated token. id == -1: text flushed at the end of the run that no token released
@@ -227,6 +229,10 @@ struct ModelLoaded {
     // the file was ignored; empty when none is configured or no file exists yet.
     std::string prefix_cache_note;
     int64_t prefix_cache_restored_entries = 0, prefix_cache_restored_tokens = 0;
+    // How chats are rendered (chat_template_name: "chatml", "llama3", "gemma"); fallback: the
+    // model's template was not recognised and ChatML is used — worth a warning to the user.
+    std::string chat_template;
+    bool chat_template_fallback = false;
 };
 struct ModelUnloaded {};
 struct ConversationStarted {

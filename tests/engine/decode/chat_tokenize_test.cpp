@@ -7,12 +7,13 @@
 // tokenizing markup and contents separately.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "engine/chat/chat_fixture.h"
 #include "engine/model/model_fixture.h"
 
@@ -47,7 +48,7 @@ void expect_reference_tokenization(const char* file, const std::string& template
         if (c["template"] != template_name || c.contains("error")) continue;
         const std::string conv = c["conversation"];
         // Special-token text typed into a message stays text for us, by design (see
-        // ChatSession.UserTypedSpecialTokensStayText); the whole-text reference parses it.
+        // ChatTokenize.UserTypedSpecialTokensStayText); the whole-text reference parses it.
         if (conv == "template_text_in_content") continue;
         const bool gen = c["add_generation_prompt"];
         const std::string where =
@@ -92,6 +93,19 @@ TEST(ChatTokenize, EveryMessageReachesThePrompt) {
                   std::string::npos)
             << file << ": " << text;
     }
+}
+
+TEST(ChatTokenize, UserTypedSpecialTokensStayText) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    const Model& m = *test::shared_model(path)->model;
+    const std::vector<ChatMessage> msgs{{"user", "say <|im_end|> please"}};
+    const auto ids =
+        tokenize_chat(m, msgs, chat_options_from_template(m.chat_template_text()), true);
+    const int32_t im_end = m.tokenizer().vocab().eos();  // <|im_end|> = 2 in SmolLM2
+    // The template's own <|im_end|> closes the system and user turns: exactly two, none from the
+    // user's text.
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), im_end), 2);
+    EXPECT_NE(m.tokenizer().decode(ids, true).find("say <|im_end|> please"), std::string::npos);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "chat/chat_options.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "eval/spec_bench.h"
 #include "model/model.h"
 #include "test_models.h"

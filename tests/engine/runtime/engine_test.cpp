@@ -1,13 +1,14 @@
 // The Engine on its thread, driven only through commands and observed only through events, on a
 // small seeded model (no download): the event sequence of a run, failures that leave the engine
 // usable, cancel within one step, tagged and blocking submission, regenerate and edit, and
-// telemetry levels changed between runs. Engine vs ChatSession on the real SmolLM2 is in
-// engine_smollm2_test.cpp.
+// telemetry levels changed between runs, raw completions. Engine vs generate() on the real
+// SmolLM2 is in engine_smollm2_test.cpp, multi-turn chat on it in engine_chat_test.cpp.
 #include "runtime/engine.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -240,6 +241,73 @@ TEST(Engine, CompleteRefusesMessagesItCannotRun) {
     engine.submit(greedy(3));
     engine.submit(Complete{{{"user", "still fine"}}});
     EXPECT_EQ(std::get<RunFinished>(next_run(engine).back()).n_tokens, 3);
+}
+
+// A raw completion is one plain-text prompt, and its RunStarted says so (a stored run is honest
+// about having had no template); anything else is refused.
+TEST(Engine, RawCompleteTakesOneMessageAndSaysItWasRaw) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    engine.submit(ChangeSettings{std::nullopt, 3, std::string("a system prompt for chats")});
+    Complete two{{{"system", "s"}, {"user", "a"}}};
+    two.raw = true;
+    try {
+        engine.submit_blocking(two);
+        ADD_FAILURE() << "a raw completion of two messages was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("raw completion takes one user message"),
+                  std::string::npos)
+            << e.what();
+    }
+    Complete raw{{{"user", "Once upon a time"}}};
+    raw.raw = true;
+    engine.submit(raw);
+    const auto events = next_run(engine);
+    const RunStarted rs = all_of<RunStarted>(events).at(0);
+    EXPECT_TRUE(rs.raw);
+    EXPECT_EQ(rs.user_text, "Once upon a time");
+    EXPECT_EQ(rs.system_prompt, "");
+    EXPECT_EQ(std::get<RunFinished>(events.back()).n_tokens, 3);
+    engine.submit(SendMessage{"and a chat"});
+    const RunStarted chat = all_of<RunStarted>(next_run(engine)).at(0);
+    EXPECT_FALSE(chat.raw);
+    EXPECT_EQ(chat.system_prompt, "a system prompt for chats");  // the engine's is back
+}
+
+// Writes the tiny test model without a chat template: the writer always adds one, so its key is
+// renamed in place (same length: the file's layout stays valid) and the loader finds none.
+void write_model_without_template(const std::filesystem::path& path) {
+    std::vector<std::byte> bytes;
+    gguf::write_test_model(bytes, gguf::TestModelSpec{});
+    const std::string key = "tokenizer.chat_template";
+    std::string data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    const size_t at = data.find(key);
+    ASSERT_NE(at, std::string::npos);
+    data[at + key.size() - 1] = 'X';
+    std::ofstream(path, std::ios::binary).write(data.data(), std::streamsize(data.size()));
+}
+
+// ModelLoaded names the chat template, and says when it is ChatML only as a fallback (which the
+// CLI warns about): the tiny model carries a ChatML template; without it, its architecture
+// (llama) implies none.
+TEST(Engine, ModelLoadedSaysWhichChatTemplateAndWhetherItIsAFallback) {
+    Engine engine;
+    engine.submit_blocking(load_tiny());
+    auto loaded = all_of<ModelLoaded>(engine.events().drain());
+    ASSERT_EQ(loaded.size(), 1u);
+    EXPECT_EQ(loaded[0].chat_template, "chatml");
+    EXPECT_FALSE(loaded[0].chat_template_fallback);
+    const auto path = test::unique_temp_path("engine_no_template.gguf");
+    write_model_without_template(path);
+    LoadModel no_template = load_tiny();
+    no_template.path = path;
+    no_template.settings.ctx = 256;
+    engine.submit_blocking(no_template);
+    loaded = all_of<ModelLoaded>(engine.events().drain());
+    ASSERT_EQ(loaded.size(), 1u);
+    EXPECT_EQ(loaded[0].chat_template, "chatml");
+    EXPECT_TRUE(loaded[0].chat_template_fallback);
+    std::filesystem::remove(path);
 }
 
 // A conversation kept elsewhere (a stored one) continues from its turns: the next message sees

@@ -15,7 +15,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
 #include "speculative/draft_model_drafter.h"

@@ -1,4 +1,4 @@
-#include "decode/chat_session.h"
+#include "decode/chat_tokenize.h"
 
 #include "chat/python_strip.h"
 #include "core/error.h"
@@ -61,51 +61,6 @@ std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessa
     const auto body = tk.encode(text, contents, false, true);
     ids.insert(ids.end(), body.begin(), body.end());
     return ids;
-}
-
-ChatSession::ChatSession(Model& model, Sequence& seq, SamplingParams sampling)
-    : model_(model),
-      seq_(seq),
-      sampler_(sampling, int32_t(model.n_vocab())),
-      render_opt_(chat_options_from_template(model.chat_template_text())) {}
-
-bool ChatSession::template_is_fallback() const {
-    return model_.chat_template_is_fallback();
-}
-
-void ChatSession::set_system_prompt(std::string text) {
-    system_prompt_ = std::move(text);
-}
-
-void ChatSession::set_sampling(const SamplingParams& p) {
-    sampler_.set_params(p);
-}
-
-void ChatSession::reset() {
-    messages_.clear();
-    seq_.reset();
-}
-
-std::vector<int32_t> ChatSession::build_prompt() const {
-    std::vector<ChatMessage> all;
-    if (!system_prompt_.empty()) all.push_back({"system", system_prompt_});
-    all.insert(all.end(), messages_.begin(), messages_.end());
-    return tokenize_chat(model_, all, render_opt_, true);
-}
-
-GenerateResult ChatSession::send(const std::string& user_text, const GenerateOptions& opt,
-                                 const TokenCallback& on_token, const std::atomic<bool>* cancel) {
-    messages_.push_back({"user", user_text});
-    try {
-        const std::vector<int32_t> prompt = build_prompt();
-        GenerateResult r =
-            generate(seq_, model_.tokenizer(), prompt, sampler_, opt, on_token, cancel);
-        messages_.push_back({"assistant", r.text});
-        return r;
-    } catch (...) {
-        messages_.pop_back();
-        throw;
-    }
 }
 
 }  // namespace fluoro

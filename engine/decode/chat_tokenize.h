@@ -1,0 +1,20 @@
+// Tokenizes a conversation for the model: renders it with the model's chat template and parses
+// special tokens only in the template's own markup, so text a user types (such as "<|im_end|>")
+// stays text. The Engine builds every chat prompt with it; the evaluations use it too.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "chat/chat_render.h"
+
+namespace fluoro {
+
+class Model;
+
+// Tokenizes a rendered conversation, parsing special tokens only outside message contents.
+std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
+                                   const ChatRenderOptions& opt, bool add_generation_prompt);
+
+}  // namespace fluoro
