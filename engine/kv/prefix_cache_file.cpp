@@ -1,6 +1,7 @@
 #include "kv/prefix_cache_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -10,10 +11,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <span>
 
 #include "core/error.h"
+#include "kv/kv_row_check.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 
@@ -130,6 +131,69 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
     if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename the new file into place");
 }
 
+// The whole file, read only when it is a regular file that starts like one of ours: a directory,
+// a FIFO (whose open would block the start of `serve`) or a device at the path is refused before
+// it is opened for reading, and a foreign file of any size costs one small read.
+std::vector<std::byte> read_cache_file(const std::filesystem::path& path, const std::string& where) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw Error(where + "cannot open it: " + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw Error(where + "cannot stat it: " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw FormatError(where + "not a regular file (a directory, FIFO, socket or device)");
+    const auto read_all = [&](std::byte* dst, size_t n, const char* what) {
+        size_t done = 0;
+        while (done < n) {
+            const ssize_t r = ::read(fd, dst + done, n - done);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw Error(where + "read failed: " + std::strerror(errno));
+            if (r == 0)
+                throw FormatError(where + "truncated at byte " + std::to_string(done) + " (" +
+                                  what + ")");
+            done += size_t(r);
+        }
+    };
+    const size_t size = size_t(st.st_size);
+    if (size < sizeof kMagic)
+        throw FormatError(where + "truncated at byte 0 (magic: " + std::to_string(sizeof kMagic) +
+                          " bytes, " + std::to_string(size) + " left)");
+    std::vector<std::byte> file(sizeof kMagic);
+    read_all(file.data(), sizeof kMagic, "magic");
+    if (std::memcmp(file.data(), kMagic, sizeof kMagic) != 0)
+        throw FormatError(where + "not a Fluoroscope prefix cache file (bad magic)");
+    try {
+        file.resize(size);
+    } catch (const std::bad_alloc&) {
+        throw Error(where + "no memory to read its " + std::to_string(size) + " bytes");
+    }
+    read_all(file.data() + sizeof kMagic, size - sizeof kMagic, "body");
+    return file;
+}
+
+// An entry's rows (per layer: K rows, then V rows) must be finite: a NaN in one restored row
+// turns the logits of every request sharing that prefix into NaN, restart after restart.
+void check_rows_finite(const KvShape& shape, std::span<const std::byte> rows, int64_t n_rows,
+                       const std::string& entry) {
+    size_t at = 0;
+    for (int64_t l = 0; l < shape.n_layer; ++l) {
+        for (const bool k : {true, false}) {
+            const size_t row = k ? shape.k_row_bytes(l) : shape.v_row_bytes(l);
+            const auto part = rows.subspan(at, row * size_t(n_rows));
+            if (const auto bad = first_non_finite_kv(shape.type, part)) {
+                const size_t per_row = row / kv_type_info(shape.type).block_bytes;
+                throw FormatError(entry + "layer " + std::to_string(l) + (k ? " K" : " V") +
+                                  " row " + std::to_string(*bad / per_row) +
+                                  " holds a non-finite value (NaN or infinity)");
+            }
+            at += part.size();
+        }
+    }
+}
+
 }  // namespace
 
 std::string PrefixCacheKey::text() const {
@@ -225,20 +289,7 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
         throw Error("prefix cache restore: sequence " + std::to_string(scratch_seq) +
                     " is not an empty sequence outside the cache's slots");
 
-    std::vector<std::byte> file;
-    try {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw Error("cannot open it");
-        in.seekg(0, std::ios::end);
-        const std::streamoff size = in.tellg();
-        if (size < 0) throw Error("cannot read its size");
-        file.resize(size_t(size));
-        in.seekg(0);
-        if (size > 0 && !in.read(reinterpret_cast<char*>(file.data()), size))
-            throw Error("read failed");
-    } catch (const Error& e) {
-        throw Error(where + e.what());
-    }
+    const std::vector<std::byte> file = read_cache_file(path, where);
 
     std::vector<ParsedEntry> entries;
     uint64_t rows_total = 0;
@@ -319,6 +370,7 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
                             entries[pe.parent].tokens.begin()))
                 throw FormatError(e + "its shared prefix differs from its parent's tokens");
             pe.rows = b.take(rows_bytes(shape, n - pe.shared), "K/V rows");
+            check_rows_finite(shape, pe.rows, n - pe.shared, e);
             rows_total += n - pe.shared;
             entries.push_back(std::move(pe));
         }

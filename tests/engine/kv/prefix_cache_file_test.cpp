@@ -5,9 +5,11 @@
 #include "kv/prefix_cache_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -90,6 +92,19 @@ class PrefixCacheFileTest : public ::testing::Test {
         std::vector<char> c((std::istreambuf_iterator<char>(in)), {});
         std::vector<std::byte> b(c.size());
         std::memcpy(b.data(), c.data(), c.size());
+        return b;
+    }
+    // Where a file saved under key() starts its body (after magic, version, key and its CRC,
+    // body length and body CRC).
+    static size_t body_offset() { return 8 + 4 + 4 + key().text().size() + 4 + 8 + 4; }
+    // `b` with its body checksum made right again after an edit: a file a buggy or hostile
+    // tool wrote, which the checksums alone cannot catch.
+    static std::vector<std::byte> with_body_crc(std::vector<std::byte> b) {
+        const size_t at = body_offset();
+        const uint32_t crc = uint32_t(crc32_z(crc32_z(0, nullptr, 0),
+                                              reinterpret_cast<const Bytef*>(b.data() + at),
+                                              b.size() - at));
+        std::memcpy(b.data() + at - 4, &crc, 4);
         return b;
     }
     static void write(const std::filesystem::path& p, const std::vector<std::byte>& b) {
@@ -251,17 +266,11 @@ TEST_F(PrefixCacheFileTest, ValidChecksumsDoNotMakeBadContentsTrusted) {
     a.seq->prefill(std::vector<int32_t>{250});
     save_prefix_cache(*a.cache, key(), good);
     const std::vector<std::byte> bytes = read(good);
-    const std::string key_text = key().text();
-    const size_t body_at = 8 + 4 + 4 + key_text.size() + 4 + 8 + 4;
     // Rewrites one u32 of the body and fixes the body checksum.
-    const auto patched = [&](size_t body_offset, uint32_t value) {
+    const auto patched = [&](size_t at, uint32_t value) {
         std::vector<std::byte> b = bytes;
-        std::memcpy(b.data() + body_at + body_offset, &value, 4);
-        const uint32_t crc = uint32_t(crc32_z(crc32_z(0, nullptr, 0),
-                                              reinterpret_cast<const Bytef*>(b.data() + body_at),
-                                              b.size() - body_at));
-        std::memcpy(b.data() + body_at - 4, &crc, 4);
-        return b;
+        std::memcpy(b.data() + body_offset() + at, &value, 4);
+        return with_body_crc(std::move(b));
     };
     const auto bad = test::unique_temp_path("lying_bad.fpc");
     // Layout: n_entries, then entry 0: parent, shared, n_tokens, tokens...
@@ -279,6 +288,63 @@ TEST_F(PrefixCacheFileTest, ValidChecksumsDoNotMakeBadContentsTrusted) {
     expect_refused(bad, "unexpected bytes", "short count");
     write(bad, patched(0, 7));  // more entries than there are
     expect_refused(bad, "truncated", "entry count");
+}
+
+// A checksum-valid file whose K/V rows hold a NaN or an infinity: restored, it made every request
+// sharing the prefix fail with "logit is NaN", restart after restart, and the server saved the
+// poisoned entry again. Refused, naming the entry, layer and row; the largest finite half
+// restores.
+TEST_F(PrefixCacheFileTest, NonFiniteRowsAreRefused) {
+    const auto good = test::unique_temp_path("poison_good.fpc");
+    Rig a(*model_);
+    a.seq->prefill(with_sys({5}));
+    a.seq->prefill(std::vector<int32_t>{250});
+    save_prefix_cache(*a.cache, key(), good);
+    const std::vector<std::byte> bytes = read(good);
+    // One entry: n_entries, parent, shared (0), n_tokens, the tokens, then its rows to the end.
+    uint32_t n = 0;
+    std::memcpy(&n, bytes.data() + body_offset() + 12, 4);
+    ASSERT_EQ(n, 54u);
+    const KvShape& shape = a.paged->shape();
+    ASSERT_EQ(shape.type, KvType::F16);
+    const size_t rows_at = body_offset() + 16 + 4 * size_t(n);
+    ASSERT_EQ(rows_at + shape.bytes_per_token() * n, bytes.size());
+    const auto with_half = [&](size_t at, uint16_t half) {
+        std::vector<std::byte> b = bytes;
+        std::memcpy(b.data() + at, &half, 2);
+        return with_body_crc(std::move(b));
+    };
+    const auto bad = test::unique_temp_path("poison_bad.fpc");
+    write(bad, with_half(rows_at, 0x7E00));  // a quiet NaN: layer 0's first K value
+    expect_refused(bad, "entry 0: layer 0 K row 0 holds a non-finite value", "NaN");
+    write(bad, with_half(bytes.size() - 2, 0xFC00));  // -inf: the last layer's last V value
+    expect_refused(bad,
+                   "layer " + std::to_string(shape.n_layer - 1) + " V row " +
+                       std::to_string(n - 1) + " holds a non-finite value",
+                   "-inf");
+    write(bad, with_half(bytes.size() - 2, 0x7BFF));  // 65504, the largest finite half
+    Rig r(*model_);
+    EXPECT_EQ(restore_prefix_cache(*r.cache, 0, key(), bad).entries, 1);
+}
+
+// Only a regular file is read, and only after its magic: a directory at the path was reported as
+// "std::bad_alloc", a FIFO blocked `serve` in open() before it listened, and a foreign sparse file
+// was read whole (1 GiB: 1.34 GB of memory) before its first eight bytes were checked.
+TEST_F(PrefixCacheFileTest, OnlyRegularFilesThatStartLikeOursAreRead) {
+    const auto dir = test::unique_temp_path("cache_dir.fpc");
+    std::filesystem::create_directories(dir);
+    expect_refused(dir, "not a regular file", "directory");
+    const auto fifo = test::unique_temp_path("cache_fifo.fpc");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+    expect_refused(fifo, "not a regular file", "FIFO");
+    const auto huge = test::unique_temp_path("huge.fpc");
+    write(huge, {std::byte{'N'}, std::byte{'O'}, std::byte{'T'}, std::byte{'O'}, std::byte{'U'},
+                 std::byte{'R'}, std::byte{'S'}, std::byte{'!'}});
+    std::filesystem::resize_file(huge, uint64_t(64) << 30);  // sparse: no disk, 64 GiB to read
+    expect_refused(huge, "bad magic", "64 GiB foreign file");
+    std::filesystem::remove(huge);
+    std::filesystem::remove(fifo);
+    std::filesystem::remove(dir);
 }
 
 TEST_F(PrefixCacheFileTest, SavingIsAtomicAndReportsWhereItFailed) {
