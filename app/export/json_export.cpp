@@ -387,8 +387,10 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e->key_begin = field_since<int64_t>(s, "key_begin", w, version, 2, 0);
         if (e->key_begin < 0) throw Error("conversation JSON: " + w + ": key_begin is negative");
         e->weights = field<std::vector<float>>(s, "weights", w);
-        if (int64_t(e->weights.size()) != e->n_rows * e->n_cols)
-            throw Error("conversation JSON: " + w + ": weights do not match n_rows x n_cols");
+        if (!e->shape_ok())
+            throw Error("conversation JSON: " + w + ": weights do not match n_rows x n_cols (" +
+                        std::to_string(e->n_rows) + " x " + std::to_string(e->n_cols) + ", " +
+                        std::to_string(e->weights.size()) + " weights)");
         r.attention_snapshots.push_back(std::move(e));
     }
     for (const auto& s :
@@ -464,7 +466,9 @@ json conversation_to_json(const ConversationRecord& c) {
             {"runs", runs}};
 }
 
-ConversationRecord conversation_from_json(const json& j) {
+namespace {
+
+ConversationRecord parse_conversation(const json& j) {
     if (!j.is_object() || j.value("format", "") != kConversationFormat)
         throw Error(std::string("not a Fluoroscope conversation export (\"format\" is not \"") +
                     kConversationFormat + "\")");
@@ -500,6 +504,19 @@ ConversationRecord conversation_from_json(const json& j) {
         c.runs.push_back(std::move(r));
     }
     return c;
+}
+
+}  // namespace
+
+ConversationRecord conversation_from_json(const json& j) {
+    // The field readers name what is missing; a value of the wrong kind deeper down (a token's
+    // top alternative that is not a pair, messages that are not an array) surfaces as a JSON
+    // library exception, which is still an error in the document, not an internal one.
+    try {
+        return parse_conversation(j);
+    } catch (const json::exception& e) {
+        throw Error(std::string("conversation JSON: malformed document: ") + e.what());
+    }
 }
 
 }  // namespace fluoro::app

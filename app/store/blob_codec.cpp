@@ -159,11 +159,13 @@ void decode_attention(std::span<const uint8_t> blob, AttentionSnapshot& s) {
     s.n_rows = r.get<int64_t>();
     s.n_cols = r.get<int64_t>();
     r.expect_multiple(4);
-    if (s.n_rows < 0 || s.n_cols < 0 || uint64_t(s.n_rows) * uint64_t(s.n_cols) != r.left() / 4)
-        throw StoreError("malformed attention blob: shape does not match its weights",
-                         SQLITE_CORRUPT);
     s.weights.resize(r.left() / 4);
     for (float& v : s.weights) v = r.get<float>();
+    if (!s.shape_ok())
+        throw StoreError("malformed attention blob: shape " + std::to_string(s.n_rows) + " x " +
+                             std::to_string(s.n_cols) + " does not match its " +
+                             std::to_string(s.weights.size()) + " weights",
+                         SQLITE_CORRUPT);
 }
 
 std::vector<uint8_t> encode_ids(std::span<const int32_t> ids) {

@@ -91,6 +91,16 @@ struct AttentionSnapshot {
     std::vector<float> weights;  // (n_rows, n_cols) row-major
     int64_t t_ns = 0;
     int64_t key_begin = 0;  // key position of column 0
+
+    // Whether `weights` holds exactly n_rows x n_cols values. A stored or imported snapshot is
+    // not trusted: 2^32 x 2^32 multiplied in 64 bits is 0, and a shape of 2^32 rows by 0 columns
+    // matches no weights while asking a reader to loop over every row; this holds both out.
+    bool shape_ok() const {
+        if (n_rows < 0 || n_cols < 0) return false;
+        if (n_cols == 0) return n_rows == 0 && weights.empty();
+        return weights.size() % uint64_t(n_cols) == 0 &&
+               uint64_t(n_rows) == weights.size() / uint64_t(n_cols);
+    }
 };
 
 // Sparsity readouts of one head over the attention of its query row(s) in one step.

@@ -5,6 +5,7 @@
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "panels/panel_util.h"
 
@@ -34,8 +35,12 @@ LogRange log_range(const AttentionSnapshot& s) {
 
 QImage attention_image(const AttentionSnapshot& s, const LogRange& range,
                        const std::vector<bool>& gone) {
+    // A snapshot from a file is not trusted: a shape its weights do not fill, or one too large
+    // for an image (QImage refuses it and has no scan lines), draws nothing.
+    if (!s.shape_ok() || s.n_cols > INT32_MAX || s.n_rows > INT32_MAX) return QImage();
     QImage img(int(std::max<int64_t>(s.n_cols, 1)), int(std::max<int64_t>(s.n_rows, 1)),
                QImage::Format_ARGB32);
+    if (img.isNull()) return img;
     img.fill(Qt::transparent);
     const QRgb grey = qRgba(128, 128, 128, 150);
     for (int64_t r = 0; r < s.n_rows; ++r) {
@@ -83,6 +88,7 @@ AttentionHeatmap::AttentionHeatmap(QWidget* parent) : QWidget(parent) {
 void AttentionHeatmap::set_data(std::shared_ptr<const AttentionSnapshot> snapshot,
                                 const AttentionState* state) {
     state_ = state;
+    if (snapshot && !snapshot->shape_ok()) snapshot = nullptr;  // malformed: nothing to draw
     if (snapshot != snapshot_) {
         snapshot_ = std::move(snapshot);
         if (snapshot_) {

@@ -30,7 +30,7 @@ bool AttentionState::consume(const Event& event) {
     if (const auto* a = std::get_if<std::shared_ptr<const AttentionSnapshot>>(&event)) {
         const auto& s = *a;
         if (!s || s->layer < 0 || s->head < 0) return false;
-        if (s->weights.size() != size_t(s->n_rows * s->n_cols)) return false;  // malformed
+        if (!s->shape_ok()) return false;  // malformed
         note_shape(s->layer + 1, s->head + 1);
         HeadRows& h = heads_[{s->layer, s->head}];
         for (int64_t r = 0; r < s->n_rows; ++r) {

@@ -73,6 +73,44 @@ TEST(JsonExport, BadDocumentsAreRefusedNamingTheField) {
     EXPECT_THROW(conversation_from_json(j), Error);
 }
 
+// Values of the wrong kind or size deep in a document (issue 38's hostile imports): each is an
+// Error saying what is wrong, never an unguarded JSON exception ("internal error") and never a
+// snapshot whose shape its weights do not fill.
+TEST(JsonExport, MalformedValuesAreErrorsNamingWhatIsWrong) {
+    const json good = conversation_to_json(recorded("json_malformed"));
+    const auto refused = [](const json& doc, const std::string& what) {
+        try {
+            conversation_from_json(doc);
+            ADD_FAILURE() << "imported: " << what;
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    json j = good;
+    j["runs"][0]["tokens"][0]["top"] = json::array({json::array({7})});  // no logprob
+    refused(j, "malformed document");
+    j = good;
+    j["messages"] = json::object({{"role", "user"}});
+    refused(j, "malformed document");
+    // 2^32 x 2^32 is 2^64, 0 in 64-bit arithmetic: it matched an empty weights array.
+    const json snapshot = {{"step", 0},     {"t_ns", 0},         {"layer", 0},
+                           {"head", 0},     {"first_row", 0},    {"n_rows", int64_t(1) << 32},
+                           {"n_cols", int64_t(1) << 32}, {"key_begin", 0}, {"weights", json::array()}};
+    j = good;
+    j["runs"][0]["attention_snapshots"] = json::array({snapshot});
+    refused(j, "weights do not match n_rows x n_cols (4294967296 x 4294967296, 0 weights)");
+    json rows_only = snapshot;
+    rows_only["n_cols"] = 0;  // matches no weights, yet asks a reader to walk 2^32 rows
+    j["runs"][0]["attention_snapshots"] = json::array({rows_only});
+    refused(j, "weights do not match n_rows x n_cols");
+    json fits = snapshot;
+    fits["n_rows"] = 2;
+    fits["n_cols"] = 3;
+    fits["weights"] = json::array({0.1, 0.2, 0.7, 0.3, 0.3, 0.4});
+    j["runs"][0]["attention_snapshots"] = json::array({fits});
+    EXPECT_EQ(conversation_from_json(j).runs.at(0).attention_snapshots.at(0)->n_rows, 2);
+}
+
 ConversationRecord recorded_v3(const std::string& name) {
     const auto path = test::temp_db(name);
     {

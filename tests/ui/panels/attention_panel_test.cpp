@@ -27,6 +27,7 @@ class AttentionPanelTest : public QObject {
     void picked_token_is_outlined();
     void grid_catches_up_after_a_burst();
     void grid_cells_share_the_layers_rows();
+    void malformed_snapshots_draw_nothing();
 };
 
 void AttentionPanelTest::says_nothing_captured_before_snapshots() {
@@ -206,6 +207,26 @@ void AttentionPanelTest::counts_dropped_snapshots() {
     d.total_attention = 7;
     panel.consume({d});
     QCOMPARE(panel.state().dropped(), int64_t(7));
+}
+
+// A stored or imported snapshot whose shape its weights do not fill (2^32 x 2^32 with no weights
+// passed the decoders once: 2^64 is 0 in 64 bits) is neither kept nor drawn; indexing it would
+// read far past its data.
+void AttentionPanelTest::malformed_snapshots_draw_nothing() {
+    auto bad = std::make_shared<AttentionSnapshot>();
+    bad->run = 1;
+    bad->n_rows = int64_t(1) << 32;
+    bad->n_cols = int64_t(1) << 32;
+    QVERIFY(attention_image(*bad, log_range(*bad)).isNull());
+    AttentionHeatmap heatmap;
+    heatmap.resize(400, 300);
+    heatmap.set_data(bad, nullptr);
+    QVERIFY(heatmap.snapshot() == nullptr);
+    (void)heatmap.grab();  // paints without touching the weights
+    AttentionPanel panel;
+    panel.consume({test::run_started(1, test::chat_prompt()),
+                   std::shared_ptr<const AttentionSnapshot>(bad)});
+    QCOMPARE(panel.state().n_layers(), 0);
 }
 
 void AttentionPanelTest::picked_token_is_outlined() {
