@@ -25,6 +25,18 @@ std::filesystem::path db_path(const SessionOpts& o) {
     return o.db.empty() ? app::default_db_path() : std::filesystem::path(o.db);
 }
 
+// The database the reading commands open: one that exists. Opening creates a database, and a
+// mistyped --db path must not leave an empty one behind; only `import` (and the saving commands)
+// create it.
+std::filesystem::path existing_db(const SessionOpts& o) {
+    const std::filesystem::path p = db_path(o);
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec))
+        throw Error("no session database at " + p.string() +
+                    " (`fluoro chat --save`, `fluoro run --save` or `sessions import` creates it)");
+    return p;
+}
+
 void write_output(const std::string& text, const std::string& path) {
     if (path.empty() || path == "-") {
         std::cout << text;
@@ -47,6 +59,11 @@ const app::RunRecord& pick_run(const app::ConversationRecord& c, int64_t run) {
 }
 
 void list(const SessionOpts& o) {
+    std::error_code ec;
+    if (!std::filesystem::exists(db_path(o), ec)) {
+        std::cout << "no conversations: no session database at " << db_path(o).string() << '\n';
+        return;
+    }
     app::Store store(db_path(o));
     const auto all = store.list_conversations();
     if (all.empty()) {
@@ -61,12 +78,12 @@ void list(const SessionOpts& o) {
 }
 
 void show(const SessionOpts& o) {
-    app::Store store(db_path(o));
+    app::Store store(existing_db(o));
     std::cout << app::conversation_markdown(store.load_conversation(o.id));
 }
 
 void export_one(const SessionOpts& o) {
-    app::Store store(db_path(o));
+    app::Store store(existing_db(o));
     const app::ConversationRecord c = store.load_conversation(o.id);
     std::string text;
     if (o.format == "json")
@@ -101,7 +118,7 @@ void import_one(const SessionOpts& o) {
 }
 
 void delete_one(const SessionOpts& o) {
-    app::Store store(db_path(o));
+    app::Store store(existing_db(o));
     store.delete_conversation(o.id);
     std::cout << "deleted conversation " << o.id << '\n';
 }
