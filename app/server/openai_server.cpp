@@ -31,6 +31,7 @@ struct RunNote {
     bool ran = false;
     int64_t prompt = 0, cached = 0, completion = 0;
     std::string stop, cache_source;
+    int status = 0;  // what the log shows when not the status sent (499: the client left)
 };
 
 void note_run(RunNote& n, const RunFinished& f, std::string cache_source) {
@@ -192,8 +193,9 @@ void OpenAiServer::Impl::handle(const std::shared_ptr<HttpExchange>& ex) {
 }
 
 void OpenAiServer::Impl::finished(const HttpExchange& ex, int status) {
-    if (status >= 400) rejected.fetch_add(1);
     const auto* note = static_cast<const RunNote*>(ex.note.get());
+    if (note && note->status) status = note->status;
+    if (status >= 400) rejected.fetch_add(1);
     const HttpRequest& req = ex.request();
     RequestRecord r;
     r.method = req.method;
@@ -357,6 +359,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     if (gone) {
         cancelled.fetch_add(1);
         // Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
+        note.status = 499;
         if (head_sent) {
             ex->end_chunked();
         } else {
@@ -403,8 +406,11 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     send(chunk_json(ids, "", first, finish_reason(f)));
     if (cr.include_usage) send(usage_chunk_json(ids, f, cache ? &*cache : nullptr));
     if (!gone) ex->write_chunk("data: [DONE]\n\n");
+    if (gone) {
+        cancelled.fetch_add(1);
+        note.status = 499;
+    }
     ex->end_chunked();
-    if (gone) cancelled.fetch_add(1);
 }
 
 OpenAiServer::OpenAiServer(ServerOptions opt, CompletionBackend backend)
