@@ -330,14 +330,17 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
             if (gone) return;
             if (!stream) {
                 if (!ex->peer_eof()) return;
+                // A probe every 20 ms at most: a gone client's reset is back within a round
+                // trip, and a half-closed one reads a few spaces.
                 const auto now = Clock::now();
+                if (now - last_probe < 20ms) return;
+                last_probe = now;
                 if (!head_sent) {
                     head_sent = true;
                     if (!ex->begin_chunked(200, "application/json")) fail();
-                } else if (now - last_probe >= 20ms && !ex->write_chunk(" ")) {
+                } else if (!ex->write_chunk(" ")) {
                     fail();  // JSON allows leading white space; a gone client resets
                 }
-                last_probe = now;
                 return;
             }
             if (const auto* t = std::get_if<TokenEvent>(&e)) {
