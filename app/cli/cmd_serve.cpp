@@ -107,8 +107,7 @@ void add_serve_command(CLI::App& app) {
         // The key: the flag, else the file, else the environment (neither shows in `ps`).
         std::string key = o->api_key;
         if (key.empty() && !o->api_key_file.empty()) key = app::read_api_key_file(o->api_key_file);
-        if (const char* env = std::getenv("FLUORO_API_KEY"); key.empty() && env && *env)
-            key = env;
+        if (const char* env = std::getenv("FLUORO_API_KEY"); key.empty() && env && *env) key = env;
         app::check_bind(o->host, !key.empty(), o->insecure_public);
         if (!key.empty() && !o->api_key.empty())
             std::cerr << "warning: --api-key is visible to every user of this machine (ps); "
@@ -119,8 +118,8 @@ void add_serve_command(CLI::App& app) {
                          "the engine\n";
         // One client must not hold the engine until the context fills: half of it by default
         // leaves the other half for the prompt.
-        const int64_t cap =
-            o->max_tokens_cap >= 0 ? o->max_tokens_cap : std::max<int64_t>(1, o->engine.engine.ctx / 2);
+        const int64_t cap = o->max_tokens_cap >= 0 ? o->max_tokens_cap
+                                                   : std::max<int64_t>(1, o->engine.engine.ctx / 2);
 
         DriverOptions d = o->save;
         d.model = o->model;

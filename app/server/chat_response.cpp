@@ -23,8 +23,7 @@ CompletionIds new_completion_ids(std::string model) {
 }
 
 std::string finish_reason(const RunFinished& f) {
-    if (f.stop == "max_tokens" || f.stop == "context_full" || f.stop == "timeout")
-        return "length";
+    if (f.stop == "max_tokens" || f.stop == "context_full" || f.stop == "timeout") return "length";
     return "stop";
 }
 

@@ -46,8 +46,8 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-std::string head(int status, std::string_view content_type, const HttpHeaders& extra,
-                 bool close, std::optional<size_t> length) {
+std::string head(int status, std::string_view content_type, const HttpHeaders& extra, bool close,
+                 std::optional<size_t> length) {
     std::string h = "HTTP/1.1 ";
     h += std::to_string(status);
     h += ' ';
@@ -85,21 +85,36 @@ void raise_to(std::atomic<int64_t>& a, int64_t v) {
 
 std::string_view http_reason(int status) {
     switch (status) {
-        case 100: return "Continue";
-        case 200: return "OK";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 404: return "Not Found";
-        case 408: return "Request Timeout";
-        case 413: return "Payload Too Large";
-        case 415: return "Unsupported Media Type";
-        case 429: return "Too Many Requests";
-        case 431: return "Request Header Fields Too Large";
-        case 499: return "Client Closed Request";
-        case 500: return "Internal Server Error";
-        case 503: return "Service Unavailable";
-        case 504: return "Gateway Timeout";
-        default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Server Error";
+        case 100:
+            return "Continue";
+        case 200:
+            return "OK";
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 404:
+            return "Not Found";
+        case 408:
+            return "Request Timeout";
+        case 413:
+            return "Payload Too Large";
+        case 415:
+            return "Unsupported Media Type";
+        case 429:
+            return "Too Many Requests";
+        case 431:
+            return "Request Header Fields Too Large";
+        case 499:
+            return "Client Closed Request";
+        case 500:
+            return "Internal Server Error";
+        case 503:
+            return "Service Unavailable";
+        case 504:
+            return "Gateway Timeout";
+        default:
+            return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Server Error";
     }
 }
 
@@ -122,8 +137,8 @@ struct HttpListener::Impl {
     std::list<std::shared_ptr<Connection>> conns;  // event thread only
     bool closing = false;                          // event thread only
     std::atomic<bool> joined{false};
-    std::atomic<int64_t> accepted{0}, refused{0}, evicted{0}, header_timeouts{0},
-        body_timeouts{0}, too_large{0}, bad_encoding{0}, max_body_held{0};
+    std::atomic<int64_t> accepted{0}, refused{0}, evicted{0}, header_timeouts{0}, body_timeouts{0},
+        too_large{0}, bad_encoding{0}, max_body_held{0};
     std::atomic<int> open{0};
 
     Impl(HttpLimits l, Hooks h) : limits(l), hooks(std::move(h)) {}
@@ -345,7 +360,8 @@ HttpRequest Connection::request_so_far() const {
     r.method = std::string(m.method_string());
     r.target = std::string(m.target());
     r.path = r.target.substr(0, r.target.find('?'));
-    for (const auto& f : m) r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    for (const auto& f : m)
+        r.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     return r;
 }
 
@@ -389,7 +405,8 @@ void Connection::on_header(beast::error_code ec) {
     since = Clock::now();
     arm(impl.limits.body_timeout, &Connection::body_expired);
     const auto expect = m.find(http::field::expect);
-    if (!parser->is_done() && expect != m.end() && iequals(trim(sv(expect->value())), "100-continue")) {
+    if (!parser->is_done() && expect != m.end() &&
+        iequals(trim(sv(expect->value())), "100-continue")) {
         auto self = shared_from_this();
         enqueue("HTTP/1.1 100 Continue\r\n\r\n", [self](bool ok) {
             if (ok && self->phase == Phase::body) self->read_body();
@@ -476,8 +493,8 @@ void Connection::on_watch(beast::error_code ec, size_t n) {
 
 void Connection::refuse(int status, std::string_view message) {
     deadline.cancel();
-    std::string body = impl.hooks.error_body ? impl.hooks.error_body(status, message)
-                                             : std::string(message);
+    std::string body =
+        impl.hooks.error_body ? impl.hooks.error_body(status, message) : std::string(message);
     auto ex = std::make_shared<Exchange>(shared_from_this(), request_so_far(), false);
     ex->respond(status, "application/json", std::move(body), {});
 }
@@ -628,8 +645,8 @@ int HttpListener::start(const std::string& host, int port) {
     if (impl_->thread.joinable()) fail("already listening");
     boost::system::error_code ec;
     tcp::resolver resolver(impl_->ioc);
-    const auto endpoints = resolver.resolve(host, std::to_string(port),
-                                            tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    const auto endpoints = resolver.resolve(
+        host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (ec || endpoints.empty()) fail(ec ? ec.message() : "no such address");
     std::string why;
     for (const auto& e : endpoints) {

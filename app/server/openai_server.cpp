@@ -10,9 +10,9 @@
 
 #include "core/error.h"
 #include "decode/stop_strings.h"
+#include "server/access.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
-#include "server/access.h"
 
 namespace fluoro::app {
 namespace {
@@ -202,9 +202,9 @@ void OpenAiServer::Impl::finished(const HttpExchange& ex, int status) {
     r.path = req.path;
     r.remote = req.remote;
     r.status = status;
-    r.ms = std::chrono::duration<double, std::milli>(Clock::now() -
-                                                     (note ? note->start : req.start))
-               .count();
+    r.ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - (note ? note->start : req.start))
+            .count();
     if (note) {
         r.ran = note->ran;
         r.prompt = note->prompt;
@@ -279,8 +279,8 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         if (stopping.load()) break;
         if (Clock::now() >= deadline) {
             timed_out.fetch_add(1);
-            send_error(*ex, 503, "the request timed out waiting for the engine", "server_error",
-                       {}, "timeout");
+            send_error(*ex, 503, "the request timed out waiting for the engine", "server_error", {},
+                       "timeout");
             return;
         }
     }
@@ -457,8 +457,11 @@ void OpenAiServer::stop() {
 }
 
 ServerCounters OpenAiServer::counters() const {
-    ServerCounters c{impl_->completions.load(), impl_->cancelled.load(), impl_->rejected.load(),
-                     impl_->timed_out.load(), {}};
+    ServerCounters c{impl_->completions.load(),
+                     impl_->cancelled.load(),
+                     impl_->rejected.load(),
+                     impl_->timed_out.load(),
+                     {}};
     if (impl_->listener) c.http = impl_->listener->counters();
     return c;
 }

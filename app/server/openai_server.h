@@ -22,8 +22,8 @@
 #include <thread>
 
 #include "runtime/engine_commands.h"
-#include "server/http_listener.h"
 #include "sampling/sampling_params.h"
+#include "server/http_listener.h"
 #include "telemetry/events.h"
 
 namespace fluoro::app {
@@ -67,8 +67,8 @@ struct ServerOptions {
     // waiting then gets a 503; a running generation is stopped and answered with what it has
     // (finish_reason "length").
     std::chrono::milliseconds request_timeout{std::chrono::minutes(10)};
-    SamplingParams sampling;            // defaults that requests override
-    bool log = true;                    // one line per request on stderr
+    SamplingParams sampling;  // defaults that requests override
+    bool log = true;          // one line per request on stderr
     // Called after each request on the thread that served it (never concurrently for one
     // request; requests on other threads may call it at the same time).
     std::function<void(const RequestRecord&)> on_request;

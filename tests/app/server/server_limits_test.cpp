@@ -81,7 +81,8 @@ struct Server {
     PacedBackend fake;
     std::unique_ptr<OpenAiServer> server;
     int port = 0;
-    explicit Server(ServerOptions o = {}, int64_t tokens = 4, std::chrono::milliseconds pace = 0ms) {
+    explicit Server(ServerOptions o = {}, int64_t tokens = 4,
+                    std::chrono::milliseconds pace = 0ms) {
         fake.tokens = tokens;
         fake.pace = pace;
         o.log = false;
@@ -335,7 +336,8 @@ TEST(ServerLimits, ATenMegabyteChunkedBodyGets413BeforeItIsBuffered) {
 TEST(ServerLimits, ADeclaredLengthOverTheLimitIsRefusedOnTheHeaders) {
     Server s;
     const int fd = connect_to(s.port, 2s);
-    ASSERT_TRUE(send_all(fd, "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n"));
+    ASSERT_TRUE(
+        send_all(fd, "POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n"));
     const std::string r = read_all(fd);
     close(fd);
     EXPECT_EQ(status_of(r), 413) << r;
@@ -374,7 +376,8 @@ TEST(ServerLimits, AGzipBombIsRefusedWithoutInflating) {
         if (chunked) {
             char size[16];
             std::snprintf(size, sizeof size, "%zx\r\n", bomb.size());
-            req += "Transfer-Encoding: chunked\r\n\r\n" + std::string(size) + bomb + "\r\n0\r\n\r\n";
+            req +=
+                "Transfer-Encoding: chunked\r\n\r\n" + std::string(size) + bomb + "\r\n0\r\n\r\n";
         } else {
             req += "Content-Length: " + std::to_string(bomb.size()) + "\r\n\r\n" + bomb;
         }
@@ -467,7 +470,8 @@ TEST(ServerLimits, APortOutsideTheRangeIsAnError) {
 }
 
 TEST(ServerLimits, APublicHostNeedsAKeyOrInsecurePublic) {
-    for (const char* h : {"127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"})
+    for (const char* h :
+         {"127.0.0.1", "127.8.9.10", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"})
         EXPECT_TRUE(is_loopback_host(h)) << h;
     for (const char* h : {"0.0.0.0", "::", "192.168.1.2", "10.0.0.1", "example.com", ""})
         EXPECT_FALSE(is_loopback_host(h)) << h;
@@ -499,13 +503,9 @@ TEST(ServerLimits, TheKeyComparisonIsCorrect) {
 
 TEST(ServerLimits, TheKeyComesFromAFile) {
     const auto path = test::unique_temp_path("api_key");
-    {
-        std::ofstream(path) << "  s3cret \nignored\n";
-    }
+    { std::ofstream(path) << "  s3cret \nignored\n"; }
     EXPECT_EQ(read_api_key_file(path), "s3cret");
-    {
-        std::ofstream(path) << "\n";
-    }
+    { std::ofstream(path) << "\n"; }
     EXPECT_THROW(read_api_key_file(path), Error);
     EXPECT_THROW(read_api_key_file(path.string() + ".missing"), Error);
 }
