@@ -24,7 +24,7 @@ cp "$build"/tests/fluoro_cuda_tests "$build"/tests/fluoro_cuda_*_bench \
 cp "$build/app/fluoro" "$dest/build/app/"
 strip "$dest"/build/tests/* "$dest"/build/app/fluoro
 # Every shared library the binaries need but glibc, libstdc++/libgcc and CUDA's own (the GPU
-# machine has those): SQLite, PCRE2, cpp-httplib and what it pulls in (OpenSSL, zlib, brotli).
+# machine has those): SQLite, PCRE2, OpenSSL, zlib and what they pull in.
 ldd "$dest"/build/tests/* "$dest/build/app/fluoro" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
     grep -vE '^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcu[A-Za-z]*|ld-linux)[.-]' |
     sort -u | while read -r name path; do cp -L "$path" "$dest/lib/$name"; done

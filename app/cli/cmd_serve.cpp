@@ -1,8 +1,10 @@
 // `fluoro serve MODEL`: an OpenAI-compatible HTTP server (app/server/openai_server.h) over one
 // EngineDriver, so --save stores every request like a chat. Ctrl-C or SIGTERM stops it.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "core/error.h"
+#include "server/access.h"
 #include "server/openai_server.h"
 
 namespace fluoro::cli {
@@ -30,11 +33,15 @@ void add_serve_command(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "serve", "Serve an OpenAI-compatible API (/v1/chat/completions, /v1/models) over HTTP");
     struct Opts {
-        std::string model, host = "127.0.0.1", api_key;
+        std::string model, host = "127.0.0.1", api_key, api_key_file;
+        bool insecure_public = false;
         int port = 8080;
         size_t max_body = size_t(1) << 20;
         int max_queue = 16;
         int64_t max_tokens = 512;
+        int64_t max_tokens_cap = -1;  // -1: half the context
+        int max_connections = app::HttpLimits{}.max_connections;
+        double header_timeout = 10, body_timeout = 30, request_timeout = 600;
         EngineFlags engine;
         SamplingFlags sampling;
         SpecFlags spec;
@@ -45,13 +52,41 @@ void add_serve_command(CLI::App& app) {
     auto o = std::make_shared<Opts>();
     o->engine.engine.prefix_cache_slots = 8;  // agents resend system prompts and tools
     cmd->add_option("model", o->model, "GGUF model file")->required();
-    cmd->add_option("--host", o->host, "Address to listen on")->capture_default_str();
+    cmd->add_option("--host", o->host,
+                    "Address to listen on; one other than loopback needs an API key")
+        ->capture_default_str();
     cmd->add_option("--port", o->port, "Port to listen on (0: any free one)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0, 65535));
     cmd->add_option("--api-key", o->api_key,
-                    "Require 'Authorization: Bearer KEY' on every request");
-    cmd->add_option("--max-body", o->max_body, "Largest request body in bytes (larger: 413)")
+                    "Require 'Authorization: Bearer KEY' on every request (visible to ps: "
+                    "prefer --api-key-file or FLUORO_API_KEY)");
+    cmd->add_option("--api-key-file", o->api_key_file,
+                    "Read the API key from the first line of FILE")
+        ->check(CLI::ExistingFile);
+    cmd->add_flag("--insecure-public", o->insecure_public,
+                  "Allow a non-loopback --host without an API key");
+    cmd->add_option("--max-body", o->max_body,
+                    "Largest request body in bytes, after chunked decoding (larger: 413)")
         ->capture_default_str();
+    cmd->add_option("--max-connections", o->max_connections,
+                    "Open connections at most; when full, the one slowest to send its headers "
+                    "makes room, and if none is, the new one gets 503")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65536));
+    cmd->add_option("--header-timeout", o->header_timeout,
+                    "Seconds for a request's whole header block (slower: closed)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--body-timeout", o->body_timeout,
+                    "Seconds for a request's whole body after its headers (slower: 408)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--request-timeout", o->request_timeout,
+                    "Seconds a completion may wait and run, 0: none (then stopped; the reply "
+                    "so far with finish_reason length)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-queue", o->max_queue,
                     "Requests that may wait behind the running one (more: 429)")
         ->capture_default_str()
@@ -59,28 +94,55 @@ void add_serve_command(CLI::App& app) {
     cmd->add_option("-n,--max-tokens", o->max_tokens,
                     "Tokens per reply at most when a request does not say")
         ->capture_default_str();
+    cmd->add_option("--max-tokens-cap", o->max_tokens_cap,
+                    "Tokens per reply at most whatever a request says (default: half of "
+                    "--ctx; 0: no cap)")
+        ->check(CLI::NonNegativeNumber);
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
     o->kv.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
     cmd->callback([o] {
+        // The key: the flag, else the file, else the environment (neither shows in `ps`).
+        std::string key = o->api_key;
+        if (key.empty() && !o->api_key_file.empty()) key = app::read_api_key_file(o->api_key_file);
+        if (const char* env = std::getenv("FLUORO_API_KEY"); key.empty() && env && *env) key = env;
+        app::check_bind(o->host, !key.empty(), o->insecure_public);
+        if (!key.empty() && !o->api_key.empty())
+            std::cerr << "warning: --api-key is visible to every user of this machine (ps); "
+                         "prefer --api-key-file or FLUORO_API_KEY\n";
+        if (key.empty() && !app::is_loopback_host(o->host))
+            std::cerr << "warning: serving " << o->host
+                      << " without an API key (--insecure-public): anyone who reaches it can use "
+                         "the engine\n";
+        // One client must not hold the engine until the context fills: half of it by default
+        // leaves the other half for the prompt.
+        const int64_t cap = o->max_tokens_cap >= 0 ? o->max_tokens_cap
+                                                   : std::max<int64_t>(1, o->engine.engine.ctx / 2);
+
         DriverOptions d = o->save;
         d.model = o->model;
         d.engine = o->engine;
         d.sampling = o->sampling;
         d.spec = o->spec;
         d.kv = o->kv;
-        d.max_tokens = o->max_tokens;
+        d.max_tokens = cap > 0 ? std::min(o->max_tokens, cap) : o->max_tokens;
         d.print_tokens = false;
         apply_level(d, o->level);
         EngineDriver driver(d);
 
         app::ServerOptions so;
         so.model_id = std::filesystem::path(o->model).filename().string();
-        so.api_key = o->api_key;
+        so.api_key = key;
         so.max_body = o->max_body;
         so.max_queue = o->max_queue;
+        so.max_tokens_cap = cap;
+        const auto ms = [](double s) { return std::chrono::milliseconds(int64_t(s * 1000)); };
+        so.http.max_connections = o->max_connections;
+        so.http.header_timeout = ms(o->header_timeout);
+        so.http.body_timeout = ms(o->body_timeout);
+        so.request_timeout = ms(o->request_timeout);
         so.sampling = o->sampling.params;
         app::CompletionBackend backend;
         backend.run = [&driver](Complete c, const std::function<void(const Event&)>& on_event) {

@@ -23,7 +23,7 @@ CompletionIds new_completion_ids(std::string model) {
 }
 
 std::string finish_reason(const RunFinished& f) {
-    if (f.stop == "max_tokens" || f.stop == "context_full") return "length";
+    if (f.stop == "max_tokens" || f.stop == "context_full" || f.stop == "timeout") return "length";
     return "stop";
 }
 
@@ -110,6 +110,39 @@ json error_json(std::string_view message, std::string_view type, std::string_vie
                   {"type", std::string(type)},
                   {"param", or_null(param)},
                   {"code", or_null(code)}}}};
+}
+
+ContextOverflow context_overflow(std::string_view e) {
+    // engine/decode/sequence.cpp: "the prompt has N tokens but the context holds M; ..."
+    static constexpr std::string_view a = "the prompt has ", b = " tokens but the context holds ";
+    const auto number = [](std::string_view s, size_t& at) {
+        int64_t n = 0;
+        const size_t from = at;
+        while (at < s.size() && s[at] >= '0' && s[at] <= '9' && at - from < 18)
+            n = n * 10 + (s[at++] - '0');
+        return at > from ? n : int64_t(-1);
+    };
+    const size_t p = e.find(a);
+    if (p == std::string_view::npos) return {};
+    size_t at = p + a.size();
+    const int64_t prompt = number(e, at);
+    if (prompt <= 0 || e.substr(at, b.size()) != b) return {};
+    at += b.size();
+    const int64_t context = number(e, at);
+    if (context < 0) return {};
+    return {prompt, context};
+}
+
+json context_overflow_json(const ContextOverflow& o) {
+    std::string msg = "This model's maximum context length is ";
+    msg += std::to_string(o.context_tokens);
+    msg += " tokens, but your messages resulted in ";
+    msg += std::to_string(o.prompt_tokens);
+    msg += " tokens. Shorten the messages (or start the server with a larger --ctx).";
+    json j = error_json(msg, "invalid_request_error", "messages", "context_length_exceeded");
+    j["error"]["prompt_tokens"] = o.prompt_tokens;
+    j["error"]["context_tokens"] = o.context_tokens;
+    return j;
 }
 
 std::string sse_event(const json& j) {

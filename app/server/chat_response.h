@@ -22,8 +22,8 @@ struct CompletionIds {
 // A fresh "chatcmpl-<hex>" id and the current time.
 CompletionIds new_completion_ids(std::string model);
 
-// RunFinished.stop as an OpenAI finish_reason: "eog" and "cancelled" -> "stop", "max_tokens" and
-// "context_full" -> "length".
+// RunFinished.stop as an OpenAI finish_reason: "eog" and "cancelled" -> "stop", "max_tokens",
+// "context_full" and "timeout" (the server's request timeout) -> "length".
 std::string finish_reason(const RunFinished& f);
 
 nlohmann::json usage_json(const RunFinished& f);
@@ -45,6 +45,16 @@ nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
 // {"error":{"message","type","param","code"}}; param and code are null when empty.
 nlohmann::json error_json(std::string_view message, std::string_view type = "invalid_request_error",
                           std::string_view param = {}, std::string_view code = {});
+
+// A run that failed because its prompt does not fit the context, from the engine's message
+// ("the prompt has N tokens but the context holds M"): {N, M}; {0, 0} for any other error.
+struct ContextOverflow {
+    int64_t prompt_tokens = 0, context_tokens = 0;
+    explicit operator bool() const { return prompt_tokens > 0; }
+};
+ContextOverflow context_overflow(std::string_view engine_error);
+// OpenAI's answer to that: code "context_length_exceeded", param "messages", both counts.
+nlohmann::json context_overflow_json(const ContextOverflow& o);
 
 // "data: <json>\n\n"
 std::string sse_event(const nlohmann::json& j);

@@ -1,19 +1,18 @@
 #include "server/openai_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <iostream>
 #include <optional>
+#include <vector>
 
 #include "core/error.h"
 #include "decode/stop_strings.h"
+#include "server/access.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
-#include "server/peer_socket.h"
 
 namespace fluoro::app {
 namespace {
@@ -25,31 +24,82 @@ std::string dump(const json& j) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// What one request did, for its log line. Every request is handled on one worker thread from
-// routing to logging (streamed bodies included), so a thread_local carries it.
-struct RequestLog {
+// What one request did, for its log line: left on its exchange (HttpExchange::note) by the
+// handler, read when the reply is done.
+struct RunNote {
     Clock::time_point start = Clock::now();
     bool ran = false;
     int64_t prompt = 0, cached = 0, completion = 0;
     std::string stop, cache_source;
+    int status = 0;  // what the log shows when not the status sent (499: the client left)
 };
-thread_local RequestLog t_log;
 
-void note_run(const RunFinished& f, std::string cache_source) {
-    t_log.ran = true;
-    t_log.cache_source = std::move(cache_source);
-    t_log.prompt = f.prompt_tokens;
-    t_log.cached = f.cached_tokens;
-    t_log.completion = f.n_tokens;
-    t_log.stop = f.stop;
+void note_run(RunNote& n, const RunFinished& f, std::string cache_source) {
+    n.ran = true;
+    n.cache_source = std::move(cache_source);
+    n.prompt = f.prompt_tokens;
+    n.cached = f.cached_tokens;
+    n.completion = f.n_tokens;
+    n.stop = f.stop;
 }
 
-void set_error(httplib::Response& res, int status, std::string_view message,
-               std::string_view type = "invalid_request_error", std::string_view param = {},
-               std::string_view code = {}) {
-    res.status = status;
-    res.set_content(dump(error_json(message, type, param, code)), "application/json");
+std::string error_body(std::string_view message, std::string_view type = "invalid_request_error",
+                       std::string_view param = {}, std::string_view code = {}) {
+    return dump(error_json(message, type, param, code));
 }
+
+bool send_error(HttpExchange& ex, int status, std::string_view message,
+                std::string_view type = "invalid_request_error", std::string_view param = {},
+                std::string_view code = {}) {
+    return ex.respond(status, "application/json", error_body(message, type, param, code));
+}
+
+// A fixed set of threads for the requests admitted (one generating, the others waiting for it):
+// admission bounds their number, so a task never waits for a thread.
+class WorkerPool {
+  public:
+    explicit WorkerPool(int n) {
+        for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
+    }
+    ~WorkerPool() { join(); }
+    void post(std::function<void()> task) {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            tasks_.push_back(std::move(task));
+        }
+        cv_.notify_one();
+    }
+    // Runs what was posted, then ends the threads.
+    void join() {
+        {
+            std::lock_guard<std::mutex> lock(mu_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        for (auto& t : threads_)
+            if (t.joinable()) t.join();
+    }
+
+  private:
+    void work() {
+        for (;;) {
+            std::function<void()> task;
+            {
+                std::unique_lock<std::mutex> lock(mu_);
+                cv_.wait(lock, [&] { return done_ || !tasks_.empty(); });
+                if (tasks_.empty()) return;
+                task = std::move(tasks_.front());
+                tasks_.pop_front();
+            }
+            task();
+        }
+    }
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<std::function<void()>> tasks_;
+    bool done_ = false;
+    std::vector<std::thread> threads_;
+};
 
 }  // namespace
 
@@ -68,13 +118,13 @@ std::string format_request(const RequestRecord& r) {
 struct OpenAiServer::Impl {
     ServerOptions opt;
     CompletionBackend backend;
-    httplib::Server svr;
-    std::thread thread;
-    std::mutex run_mu;  // one generation at a time
+    std::unique_ptr<HttpListener> listener;
+    std::unique_ptr<WorkerPool> workers;
+    std::timed_mutex run_mu;  // one generation at a time
     std::mutex admit_mu;
     int admitted = 0;  // completion requests running or waiting
     std::atomic<bool> stopping{false};
-    std::atomic<int64_t> completions{0}, cancelled{0}, rejected{0};
+    std::atomic<int64_t> completions{0}, cancelled{0}, rejected{0}, timed_out{0};
     bool started = false;
 
     // A place among the admitted requests, given back when the last copy goes.
@@ -97,89 +147,84 @@ struct OpenAiServer::Impl {
 
     Impl(ServerOptions o, CompletionBackend b) : opt(std::move(o)), backend(std::move(b)) {}
 
-    void install_routes();
-    void handle_models(httplib::Response& res);
-    void handle_completion(const httplib::Request& req, httplib::Response& res);
+    HttpListener::Hooks hooks();
+    std::optional<std::pair<int, std::string>> screen(const HttpRequest& req) const;
+    void handle(const std::shared_ptr<HttpExchange>& ex);
+    void finished(const HttpExchange& ex, int status);
+    void handle_models(HttpExchange& ex);
+    void handle_completion(const std::shared_ptr<HttpExchange>& ex);
+    // On a worker thread: waits for the engine, runs the request, writes the reply.
+    void run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
+                        Clock::time_point deadline);
     // Runs one generation (run_mu held); `cache` receives its prompt-cache telemetry, if any.
-    RunFinished run_locked(Complete c, const std::function<void(const Event&)>& on_event,
+    RunFinished run_locked(RunNote& note, Complete c,
+                           const std::function<void(const Event&)>& on_event,
                            std::optional<PrefixCacheEvent>& cache);
 };
 
-void OpenAiServer::Impl::install_routes() {
-    const int workers = std::max(4, opt.max_queue + 3);
-    svr.new_task_queue = [workers] { return new httplib::ThreadPool(size_t(workers)); };
-    svr.set_payload_max_length(opt.max_body);
-    // httplib's default sets SO_REUSEPORT, with which a second server (another `fluoro serve`,
-    // the workbench) binds the same port without an error and the kernel splits the clients
-    // between the two. SO_REUSEADDR alone still allows a restart while old connections linger.
-    svr.set_socket_options([](socket_t sock) {
-        int yes = 1;
-        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    });
-    svr.set_keep_alive_timeout(2);
-    svr.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        t_log = RequestLog{};
-        if (opt.api_key.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        std::string expected = "Bearer ";
-        expected += opt.api_key;
-        if (req.get_header_value("Authorization") == expected)
-            return httplib::Server::HandlerResponse::Unhandled;
-        set_error(res, 401, "invalid or missing API key (Authorization: Bearer KEY)",
-                  "invalid_request_error", {}, "invalid_api_key");
-        return httplib::Server::HandlerResponse::Handled;
-    });
-    // Errors httplib answers itself (404, 413, ...) get an OpenAI error body too.
-    svr.set_error_handler(
-        httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-            if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-            std::string msg;
-            const char* type = "invalid_request_error";
-            if (res.status == 404) {
-                msg = "no such endpoint";
-            } else if (res.status == 413) {
-                msg = "the request body is too large";
-            } else {
-                msg = "the request failed (HTTP ";
-                msg += std::to_string(res.status);
-                msg += ')';
-                if (res.status >= 500) type = "server_error";
-            }
-            set_error(res, res.status, msg, type);
-            return httplib::Server::HandlerResponse::Handled;
-        }));
-    svr.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-        if (res.status >= 400) rejected.fetch_add(1);
-        RequestRecord r;
-        r.method = req.method;
-        r.path = req.path;
-        r.remote = req.remote_addr;
-        r.status = res.status;
-        r.ms = std::chrono::duration<double, std::milli>(Clock::now() - t_log.start).count();
-        r.ran = t_log.ran;
-        r.prompt = t_log.prompt;
-        r.cached = t_log.cached;
-        r.completion = t_log.completion;
-        r.stop = t_log.stop;
-        r.cache_source = t_log.cache_source;
-        t_log = RequestLog{};
-        if (opt.on_request) opt.on_request(r);
-        if (opt.log) std::cerr << "serve: " + format_request(r) + '\n' << std::flush;
-    });
-    svr.Get("/v1/models",
-            [this](const httplib::Request&, httplib::Response& res) { handle_models(res); });
-    svr.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-        handle_completion(req, res);
-    });
+HttpListener::Hooks OpenAiServer::Impl::hooks() {
+    HttpListener::Hooks h;
+    h.screen = [this](const HttpRequest& req) { return screen(req); };
+    h.handle = [this](std::shared_ptr<HttpExchange> ex) { handle(ex); };
+    h.error_body = [](int status, std::string_view message) {
+        return error_body(message, status >= 500 ? "server_error" : "invalid_request_error");
+    };
+    h.finished = [this](const HttpExchange& ex, int status) { finished(ex, status); };
+    return h;
 }
 
-void OpenAiServer::Impl::handle_models(httplib::Response& res) {
+// Before the body is read: the key, then the route (neither needs the body, so a client without
+// the key or with a wrong path never gets to send one).
+std::optional<std::pair<int, std::string>> OpenAiServer::Impl::screen(
+    const HttpRequest& req) const {
+    if (!opt.api_key.empty() && !bearer_matches(req.header("Authorization"), opt.api_key))
+        return std::pair{401, error_body("invalid or missing API key (Authorization: Bearer KEY)",
+                                         "invalid_request_error", {}, "invalid_api_key")};
+    const bool known = (req.method == "GET" && req.path == "/v1/models") ||
+                       (req.method == "POST" && req.path == "/v1/chat/completions");
+    if (!known) return std::pair{404, error_body("no such endpoint")};
+    return std::nullopt;
+}
+
+void OpenAiServer::Impl::handle(const std::shared_ptr<HttpExchange>& ex) {
+    ex->note = std::make_shared<RunNote>();
+    if (ex->request().path == "/v1/models") return handle_models(*ex);
+    handle_completion(ex);
+}
+
+void OpenAiServer::Impl::finished(const HttpExchange& ex, int status) {
+    const auto* note = static_cast<const RunNote*>(ex.note.get());
+    if (note && note->status) status = note->status;
+    if (status >= 400) rejected.fetch_add(1);
+    const HttpRequest& req = ex.request();
+    RequestRecord r;
+    r.method = req.method;
+    r.path = req.path;
+    r.remote = req.remote;
+    r.status = status;
+    r.ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - (note ? note->start : req.start))
+            .count();
+    if (note) {
+        r.ran = note->ran;
+        r.prompt = note->prompt;
+        r.cached = note->cached;
+        r.completion = note->completion;
+        r.stop = note->stop;
+        r.cache_source = note->cache_source;
+    }
+    if (opt.on_request) opt.on_request(r);
+    if (opt.log) std::cerr << "serve: " + format_request(r) + '\n' << std::flush;
+}
+
+void OpenAiServer::Impl::handle_models(HttpExchange& ex) {
     const json model{
         {"id", opt.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "fluoroscope"}};
-    res.set_content(dump(json{{"object", "list"}, {"data", json::array({model})}}),
-                    "application/json");
+    ex.respond(200, "application/json",
+               dump(json{{"object", "list"}, {"data", json::array({model})}}));
 }
 
-RunFinished OpenAiServer::Impl::run_locked(Complete c,
+RunFinished OpenAiServer::Impl::run_locked(RunNote& note, Complete c,
                                            const std::function<void(const Event&)>& on_event,
                                            std::optional<PrefixCacheEvent>& cache) {
     completions.fetch_add(1);
@@ -187,120 +232,188 @@ RunFinished OpenAiServer::Impl::run_locked(Complete c,
         if (const auto* pc = std::get_if<PrefixCacheEvent>(&e)) cache = *pc;
         on_event(e);
     });
-    note_run(f, cache ? cache->source : std::string("-"));
+    note_run(note, f, cache ? cache->source : std::string("-"));
     return f;
 }
 
-void OpenAiServer::Impl::handle_completion(const httplib::Request& req, httplib::Response& res) {
+void OpenAiServer::Impl::handle_completion(const std::shared_ptr<HttpExchange>& ex) {
     ChatRequest cr;
     try {
-        cr = parse_chat_request(req.body, opt.sampling);
+        cr = parse_chat_request(ex->request().body, opt.sampling);
     } catch (const RequestError& e) {
-        return set_error(res, 400, e.what(), "invalid_request_error", e.param());
+        send_error(*ex, 400, e.what(), "invalid_request_error", e.param());
+        return;
     }
+    // One client must not hold the engine for as long as it likes: asking for more than the
+    // cap gets the cap, and finish_reason "length" says where it stopped.
+    if (opt.max_tokens_cap > 0 && cr.complete.max_tokens &&
+        *cr.complete.max_tokens > opt.max_tokens_cap)
+        cr.complete.max_tokens = opt.max_tokens_cap;
     auto ticket = admit();
-    if (!ticket)
-        return set_error(res, 429, "too many requests are waiting; try again later",
-                         "rate_limit_error", {}, "queue_full");
-    auto ids = std::make_shared<CompletionIds>(
-        new_completion_ids(cr.model.empty() ? opt.model_id : cr.model));
+    if (!ticket) {
+        send_error(*ex, 429, "too many requests are waiting; try again later", "rate_limit_error",
+                   {}, "queue_full");
+        return;
+    }
+    const auto deadline = opt.request_timeout.count() > 0 ? Clock::now() + opt.request_timeout
+                                                          : Clock::time_point::max();
+    auto shared_cr = std::make_shared<ChatRequest>(std::move(cr));
+    workers->post([this, ex, ticket, shared_cr, deadline] {
+        run_completion(ex, std::move(*shared_cr), deadline);
+    });
+}
 
-    if (!cr.stream) {
-        std::unique_lock<std::mutex> lock(run_mu);
-        if (stopping.load()) return set_error(res, 503, "the server is stopping", "server_error");
-        // Nothing is written until the end, so the client's socket is watched instead: a client
-        // that hung up (timed out, Ctrl-C) cancels its generation.
-        const int fd = find_connection_socket(req.remote_addr, req.remote_port, req.local_port);
-        bool gone = false;
-        std::optional<PrefixCacheEvent> cache;
-        const RunFinished f = run_locked(
-            std::move(cr.complete),
-            [&](const Event&) {
-                if (!gone && fd >= 0 && peer_closed(fd)) {
-                    gone = true;
-                    backend.cancel();
-                }
-            },
-            cache);
-        lock.unlock();
-        if (gone) {
+void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
+                                        Clock::time_point deadline) {
+    using namespace std::chrono_literals;
+    auto& note = *static_cast<RunNote*>(ex->note.get());
+    // Wait for the engine in slices, so that a client that leaves, the request timeout and a
+    // stopping server end the wait.
+    std::unique_lock<std::timed_mutex> lock(run_mu, std::defer_lock);
+    while (!lock.try_lock_for(100ms)) {
+        if (ex->gone()) {
             cancelled.fetch_add(1);
-            // Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
-            return set_error(res, 499, "the client closed the connection", "server_error");
+            send_error(*ex, 499, "the client closed the connection", "server_error");
+            return;
         }
-        if (f.stop == "error") return set_error(res, 500, f.error, "server_error");
-        res.set_content(dump(completion_json(*ids, f, cache ? &*cache : nullptr)),
-                        "application/json");
+        if (stopping.load()) break;
+        if (Clock::now() >= deadline) {
+            timed_out.fetch_add(1);
+            send_error(*ex, 503, "the request timed out waiting for the engine", "server_error", {},
+                       "timeout");
+            return;
+        }
+    }
+    if (stopping.load()) {
+        send_error(*ex, 503, "the server is stopping", "server_error");
         return;
     }
 
-    const bool include_usage = cr.include_usage;
-    auto complete = std::make_shared<Complete>(std::move(cr.complete));
-    res.set_header("Cache-Control", "no-cache");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [this, ticket, ids, complete, include_usage](size_t, httplib::DataSink& sink) {
-            std::unique_lock<std::mutex> lock(run_mu);
-            bool gone = false;
-            const auto send = [&](const json& j) {
-                if (gone) return;
-                const std::string ev = sse_event(j);
-                if (!sink.write(ev.data(), ev.size())) {
-                    // The client went away: stop generating for nobody.
-                    gone = true;
-                    backend.cancel();
-                }
-            };
-            if (stopping.load()) {
-                send(error_json("the server is stopping", "server_error"));
-            } else {
-                bool first = true;
-                std::optional<PrefixCacheEvent> cache;
-                // Text that may begin a stop string is held back until the next token tells.
-                std::string text;
-                size_t sent = 0;
-                const RunFinished f = run_locked(
-                    *complete,
-                    [&](const Event& e) {
-                        if (std::holds_alternative<RunStarted>(e)) {
-                            send(chunk_json(*ids, "", true));
-                            first = false;
-                        } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
-                            text += t->piece;
-                            // Released text holds no start of a stop string, so a match
-                            // can only begin at `sent`: scan the held-back tail only.
-                            const size_t safe =
-                                sent + releasable(std::string_view(text).substr(sent),
-                                                  complete->stop_strings);
-                            if (safe <= sent) return;
-                            send(chunk_json(*ids, text.substr(sent, safe - sent), first));
-                            sent = safe;
-                            first = false;
-                        }
-                    },
-                    cache);
-                if (gone) {
-                    cancelled.fetch_add(1);
-                } else if (f.stop == "error") {
-                    send(error_json(f.error, "server_error"));
-                } else {
-                    // What was held back and is part of the reply after all (the engine's text
-                    // is cut before a stop string).
-                    if (f.text.size() > sent) {
-                        send(chunk_json(*ids, f.text.substr(sent), first));
-                        first = false;
-                    }
-                    send(chunk_json(*ids, "", first, finish_reason(f)));
-                    if (include_usage) send(usage_chunk_json(*ids, f, cache ? &*cache : nullptr));
-                }
+    const auto ids = new_completion_ids(cr.model.empty() ? opt.model_id : cr.model);
+    const bool stream = cr.stream;
+    const auto stop_strings = cr.complete.stop_strings;
+    bool gone = false, timeout = false;
+    // Streamed: the head and the role chunk go out with the first token (so that an error
+    // before it, such as a prompt over the context, still gets its status). Not streamed: a
+    // client that closed its sending side is answered through a chunked reply started early,
+    // whose writes tell a half-closed client (it reads them) from a gone one (a reset).
+    bool head_sent = false, first = true;
+    Clock::time_point last_probe{};
+    const auto fail = [&] {
+        gone = true;
+        backend.cancel();
+    };
+    const auto open_stream = [&] {
+        if (head_sent) return;
+        head_sent = true;
+        if (!ex->begin_chunked(200, "text/event-stream", {{"Cache-Control", "no-cache"}}))
+            return fail();
+        if (!ex->write_chunk(sse_event(chunk_json(ids, "", true)))) return fail();
+        first = false;
+    };
+    const auto send = [&](const json& j) {
+        if (gone) return;
+        open_stream();
+        if (!gone && !ex->write_chunk(sse_event(j))) fail();
+    };
+    std::optional<PrefixCacheEvent> cache;
+    std::string text;  // streamed: text that may begin a stop string is held back
+    size_t sent = 0;
+    RunFinished f = run_locked(
+        note, cr.complete,
+        [&](const Event& e) {
+            if (!gone && ex->gone()) fail();
+            if (!timeout && Clock::now() >= deadline) {
+                timeout = true;
+                backend.cancel();
             }
-            lock.unlock();
-            if (gone) return false;
-            static const std::string done = "data: [DONE]\n\n";
-            if (!sink.write(done.data(), done.size())) return false;
-            sink.done();
-            return true;
-        });
+            if (gone) return;
+            if (!stream) {
+                if (!ex->peer_eof()) return;
+                // A probe every 20 ms at most: a gone client's reset is back within a round
+                // trip, and a half-closed one reads a few spaces.
+                const auto now = Clock::now();
+                if (now - last_probe < 20ms) return;
+                last_probe = now;
+                if (!head_sent) {
+                    head_sent = true;
+                    if (!ex->begin_chunked(200, "application/json")) fail();
+                } else if (!ex->write_chunk(" ")) {
+                    fail();  // JSON allows leading white space; a gone client resets
+                }
+                return;
+            }
+            if (const auto* t = std::get_if<TokenEvent>(&e)) {
+                text += t->piece;
+                // Released text holds no start of a stop string, so a match can only begin
+                // at `sent`: scan the held-back tail only.
+                const size_t safe =
+                    sent + releasable(std::string_view(text).substr(sent), stop_strings);
+                if (safe <= sent) return;
+                open_stream();
+                send(chunk_json(ids, text.substr(sent, safe - sent), first));
+                sent = safe;
+                first = false;
+            }
+        },
+        cache);
+    lock.unlock();
+
+    if (gone) {
+        cancelled.fetch_add(1);
+        // Nobody reads it; 499 (nginx's "client closed request") marks it in the log.
+        note.status = 499;
+        if (head_sent) {
+            ex->end_chunked();
+        } else {
+            send_error(*ex, 499, "the client closed the connection", "server_error");
+        }
+        return;
+    }
+    if (timeout) {
+        timed_out.fetch_add(1);
+        if (f.stop == "cancelled") f.stop = "timeout";
+        note.stop = f.stop;
+    }
+    if (f.stop == "error") {
+        const ContextOverflow over = context_overflow(f.error);
+        const json err = over ? context_overflow_json(over) : error_json(f.error, "server_error");
+        if (!head_sent) {
+            ex->respond(over ? 400 : 500, "application/json", dump(err));
+        } else if (stream) {
+            send(err);
+            ex->write_chunk("data: [DONE]\n\n");
+            ex->end_chunked();
+        } else {
+            ex->write_chunk(dump(err));
+            ex->end_chunked();
+        }
+        return;
+    }
+    if (!stream) {
+        const std::string body = dump(completion_json(ids, f, cache ? &*cache : nullptr));
+        if (head_sent) {
+            ex->write_chunk(body);
+            ex->end_chunked();
+        } else {
+            ex->respond(200, "application/json", body);
+        }
+        return;
+    }
+    // What was held back and is part of the reply after all (the engine's text is cut before a
+    // stop string).
+    if (f.text.size() > sent) {
+        send(chunk_json(ids, f.text.substr(sent), first));
+        first = false;
+    }
+    send(chunk_json(ids, "", first, finish_reason(f)));
+    if (cr.include_usage) send(usage_chunk_json(ids, f, cache ? &*cache : nullptr));
+    if (!gone) ex->write_chunk("data: [DONE]\n\n");
+    if (gone) {
+        cancelled.fetch_add(1);
+        note.status = 499;
+    }
+    ex->end_chunked();
 }
 
 OpenAiServer::OpenAiServer(ServerOptions opt, CompletionBackend backend)
@@ -314,22 +427,20 @@ int OpenAiServer::start(const std::string& host, int port) {
     if (impl_->started) throw Error("the server is already started");
     // A client that disconnects must not kill the process when we write to it.
     std::signal(SIGPIPE, SIG_IGN);
-    impl_->install_routes();
-    int bound = port;
-    if (port == 0) {
-        bound = impl_->svr.bind_to_any_port(host);
-    } else if (!impl_->svr.bind_to_port(host, port)) {
-        bound = -1;
+    HttpLimits limits = impl_->opt.http;
+    limits.max_body = impl_->opt.max_body;
+    impl_->listener = std::make_unique<HttpListener>(limits, impl_->hooks());
+    impl_->workers = std::make_unique<WorkerPool>(std::max(1, impl_->opt.max_queue + 1));
+    int bound = 0;
+    try {
+        bound = impl_->listener->start(host, port);
+    } catch (...) {
+        impl_->workers.reset();
+        impl_->listener.reset();
+        throw;
     }
-    if (bound <= 0) {
-        std::string msg = "cannot listen on ";
-        msg += host;
-        msg += ':';
-        msg += std::to_string(port);
-        throw Error(msg);
-    }
+    impl_->stopping.store(false);
     impl_->started = true;
-    impl_->thread = std::thread([this] { impl_->svr.listen_after_bind(); });
     return bound;
 }
 
@@ -338,12 +449,21 @@ void OpenAiServer::stop() {
     impl_->started = false;
     impl_->stopping.store(true);
     if (impl_->backend.cancel) impl_->backend.cancel();
-    impl_->svr.stop();
-    if (impl_->thread.joinable()) impl_->thread.join();
+    // Connections first (their exchanges turn gone, writers wake), then the requests' threads,
+    // then the event thread they wrote through.
+    impl_->listener->close_all();
+    impl_->workers->join();
+    impl_->listener->join();
 }
 
 ServerCounters OpenAiServer::counters() const {
-    return {impl_->completions.load(), impl_->cancelled.load(), impl_->rejected.load()};
+    ServerCounters c{impl_->completions.load(),
+                     impl_->cancelled.load(),
+                     impl_->rejected.load(),
+                     impl_->timed_out.load(),
+                     {}};
+    if (impl_->listener) c.http = impl_->listener->counters();
+    return c;
 }
 
 }  // namespace fluoro::app

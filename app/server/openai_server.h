@@ -1,8 +1,9 @@
 // `fluoro serve`: an OpenAI-compatible HTTP server (POST /v1/chat/completions, streamed or not,
 // and GET /v1/models) over one engine. Generations run one at a time, in arrival order as far as
 // the mutex allows; requests beyond the running one wait, up to max_queue of them (more get a
-// 429). A request whose client goes away cancels its generation (streamed: the write fails;
-// not streamed: its socket is watched, server/peer_socket.h).
+// 429). A request whose client goes away cancels its generation: the connection's socket is
+// watched while the request waits and runs (server/http_listener.h, which also holds the
+// deadlines and limits against slow or hostile clients).
 //
 // The server knows the engine only through CompletionBackend, so it lives in fluoro_app and tests
 // run it in-process over a bare Engine; the CLI adapts its EngineDriver (which also saves runs to
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -21,11 +23,8 @@
 
 #include "runtime/engine_commands.h"
 #include "sampling/sampling_params.h"
+#include "server/http_listener.h"
 #include "telemetry/events.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace fluoro::app {
 
@@ -53,11 +52,23 @@ std::string format_request(const RequestRecord& r);
 
 struct ServerOptions {
     std::string model_id = "model";  // GET /v1/models; the default "model" of responses
-    std::string api_key;             // non-empty: every request needs "Authorization: Bearer KEY"
-    size_t max_body = size_t(1) << 20;  // bytes; larger request bodies get a 413
+    // Non-empty: every request needs "Authorization: Bearer KEY" (compared in constant time),
+    // checked on the headers, before any body byte is read.
+    std::string api_key;
+    size_t max_body = size_t(1) << 20;  // bytes after chunked decoding; larger: 413
     int max_queue = 16;                 // requests waiting behind the running one; more: 429
-    SamplingParams sampling;            // defaults that requests override
-    bool log = true;                    // one line per request on stderr
+    // Connections, deadlines and write timeout (server/http_listener.h); max_body above wins
+    // over http.max_body.
+    HttpLimits http;
+    // A request's max_tokens above this is lowered to it (finish_reason "length" tells the
+    // client); 0: no cap. Requests that name none get the backend's default.
+    int64_t max_tokens_cap = 4096;
+    // From admission to the end of the reply, waiting included (0: none). A request still
+    // waiting then gets a 503; a running generation is stopped and answered with what it has
+    // (finish_reason "length").
+    std::chrono::milliseconds request_timeout{std::chrono::minutes(10)};
+    SamplingParams sampling;  // defaults that requests override
+    bool log = true;          // one line per request on stderr
     // Called after each request on the thread that served it (never concurrently for one
     // request; requests on other threads may call it at the same time).
     std::function<void(const RequestRecord&)> on_request;
@@ -67,6 +78,8 @@ struct ServerCounters {
     int64_t completions = 0;  // completion requests that ran a generation
     int64_t cancelled = 0;    // generations stopped because the client went away
     int64_t rejected = 0;     // 4xx/5xx answers
+    int64_t timed_out = 0;    // requests stopped by request_timeout
+    HttpListenerCounters http;
 };
 
 class OpenAiServer {
@@ -76,8 +89,9 @@ class OpenAiServer {
     OpenAiServer(const OpenAiServer&) = delete;
     OpenAiServer& operator=(const OpenAiServer&) = delete;
 
-    // Binds host:port (port 0: an ephemeral one) and serves on a thread of its own; returns the
-    // bound port. Throws fluoro::Error when it cannot bind.
+    // Binds host:port (port 0: an ephemeral one; outside 0..65535: an error) and serves on a
+    // thread of its own; returns the bound port. Throws fluoro::Error when it cannot bind. (The
+    // public-address policy is the caller's: server/access.h check_bind.)
     int start(const std::string& host, int port);
     // Stops listening, lets running requests end, joins the thread. Idempotent.
     void stop();

@@ -37,7 +37,8 @@ FLUORO_DEBS=(
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line
     libsqlite3-dev                                            # the session store (app/store)
-    libcpp-httplib-dev                                        # fluoro serve (app/server)
+    libboost-dev                              # fluoro serve: Boost.Beast/Asio (app/server)
+    libcpp-httplib-dev                                        # HTTP client of the server tests
     qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev         # the Qt workbench (SVG export)
     libqt6opengl6-dev        # Qt6Charts' CMake config needs Qt6OpenGL; not a dependency of the deb
     xvfb xauth                                                # GUI tests and screenshots

@@ -338,6 +338,29 @@ TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
     EXPECT_LE(json::parse(r->body)["usage"]["completion_tokens"].get<int64_t>(), 3);
 }
 
+// A prompt longer than the context (4096 tokens here) is the client's error: 400 with both token
+// counts in OpenAI's shape (code context_length_exceeded), streamed or not; it was a 500.
+TEST(OpenAiServer, APromptOverTheContextGets400WithTheCounts) {
+    Served s;
+    std::string long_text;
+    for (int i = 0; i < 5000; ++i) long_text += "word ";
+    for (const bool stream : {false, true}) {
+        const auto r = s.post(request(long_text, 4, stream).dump());
+        expect_error(r, 400, "messages");
+        const json e = json::parse(r->body)["error"];
+        EXPECT_EQ(e["code"], "context_length_exceeded");
+        EXPECT_EQ(e["context_tokens"], 4096);
+        EXPECT_GT(e["prompt_tokens"].get<int64_t>(), 4096);
+        const std::string msg = e["message"];
+        EXPECT_NE(msg.find("4096"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(std::to_string(e["prompt_tokens"].get<int64_t>())), std::string::npos)
+            << msg;
+    }
+    const auto ok = s.post(request("hi", 2).dump());
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->status, 200);
+}
+
 TEST(OpenAiServer, ABodyOverTheLimitGets413) {
     ServerOptions o;
     o.max_body = 512;
