@@ -5,6 +5,7 @@
 #include <QPointer>
 
 #include "runtime/engine.h"
+#include "server/access.h"
 #include "workbench/engine_bridge.h"
 
 namespace fluoro::ui {
@@ -27,6 +28,14 @@ QString ServeController::start(const ServeConfig& config) {
     const bool was_running = running();
     if (was_running) stop();
     const QString path = QString::fromStdString(bridge_.model()->path);
+    // The CLI's rule (server/access.h check_bind, without its --insecure-public way out): on every
+    // interface, anyone who reaches the port could use the engine unless a key is asked for.
+    const std::string host = config.public_host ? "0.0.0.0" : "127.0.0.1";
+    if (!app::is_loopback_host(host) && config.api_key.trimmed().isEmpty()) {
+        if (was_running) emit state_changed();
+        return tr("listening on 0.0.0.0 needs an API key: anyone on the network could use the "
+                  "engine; enter a key, or serve this machine only");
+    }
 
     app::ServerOptions so;
     so.model_id = QFileInfo(path).fileName().toStdString();
@@ -47,7 +56,6 @@ QString ServeController::start(const ServeConfig& config) {
     };
     auto relay = std::make_unique<app::EngineRelay>(bridge_.engine());
     auto server = std::make_unique<app::OpenAiServer>(so, relay->backend());
-    const std::string host = config.public_host ? "0.0.0.0" : "127.0.0.1";
     try {
         port_ = server->start(host, config.port);
     } catch (const std::exception& e) {

@@ -10,7 +10,9 @@
 #include <httplib.h>
 
 #include <QAction>
+#include <QCheckBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -292,6 +294,19 @@ class ServeTest : public QObject {
         QVERIFY(!w.serve().running());
         QVERIFY(!w.findChild<QPushButton*>("serve_toggle")->isChecked());
         QVERIFY(w.findChild<QLabel*>("serve_status")->text().contains("cannot listen"));
+
+        // Public without a key: refused before it listens (anyone on the network could use the
+        // engine); with a key it listens.
+        w.server_panel()->set_port(0);
+        w.findChild<QCheckBox*>("serve_public")->setChecked(true);
+        w.findChild<QLineEdit*>("serve_key")->setText("  ");
+        const QString no_key = w.server_panel()->set_serving(true);
+        QVERIFY2(no_key.contains("needs an API key"), qPrintable(no_key));
+        QVERIFY(!w.serve().running());
+        w.findChild<QLineEdit*>("serve_key")->setText("sekrit");
+        QCOMPARE(w.server_panel()->set_serving(true), QString());
+        QVERIFY(w.serve().running());
+        w.server_panel()->set_serving(false);
     }
 };
 
