@@ -141,9 +141,10 @@ void add_hparams(GgufWriter& w, const TestModelSpec& s) {
     w.add_f32(a + "attention.layer_norm_rms_epsilon", s.rms_eps);
     w.add_u32(a + "rope.dimension_count", static_cast<uint32_t>(d.head_dim));
     w.add_u32(a + "vocab_size", s.n_vocab);
-    if (s.arch == "gemma3" || d.head_dim * s.n_head != s.n_embd) {
+    if (s.arch == "gemma3" || d.head_dim * s.n_head != s.n_embd || s.value_length != 0) {
         w.add_u32(a + "attention.key_length", static_cast<uint32_t>(d.head_dim));
-        w.add_u32(a + "attention.value_length", static_cast<uint32_t>(d.head_dim));
+        w.add_u32(a + "attention.value_length",
+                  s.value_length != 0 ? s.value_length : static_cast<uint32_t>(d.head_dim));
     }
     if (s.arch == "gemma3") w.add_u32(a + "attention.sliding_window", s.sliding_window);
 }

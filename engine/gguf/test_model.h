@@ -24,6 +24,9 @@ struct TestModelSpec {
     uint32_t n_head = 4;
     uint32_t n_head_kv = 2;
     uint32_t head_dim = 0;  // 0: n_embd / n_head (gemma3 writes key/value_length always)
+    // attention.value_length as written (0: head_dim); the tensors keep head_dim. A file that
+    // disagrees with itself, for the load checks.
+    uint32_t value_length = 0;
     uint32_t n_ff = 128;
     uint32_t n_vocab = 512;  // at least test_model_min_vocab(); extra ids are unused tokens
     uint32_t n_ctx = 256;    // <arch>.context_length

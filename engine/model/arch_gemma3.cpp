@@ -10,6 +10,7 @@
 namespace fluoro {
 
 void Gemma3Architecture::bind(const WeightBinder& w) {
+    w.require_equal_head_dims(hp_);
     const int64_t d = int64_t(hp_.n_embd), nv = int64_t(hp_.n_vocab), hd = int64_t(hp_.head_dim_k);
     token_embd_ = w.required("token_embd.weight", {d, nv});
     output_norm_ = w.required("output_norm.weight", {d});

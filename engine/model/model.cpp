@@ -33,7 +33,11 @@ Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
 
 std::unique_ptr<Model> Model::load(const std::filesystem::path& path, Backend& backend,
                                    const ModelLoadOptions& opt) {
-    gguf::GgufFile file = gguf::GgufFile::open(path);
+    return load(gguf::GgufFile::open(path), backend, opt);
+}
+
+std::unique_ptr<Model> Model::load(gguf::GgufFile file, Backend& backend,
+                                   const ModelLoadOptions& opt) {
     return std::unique_ptr<Model>(new Model(std::move(file), backend, opt));
 }
 

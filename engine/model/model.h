@@ -27,6 +27,9 @@ class Model {
     // Throws Error/FormatError/UnsupportedError naming the file and what is wrong.
     static std::unique_ptr<Model> load(const std::filesystem::path& path, Backend& backend,
                                        const ModelLoadOptions& opt = {});
+    // The same from a file already parsed (a GGUF in memory: the model-load fuzzer).
+    static std::unique_ptr<Model> load(gguf::GgufFile file, Backend& backend,
+                                       const ModelLoadOptions& opt = {});
 
     const gguf::GgufFile& file() const { return file_; }
     const Hparams& hparams() const { return hp_; }

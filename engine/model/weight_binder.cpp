@@ -75,6 +75,14 @@ Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shap
     return backend_.load_weight(file_, *info);
 }
 
+void WeightBinder::require_equal_head_dims(const Hparams& hp) const {
+    if (hp.head_dim_v == hp.head_dim_k) return;
+    throw UnsupportedError(file_.name() + ": metadata key '" + hp.arch +
+                           ".attention.value_length' (" + std::to_string(hp.head_dim_v) +
+                           ") differs from the key head size (" + std::to_string(hp.head_dim_k) +
+                           "): " + hp.arch + " here has one head size for K and V");
+}
+
 Weight WeightBinder::required(const std::string& name, std::vector<int64_t> shape) const {
     Weight w = optional(name, std::move(shape));
     if (!w.present())

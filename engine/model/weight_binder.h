@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "model/hparams.h"
 
 namespace fluoro::gguf {
 class GgufFile;
@@ -35,6 +36,9 @@ class WeightBinder {
     // Throws UnsupportedError naming the first tensor of the file no lookup asked for, and what
     // it means when it is a layer at or past `n_layer` (block_count).
     void check_all_used(std::string_view arch, uint64_t n_layer) const;
+    // Throws UnsupportedError naming the file and the key when the K and V head sizes differ:
+    // the decoders here give both head_dim_k (their V projection, buffers and attention).
+    void require_equal_head_dims(const Hparams& hp) const;
 
   private:
     Backend& backend_;

@@ -83,6 +83,22 @@ TEST(ModelLoadChecks, NonsenseRopeScalingFactorIsRefused) {
     EXPECT_NE(e.find("llama.rope.scaling.factor"), std::string::npos) << e;
 }
 
+// The decoders here give V heads the size of K heads (the V projection, buffers and attention):
+// a value_length that differs was read, ignored in binding, and overflowed the attention's
+// buffers at the first forward step (found by tests/fuzz/model_fuzz.cpp). Now refused, naming it.
+TEST(ModelLoadChecks, AValueHeadSizeOtherThanTheKeyHeadSizeIsRefused) {
+    for (const char* arch : {"llama", "qwen2", "gemma3"}) {
+        gguf::TestModelSpec spec;
+        spec.arch = arch;
+        spec.value_length = spec.n_embd / spec.n_head * 2;
+        const std::string e = load_error(image_of(gguf::make_test_model(spec)), arch);
+        EXPECT_NE(e.find(std::string(arch) + ".attention.value_length"), std::string::npos)
+            << arch << ": " << e;
+        spec.value_length = spec.n_embd / spec.n_head;  // written, and equal: loads
+        EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), arch), "") << arch;
+    }
+}
+
 TEST(ModelLoadChecks, RopeScalingThisEngineDoesNotApplyIsRefused) {
     for (const char* kind : {"yarn", "llama3", "longrope"}) {
         gguf::TestModelSpec spec;
