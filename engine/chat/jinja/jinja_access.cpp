@@ -82,7 +82,7 @@ Value get_item(const Value& obj, const Value& key) {
     if (obj.is_undefined()) fail_undefined(obj);
     if (obj.is_dict() || obj.is_namespace()) {
         if (const Value* v = obj.dict_data().find(key)) return *v;
-    } else if ((obj.is_list() || obj.is_string()) && (key.is_int() || key.is_bool())) {
+    } else if (((obj.is_list() && !obj.is_iterator()) || obj.is_string()) && (key.is_int() || key.is_bool())) {
         std::int64_t i = key.as_int();
         if (obj.is_list()) {
             const auto n = static_cast<std::int64_t>(obj.items().size());
@@ -132,7 +132,7 @@ Value get_slice(const Value& obj, const Value* start, const Value* stop, const V
 std::vector<Value> iterate(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::Undefined: return {};
-        case Value::Kind::List: return v.items();
+        case Value::Kind::List: return v.is_iterator() ? v.take_items() : v.items();
         case Value::Kind::Dict: {
             if (v.is_namespace()) break;
             std::vector<Value> keys;
@@ -157,7 +157,9 @@ std::int64_t length(const Value& v) {
     switch (v.kind()) {
         case Value::Kind::Undefined: return 0;
         case Value::Kind::String: return static_cast<std::int64_t>(utf8::length(v.as_string()));
-        case Value::Kind::List: return static_cast<std::int64_t>(v.items().size());
+        case Value::Kind::List:
+            if (v.is_iterator()) break;
+            return static_cast<std::int64_t>(v.items().size());
         case Value::Kind::Dict:
             if (!v.is_namespace()) return static_cast<std::int64_t>(v.dict_data().entries.size());
             break;
@@ -174,12 +176,28 @@ bool contains(const Value& container, const Value& item) {
     }
     if (container.is_dict()) return container.dict_data().find(item) != nullptr;
     if (container.is_list()) {
-        for (const auto& x : container.items())
+        for (const auto& x : iterate(container))
             if (equals(x, item)) return true;
         return false;
     }
     if (container.is_undefined()) return false;  // iterates as empty
     throw TemplateRuntimeError("argument of type '" + container.type_name() + "' is not iterable");
+}
+
+Value html_escape(const Value& v) {
+    if (v.is_markup()) return v;
+    std::string out;
+    for (char c : v.str()) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&#34;"; break;
+            case '\'': out += "&#39;"; break;
+            default: out += c;
+        }
+    }
+    return Value::markup(std::move(out));
 }
 
 Value binary_op(std::string_view op, const Value& a, const Value& b) {
@@ -205,11 +223,15 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
     if (op == "+") {
         if (ints) {
             std::int64_t r = 0;
-            return Value(checked(__builtin_add_overflow(a.as_int(), b.as_int(), &r), r));
+            const bool overflow = __builtin_add_overflow(a.as_int(), b.as_int(), &r);
+            return Value(checked(overflow, r));
         }
         if (nums) return Value(a.as_double() + b.as_double());
         if (a.is_string() && b.is_string()) {
             check_size(a.as_string().size() + b.as_string().size());
+            // Markup's __add__/__radd__ escape the plain operand (autoescape off or not).
+            if (a.is_markup() || b.is_markup())
+                return Value::markup(html_escape(a).as_string() + html_escape(b).as_string());
             return Value(a.as_string() + b.as_string());
         }
         if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
@@ -223,7 +245,8 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
     if (op == "-") {
         if (ints) {
             std::int64_t r = 0;
-            return Value(checked(__builtin_sub_overflow(a.as_int(), b.as_int(), &r), r));
+            const bool overflow = __builtin_sub_overflow(a.as_int(), b.as_int(), &r);
+            return Value(checked(overflow, r));
         }
         if (nums) return Value(a.as_double() - b.as_double());
         type_error(op, a, b);
@@ -231,7 +254,8 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
     if (op == "*") {
         if (ints) {
             std::int64_t r = 0;
-            return Value(checked(__builtin_mul_overflow(a.as_int(), b.as_int(), &r), r));
+            const bool overflow = __builtin_mul_overflow(a.as_int(), b.as_int(), &r);
+            return Value(checked(overflow, r));
         }
         if (nums) return Value(a.as_double() * b.as_double());
         const Value* seq = (a.is_string() || a.is_list()) ? &a : (b.is_string() || b.is_list()) ? &b : nullptr;

@@ -27,6 +27,8 @@ std::int64_t length(const Value& v);
 // Python binary operators: + - * / // % ** and the comparisons; `~` is concat (str of both).
 Value binary_op(std::string_view op, const Value& a, const Value& b);
 bool contains(const Value& container, const Value& item);  // Python `item in container`
+// markupsafe.escape: & < > " ' as entities; Markup passes unchanged.
+Value html_escape(const Value& v);
 
 // A bound on strings and lists a template builds, so a doubling loop cannot take the memory.
 inline constexpr std::size_t kMaxBuiltBytes = std::size_t{64} << 20;

@@ -63,7 +63,7 @@ Value f_default(const Value& v, const CallArgs& a) {
 
 Value f_length(const Value& v, const CallArgs&) { return Value(length(v)); }
 Value f_string(const Value& v, const CallArgs&) { return Value(v.str()); }
-Value f_safe(const Value& v, const CallArgs&) { return Value(v.str()); }
+Value f_safe(const Value& v, const CallArgs&) { return v.is_markup() ? v : Value::markup(v.str()); }
 
 Value f_trim(const Value& v, const CallArgs& a) {
     const Value* chars = arg(a, 0, "chars");
@@ -135,7 +135,7 @@ Value f_reverse(const Value& v, const CallArgs&) {
     }
     auto items = iterate(v);
     std::reverse(items.begin(), items.end());
-    return Value::list(std::move(items));
+    return Value::iterator(std::move(items));
 }
 
 Value f_items(const Value& v, const CallArgs&) {
@@ -143,7 +143,7 @@ Value f_items(const Value& v, const CallArgs&) {
     if (!v.is_dict()) fail("Can only get item pairs from a mapping.");
     std::vector<Value> out;
     for (const auto& [k, val] : v.dict_data().entries) out.push_back(Value::list({k, val}, true));
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out));
 }
 
 Value f_dictsort(const Value& v, const CallArgs& a) {
@@ -188,7 +188,7 @@ Value f_unique(const Value& v, const CallArgs& a) {
         seen.push_back(k);
         out.push_back(x);
     }
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out));
 }
 
 Value min_max(const Value& v, const CallArgs& a, bool want_max) {
@@ -216,6 +216,7 @@ Value f_sum(const Value& v, const CallArgs& a) {
 
 Value f_map(const Value& v, const CallArgs& a) {
     std::vector<Value> out;
+    if (!v.truthy()) return Value::iterator({});  // jinja2 walks the sequence only `if value:`
     if (a.positional.empty()) {
         const Value* attr = arg(a, 99, "attribute");
         if (!attr) fail("map() needs a filter name or attribute=");
@@ -224,12 +225,12 @@ Value f_map(const Value& v, const CallArgs& a) {
             Value r = attribute_of(x, attr->str());
             out.push_back(r.is_undefined() && dflt ? *dflt : r);
         }
-        return Value::list(std::move(out));
+        return Value::iterator(std::move(out));
     }
     const std::string name = a.positional[0].str();
     const CallArgs fargs = rest(a, 1);
     for (const auto& x : iterate(v)) out.push_back(apply_filter(name, x, fargs));
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out));
 }
 
 // select / reject / selectattr / rejectattr share one walk.
@@ -244,12 +245,13 @@ Value select_common(const Value& v, const CallArgs& a, bool by_attr, bool keep) 
     if (a.positional.size() > next) test = a.positional[next++].str();
     const CallArgs targs = rest(a, next);
     std::vector<Value> out;
+    if (!v.truthy()) return Value::iterator({});  // jinja2 walks the sequence only `if seq:`
     for (const auto& x : iterate(v)) {
         const Value subject = by_attr ? attribute_of(x, attr) : x;
         const bool ok = test.empty() ? subject.truthy() : apply_test(test, subject, targs);
         if (ok == keep) out.push_back(x);
     }
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out));
 }
 Value f_select(const Value& v, const CallArgs& a) { return select_common(v, a, false, true); }
 Value f_reject(const Value& v, const CallArgs& a) { return select_common(v, a, false, false); }
@@ -340,20 +342,7 @@ Value f_round(const Value& v, const CallArgs& a) {
     return Value(r / scale);
 }
 
-Value f_escape(const Value& v, const CallArgs&) {
-    std::string out;
-    for (char c : v.str()) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
-        }
-    }
-    return Value(std::move(out));
-}
+Value f_escape(const Value& v, const CallArgs&) { return html_escape(v); }
 
 Value f_wordcount(const Value& v, const CallArgs&) {
     std::int64_t n = 0;

@@ -78,6 +78,7 @@ struct Writer {
             }
             case Value::Kind::String: string(v.as_string()); return;
             case Value::Kind::List: {
+                if (v.is_iterator()) break;
                 if (v.items().empty()) {
                     out += "[]";
                     return;

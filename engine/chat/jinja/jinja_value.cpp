@@ -48,7 +48,10 @@ std::string repr_at(const Value& v, int depth) {
     check_depth(depth);
     switch (v.kind()) {
         case Value::Kind::String: return repr_string(v.as_string());
-        case Value::Kind::List: return repr_items(v, depth);
+        case Value::Kind::List:
+            // CPython prints an address here; no renderer can reproduce it.
+            if (v.is_iterator()) throw UnsupportedError("printing an iterator (map/select/... without |list)");
+            return repr_items(v, depth);
         case Value::Kind::Dict:
             if (v.is_namespace()) return "<Namespace " + repr_dict(v.dict_data(), depth) + ">";
             return repr_dict(v.dict_data(), depth);
@@ -68,6 +71,7 @@ bool equals_at(const Value& a, const Value& b, int depth) {
         case Value::Kind::None: return true;
         case Value::Kind::String: return a.as_string() == b.as_string();
         case Value::Kind::List: {
+            if (a.is_iterator() || b.is_iterator()) return &a.items() == &b.items();
             if (a.is_tuple() != b.is_tuple() || a.items().size() != b.items().size()) return false;
             for (std::size_t i = 0; i < a.items().size(); ++i)
                 if (!equals_at(a.items()[i], b.items()[i], depth + 1)) return false;
@@ -126,6 +130,18 @@ Value Value::list(std::vector<Value> items, bool tuple) {
     return v;
 }
 
+Value Value::iterator(std::vector<Value> items) {
+    Value v = list(std::move(items));
+    v.list_->is_iterator = true;
+    return v;
+}
+
+Value Value::markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+}
+
 Value Value::dict() {
     Value v;
     v.kind_ = Kind::Dict;
@@ -155,7 +171,7 @@ bool Value::truthy() const {
         case Kind::Int: return int_ != 0;
         case Kind::Float: return float_ != 0.0;
         case Kind::String: return !str_->empty();
-        case Kind::List: return !list_->items.empty();
+        case Kind::List: return list_->is_iterator || !list_->items.empty();
         case Kind::Dict: return dict_->is_namespace || !dict_->entries.empty();
         case Kind::Callable: return true;
     }
@@ -188,7 +204,7 @@ std::string Value::type_name() const {
         case Kind::Int: return "int";
         case Kind::Float: return "float";
         case Kind::String: return "str";
-        case Kind::List: return is_tuple() ? "tuple" : "list";
+        case Kind::List: return is_iterator() ? "generator" : is_tuple() ? "tuple" : "list";
         case Kind::Dict: return is_namespace() ? "Namespace" : "dict";
         case Kind::Callable: return "function";
     }

@@ -25,6 +25,9 @@ using Function = std::function<Value(const CallArgs&)>;
 struct ListData {
     std::vector<Value> items;
     bool is_tuple = false;  // prints as (a, b) instead of [a, b]
+    // A Python iterator (what jinja2's map, select, unique, items, reverse return): always true,
+    // no len(), not JSON, and consumed by the first walk over it.
+    bool is_iterator = false;
 };
 
 // Insertion-ordered like a Python dict; lookups are linear, which is fine at chat-message sizes.
@@ -53,6 +56,9 @@ public:
     static Value undefined(std::string hint = {});
     static Value none();
     static Value list(std::vector<Value> items = {}, bool tuple = false);
+    static Value iterator(std::vector<Value> items);
+    // markupsafe's Markup (what |safe and |escape return): `markup + str` HTML-escapes the str.
+    static Value markup(std::string s);
     static Value dict();
     static Value make_namespace();
     static Value function(std::string name, Function fn);
@@ -65,8 +71,10 @@ public:
     bool is_float() const { return kind_ == Kind::Float; }
     bool is_number() const { return is_int() || is_float() || is_bool(); }  // Python: bool is int
     bool is_string() const { return kind_ == Kind::String; }
+    bool is_markup() const { return is_string() && markup_; }
     bool is_list() const { return kind_ == Kind::List; }
     bool is_tuple() const { return is_list() && list_->is_tuple; }
+    bool is_iterator() const { return is_list() && list_->is_iterator; }
     bool is_dict() const { return kind_ == Kind::Dict && !dict_->is_namespace; }
     bool is_namespace() const { return kind_ == Kind::Dict && dict_->is_namespace; }
     bool is_callable() const { return kind_ == Kind::Callable; }
@@ -76,6 +84,8 @@ public:
     double as_double() const { return is_float() ? float_ : static_cast<double>(int_); }
     const std::string& as_string() const { return *str_; }
     const std::vector<Value>& items() const { return list_->items; }
+    // An iterator's items, leaving it exhausted (shared copies see it exhausted too).
+    std::vector<Value> take_items() const { return std::move(list_->items); }
     const DictData& dict_data() const { return *dict_; }
     DictData& dict_data_mut() { return *dict_; }  // namespaces only: `set ns.x = ...`
     const Function& function() const { return *fn_; }
@@ -95,6 +105,7 @@ private:
     std::shared_ptr<DictData> dict_;
     std::shared_ptr<const Function> fn_;
     std::string hint_;
+    bool markup_ = false;
 };
 
 // Python's ==: 1 == 1.0 == True; containers element-wise; undefined equals only undefined.
