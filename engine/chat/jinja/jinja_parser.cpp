@@ -105,7 +105,7 @@ private:
         while (true) {
             const Token& t = cur();
             if (t.type == TokenType::End) {
-                if (!end.empty()) fail(t.offset, "unexpected end of template, expected '" + *end.begin() + "'");
+                if (!end.empty()) fail(t.offset, "unexpected end of template, expected '" + *end.rbegin() + "'");
                 return body;
             }
             if (t.type == TokenType::Text) {
