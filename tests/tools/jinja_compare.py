@@ -80,6 +80,9 @@ def render_jinja2(env, source, ctx):
     try:
         return True, env.from_string(source).render(**ctx)
     except Exception as e:  # any failure counts as "jinja2 raised"
+        import jinja2
+        if type(e) is jinja2.exceptions.TemplateError:  # raise_exception(msg): the text must match
+            return False, ("raise_exception", str(e))
         return False, f"{type(e).__name__}: {e}"
 
 
@@ -103,10 +106,11 @@ def first_diff(a, b):
 def compare_template(env, tool, path, convs, workdir, verbose):
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    jinja_ok_any = False
+    rendered = total = 0
     for name, ctx in contexts(convs):
         ok, want = render_jinja2(env, source, ctx)
-        jinja_ok_any = jinja_ok_any or ok
+        total += 1
+        rendered += ok
         rc, got, err = render_ours(tool, path, ctx, workdir)
         if rc == 3:
             return "refused by us", err.removeprefix("unsupported: ")
@@ -116,15 +120,18 @@ def compare_template(env, tool, path, convs, workdir, verbose):
             return "differs", f"{name}: jinja2 renders, we raise: {err}"
         if not ok and rc == 0:
             return "differs", f"{name}: jinja2 raises ({want}), we render"
+        if not ok and isinstance(want, tuple) and err != f"error: {want[1]}":
+            return "differs", f"{name}: raise_exception({want[1]!r}) in jinja2, we: {err}"
         if ok and got != want:
             i = first_diff(got, want)
             detail = f"{name}: first difference at char {i}: ours {got[i:i + 40]!r} vs jinja2 {want[i:i + 40]!r}"
             if verbose:
                 detail += f"\n--- ours ---\n{got}\n--- jinja2 ---\n{want}"
             return "differs", detail
-    if not jinja_ok_any:
-        return "refused by jinja2", "jinja2 raises for every conversation"
-    return "identical", ""
+    if not rendered:
+        return "refused by jinja2", "jinja2 raises for every conversation (and so do we)"
+    both_raise = f"; jinja2 and we raise for the other {total - rendered}" if rendered < total else ""
+    return "identical", f"{rendered} of {total} rendered{both_raise}"
 
 
 def main(argv):
