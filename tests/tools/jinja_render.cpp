@@ -20,16 +20,22 @@ using fluoro::jinja::Value;
 // JSON to the interpreter's values; object key order is kept (ordered_json), as Python's dicts do.
 Value to_value(const nlohmann::ordered_json& j) {
     switch (j.type()) {
-        case nlohmann::ordered_json::value_t::null: return Value::none();
-        case nlohmann::ordered_json::value_t::boolean: return Value(j.get<bool>());
-        case nlohmann::ordered_json::value_t::number_integer: return Value(j.get<std::int64_t>());
+        case nlohmann::ordered_json::value_t::null:
+            return Value::none();
+        case nlohmann::ordered_json::value_t::boolean:
+            return Value(j.get<bool>());
+        case nlohmann::ordered_json::value_t::number_integer:
+            return Value(j.get<std::int64_t>());
         case nlohmann::ordered_json::value_t::number_unsigned: {
             const auto u = j.get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(INT64_MAX)) throw fluoro::UnsupportedError("integer exceeds 64 bits");
+            if (u > static_cast<std::uint64_t>(INT64_MAX))
+                throw fluoro::UnsupportedError("integer exceeds 64 bits");
             return Value(static_cast<std::int64_t>(u));
         }
-        case nlohmann::ordered_json::value_t::number_float: return Value(j.get<double>());
-        case nlohmann::ordered_json::value_t::string: return Value(j.get<std::string>());
+        case nlohmann::ordered_json::value_t::number_float:
+            return Value(j.get<double>());
+        case nlohmann::ordered_json::value_t::string:
+            return Value(j.get<std::string>());
         case nlohmann::ordered_json::value_t::array: {
             std::vector<Value> items;
             for (const auto& x : j) items.push_back(to_value(x));
@@ -40,7 +46,8 @@ Value to_value(const nlohmann::ordered_json& j) {
             for (const auto& [k, v] : j.items()) d.dict_data_mut().set(Value(k), to_value(v));
             return d;
         }
-        default: return Value();
+        default:
+            return Value();
     }
 }
 

@@ -18,8 +18,16 @@ namespace {
                                a.type_name() + "' and '" + b.type_name() + "'");
 }
 
+// "'" + type name, built by appending: GCC 12 at -O2 warns falsely (-Wrestrict, bug 105651) on
+// "literal" + std::string temporary.
+std::string quoted_type(const Value& obj) {
+    std::string s = "'";
+    s += obj.type_name();
+    return s;
+}
+
 Value missing_attr(const Value& obj, const std::string& name) {
-    return Value::undefined("'" + obj.type_name() + " object' has no attribute '" + name + "'");
+    return Value::undefined(quoted_type(obj) + " object' has no attribute '" + name + "'");
 }
 
 // Python's slice.indices(): clamps the bounds for a sequence of `len` items.
@@ -37,7 +45,9 @@ void slice_indices(std::int64_t len, const Value* start, const Value* stop, std:
     hi = clamp(stop, step > 0 ? len : -1, false);
 }
 
-bool is_index(const Value* v) { return !v || v->is_none() || v->is_int() || v->is_bool(); }
+bool is_index(const Value* v) {
+    return !v || v->is_none() || v->is_int() || v->is_bool();
+}
 
 std::int64_t checked(bool overflow, std::int64_t r) {
     if (overflow) throw UnsupportedError("integer result exceeds 64 bits");
@@ -48,7 +58,8 @@ std::int64_t checked(bool overflow, std::int64_t r) {
 
 void check_size(std::size_t bytes) {
     if (bytes > kMaxBuiltBytes)
-        throw TemplateRuntimeError("value larger than " + std::to_string(kMaxBuiltBytes >> 20) + " MiB");
+        throw TemplateRuntimeError("value larger than " + std::to_string(kMaxBuiltBytes >> 20) +
+                                   " MiB");
 }
 
 const Value* arg(const CallArgs& args, std::size_t index, std::string_view name) {
@@ -82,7 +93,8 @@ Value get_item(const Value& obj, const Value& key) {
     if (obj.is_undefined()) fail_undefined(obj);
     if (obj.is_dict() || obj.is_namespace()) {
         if (const Value* v = obj.dict_data().find(key)) return *v;
-    } else if (((obj.is_list() && !obj.is_iterator()) || obj.is_string()) && (key.is_int() || key.is_bool())) {
+    } else if (((obj.is_list() && !obj.is_iterator()) || obj.is_string()) &&
+               (key.is_int() || key.is_bool())) {
         std::int64_t i = key.as_int();
         if (obj.is_list()) {
             const auto n = static_cast<std::int64_t>(obj.items().size());
@@ -101,7 +113,7 @@ Value get_item(const Value& obj, const Value& key) {
         return Value::undefined(obj.type_name() + " index out of range");
     }
     if (key.is_string() && !obj.is_namespace()) return get_attr(obj, key.as_string());
-    return Value::undefined("'" + obj.type_name() + " object' has no attribute " + key.repr());
+    return Value::undefined(quoted_type(obj) + " object' has no attribute " + key.repr());
 }
 
 Value get_slice(const Value& obj, const Value* start, const Value* stop, const Value* step_v) {
@@ -113,11 +125,13 @@ Value get_slice(const Value& obj, const Value* start, const Value* stop, const V
     auto pick = [&](std::int64_t len, auto&& take) {
         std::int64_t lo, hi;
         slice_indices(len, start, stop, step, lo, hi);
-        for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) take(static_cast<std::size_t>(i));
+        for (std::int64_t i = lo; step > 0 ? i < hi : i > hi; i += step)
+            take(static_cast<std::size_t>(i));
     };
     if (obj.is_list()) {
         std::vector<Value> out;
-        pick(static_cast<std::int64_t>(obj.items().size()), [&](std::size_t i) { out.push_back(obj.items()[i]); });
+        pick(static_cast<std::int64_t>(obj.items().size()),
+             [&](std::size_t i) { out.push_back(obj.items()[i]); });
         return Value::list(std::move(out), obj.is_tuple());
     }
     if (obj.is_string()) {
@@ -126,13 +140,15 @@ Value get_slice(const Value& obj, const Value* start, const Value* stop, const V
         pick(static_cast<std::int64_t>(cps.size()), [&](std::size_t i) { out.push_back(cps[i]); });
         return Value(utf8::encode(out));
     }
-    return Value::undefined("'" + obj.type_name() + "' object is not subscriptable");
+    return Value::undefined(quoted_type(obj) + "' object is not subscriptable");
 }
 
 std::vector<Value> iterate(const Value& v) {
     switch (v.kind()) {
-        case Value::Kind::Undefined: return {};
-        case Value::Kind::List: return v.is_iterator() ? v.take_items() : v.items();
+        case Value::Kind::Undefined:
+            return {};
+        case Value::Kind::List:
+            return v.is_iterator() ? v.take_items() : v.items();
         case Value::Kind::Dict: {
             if (v.is_namespace()) break;
             std::vector<Value> keys;
@@ -148,22 +164,26 @@ std::vector<Value> iterate(const Value& v) {
             }
             return chars;
         }
-        default: break;
+        default:
+            break;
     }
     throw TemplateRuntimeError("'" + v.type_name() + "' object is not iterable");
 }
 
 std::int64_t length(const Value& v) {
     switch (v.kind()) {
-        case Value::Kind::Undefined: return 0;
-        case Value::Kind::String: return static_cast<std::int64_t>(utf8::length(v.as_string()));
+        case Value::Kind::Undefined:
+            return 0;
+        case Value::Kind::String:
+            return static_cast<std::int64_t>(utf8::length(v.as_string()));
         case Value::Kind::List:
             if (v.is_iterator()) break;
             return static_cast<std::int64_t>(v.items().size());
         case Value::Kind::Dict:
             if (!v.is_namespace()) return static_cast<std::int64_t>(v.dict_data().entries.size());
             break;
-        default: break;
+        default:
+            break;
     }
     throw TemplateRuntimeError("object of type '" + v.type_name() + "' has no len()");
 }
@@ -171,7 +191,8 @@ std::int64_t length(const Value& v) {
 bool contains(const Value& container, const Value& item) {
     if (container.is_string()) {
         if (!item.is_string())
-            throw TemplateRuntimeError("'in <string>' requires string as left operand, not " + item.type_name());
+            throw TemplateRuntimeError("'in <string>' requires string as left operand, not " +
+                                       item.type_name());
         return container.as_string().find(item.as_string()) != std::string::npos;
     }
     if (container.is_dict()) return container.dict_data().find(item) != nullptr;
@@ -189,12 +210,23 @@ Value html_escape(const Value& v) {
     std::string out;
     for (char c : v.str()) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&#34;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
         }
     }
     return Value::markup(std::move(out));
@@ -258,19 +290,24 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
             return Value(checked(overflow, r));
         }
         if (nums) return Value(a.as_double() * b.as_double());
-        const Value* seq = (a.is_string() || a.is_list()) ? &a : (b.is_string() || b.is_list()) ? &b : nullptr;
+        const Value* seq = (a.is_string() || a.is_list())   ? &a
+                           : (b.is_string() || b.is_list()) ? &b
+                                                            : nullptr;
         const Value* count = seq == &a ? &b : &a;
         if (seq && (count->is_int() || count->is_bool())) {
             const std::int64_t n = count->as_int() < 0 ? 0 : count->as_int();
-            const std::size_t unit = seq->is_string() ? seq->as_string().size() : seq->items().size() * sizeof(Value);
-            if (unit && static_cast<std::uint64_t>(n) > kMaxBuiltBytes / unit) check_size(kMaxBuiltBytes + 1);
+            const std::size_t unit =
+                seq->is_string() ? seq->as_string().size() : seq->items().size() * sizeof(Value);
+            if (unit && static_cast<std::uint64_t>(n) > kMaxBuiltBytes / unit)
+                check_size(kMaxBuiltBytes + 1);
             if (seq->is_string()) {
                 std::string s;
                 for (std::int64_t i = 0; i < n; ++i) s += seq->as_string();
                 return Value(std::move(s));
             }
             std::vector<Value> items;
-            for (std::int64_t i = 0; i < n; ++i) items.insert(items.end(), seq->items().begin(), seq->items().end());
+            for (std::int64_t i = 0; i < n; ++i)
+                items.insert(items.end(), seq->items().begin(), seq->items().end());
             return Value::list(std::move(items), seq->is_tuple());
         }
         type_error(op, a, b);
@@ -281,7 +318,8 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
         return Value(a.as_double() / b.as_double());
     }
     if (op == "//" || op == "%") {
-        if (a.is_string() && op == "%") throw UnsupportedError("printf-style '%' string formatting is not supported");
+        if (a.is_string() && op == "%")
+            throw UnsupportedError("printf-style '%' string formatting is not supported");
         if (!nums) type_error(op, a, b);
         if (b.as_double() == 0.0) throw TemplateRuntimeError("integer division or modulo by zero");
         if (ints) {
@@ -309,7 +347,8 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
             if (base == -1) return Value(e % 2 ? std::int64_t{-1} : std::int64_t{1});
             std::int64_t r = 1;  // |base| >= 2: overflows within 63 steps
             for (std::int64_t i = 0; i < e; ++i)
-                if (__builtin_mul_overflow(r, base, &r)) throw UnsupportedError("integer result exceeds 64 bits");
+                if (__builtin_mul_overflow(r, base, &r))
+                    throw UnsupportedError("integer result exceeds 64 bits");
             return Value(r);
         }
         return Value(std::pow(a.as_double(), b.as_double()));

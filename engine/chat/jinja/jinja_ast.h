@@ -46,13 +46,13 @@ struct Expr {
 };
 
 enum class StmtKind {
-    Text,         // text
-    Output,       // {{ expr }}
-    If,           // branches: (test, body)...; a null test is the else branch
-    For,          // for targets in expr [if filter]: body [else: else_body]
-    Set,          // set targets = expr, or set targets[0].targets[1] = expr when attr_target
-    SetBlock,     // set targets[0] [| filter] %}body{% endset
-    Macro,        // macro name(params) body
+    Text,      // text
+    Output,    // {{ expr }}
+    If,        // branches: (test, body)...; a null test is the else branch
+    For,       // for targets in expr [if filter]: body [else: else_body]
+    Set,       // set targets = expr, or set targets[0].targets[1] = expr when attr_target
+    SetBlock,  // set targets[0] [| filter] %}body{% endset
+    Macro,     // macro name(params) body
     Break,
     Continue,
     FilterBlock,  // filter (chain in `filter`, innermost target null) body

@@ -23,11 +23,12 @@ using ScopePtr = std::shared_ptr<Scope>;
 enum class Flow { Normal, Break, Continue };
 
 class Interpreter {
-public:
+  public:
     Interpreter(std::string_view src, const Value& context, const RenderOptions& options)
         : src_(src), context_(context), opt_(options) {
         if (!context_.is_dict() && !context_.is_undefined())
-            throw TemplateRuntimeError("the render context must be a dict, got " + context_.type_name());
+            throw TemplateRuntimeError("the render context must be a dict, got " +
+                                       context_.type_name());
         add_globals();
     }
 
@@ -39,7 +40,7 @@ public:
         return out;
     }
 
-private:
+  private:
     // --- errors carry the position of the innermost construct that failed ---
     template <typename F>
     auto at(std::size_t offset, F&& f) -> decltype(f()) {
@@ -62,13 +63,15 @@ private:
 
     void step() {
         if (++steps_ > opt_.max_steps)
-            throw TemplateRuntimeError("template ran more than " + std::to_string(opt_.max_steps) + " steps");
+            throw TemplateRuntimeError("template ran more than " + std::to_string(opt_.max_steps) +
+                                       " steps");
     }
 
     void emit(std::string& out, std::string_view text) {
         emitted_ += text.size();
         if (emitted_ > opt_.max_output_bytes)
-            throw TemplateRuntimeError("template output exceeds " + std::to_string(opt_.max_output_bytes) + " bytes");
+            throw TemplateRuntimeError("template output exceeds " +
+                                       std::to_string(opt_.max_output_bytes) + " bytes");
         out += text;
     }
 
@@ -90,7 +93,8 @@ private:
             std::int64_t start = 0, stop = 0, stp = 1;
             auto num = [](const Value& v) {
                 if (!v.is_int() && !v.is_bool())
-                    throw TemplateRuntimeError("'" + v.type_name() + "' object cannot be interpreted as an integer");
+                    throw TemplateRuntimeError("'" + v.type_name() +
+                                               "' object cannot be interpreted as an integer");
                 return v.as_int();
             };
             if (a.positional.size() == 1) {
@@ -106,7 +110,8 @@ private:
             std::vector<Value> out;
             for (std::int64_t i = start; stp > 0 ? i < stop : i > stop; i += stp) {
                 if (static_cast<std::int64_t>(out.size()) >= kMaxRange)
-                    throw TemplateRuntimeError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
+                    throw TemplateRuntimeError(
+                        "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
                 out.emplace_back(i);
             }
             return Value::list(std::move(out));
@@ -115,7 +120,9 @@ private:
             return [ns](const CallArgs& a) {
                 Value d = ns ? Value::make_namespace() : Value::dict();
                 for (const auto& p : a.positional) {
-                    if (!p.is_dict()) throw TemplateRuntimeError("dict/namespace positional argument must be a mapping");
+                    if (!p.is_dict())
+                        throw TemplateRuntimeError(
+                            "dict/namespace positional argument must be a mapping");
                     for (const auto& [k, v] : p.dict_data().entries) d.dict_data_mut().set(k, v);
                 }
                 for (const auto& [k, v] : a.keyword) d.dict_data_mut().set(Value(k), v);
@@ -124,13 +131,15 @@ private:
         };
         globals_["namespace"] = Value::function("namespace", make_dict(true));
         globals_["dict"] = Value::function("dict", make_dict(false));
-        globals_["raise_exception"] = Value::function("raise_exception", [](const CallArgs& a) -> Value {
-            throw TemplateRaised(a.positional.empty() ? std::string() : a.positional[0].str());
-        });
+        globals_["raise_exception"] =
+            Value::function("raise_exception", [](const CallArgs& a) -> Value {
+                throw TemplateRaised(a.positional.empty() ? std::string() : a.positional[0].str());
+            });
         const std::optional<std::time_t> now = opt_.now;
         globals_["strftime_now"] = Value::function("strftime_now", [now](const CallArgs& a) {
             const Value* fmt = arg(a, 0, "format");
-            if (!fmt || !fmt->is_string()) throw TemplateRuntimeError("strftime_now() needs a format string");
+            if (!fmt || !fmt->is_string())
+                throw TemplateRuntimeError("strftime_now() needs a format string");
             const std::time_t t = now ? *now : std::time(nullptr);
             std::tm tm{};
             localtime_r(&t, &tm);
@@ -152,14 +161,21 @@ private:
 
     Flow exec_one(const Stmt& s, const ScopePtr& scope, std::string& out) {
         switch (s.kind) {
-            case StmtKind::Text: emit(out, s.text); return Flow::Normal;
-            case StmtKind::Output: emit(out, eval(*s.expr, scope).str()); return Flow::Normal;
+            case StmtKind::Text:
+                emit(out, s.text);
+                return Flow::Normal;
+            case StmtKind::Output:
+                emit(out, eval(*s.expr, scope).str());
+                return Flow::Normal;
             case StmtKind::If:
                 for (const auto& [test, body] : s.branches)
                     if (!test || eval(*test, scope).truthy()) return exec(body, scope, out);
                 return Flow::Normal;
-            case StmtKind::For: return exec_for(s, scope, out);
-            case StmtKind::Set: assign(s, eval(*s.expr, scope), scope); return Flow::Normal;
+            case StmtKind::For:
+                return exec_for(s, scope, out);
+            case StmtKind::Set:
+                assign(s, eval(*s.expr, scope), scope);
+                return Flow::Normal;
             case StmtKind::SetBlock: {
                 std::string text;
                 exec(s.body, scope, text);
@@ -174,9 +190,13 @@ private:
                 emit(out, apply_filters(*s.filter, Value(std::move(text)), scope).str());
                 return Flow::Normal;
             }
-            case StmtKind::Macro: scope->vars[s.name] = make_macro(s, scope); return Flow::Normal;
-            case StmtKind::Break: return Flow::Break;
-            case StmtKind::Continue: return Flow::Continue;
+            case StmtKind::Macro:
+                scope->vars[s.name] = make_macro(s, scope);
+                return Flow::Normal;
+            case StmtKind::Break:
+                return Flow::Break;
+            case StmtKind::Continue:
+                return Flow::Continue;
         }
         return Flow::Normal;
     }
@@ -188,8 +208,9 @@ private:
         }
         const auto parts = iterate(v);
         if (parts.size() != s.targets.size())
-            throw TemplateRuntimeError(parts.size() > s.targets.size() ? "too many values to unpack"
-                                                                       : "not enough values to unpack");
+            throw TemplateRuntimeError(parts.size() > s.targets.size()
+                                           ? "too many values to unpack"
+                                           : "not enough values to unpack");
         for (std::size_t i = 0; i < parts.size(); ++i) scope.vars[s.targets[i]] = parts[i];
     }
 
@@ -199,7 +220,8 @@ private:
             return;
         }
         Value ns = lookup(scope, s.targets[0]);
-        if (!ns.is_namespace()) throw TemplateRuntimeError("cannot assign attribute on non-namespace object");
+        if (!ns.is_namespace())
+            throw TemplateRuntimeError("cannot assign attribute on non-namespace object");
         ns.dict_data_mut().set(Value(s.targets[1]), v);
     }
 
@@ -245,13 +267,15 @@ private:
         // stored in a namespace from holding its scope (and itself) alive in a cycle.
         std::weak_ptr<Scope> defining = scope;
         const Stmt* m = &s;
-        return Value::function(s.name, [this, m, defining](const CallArgs& a) { return call_macro(*m, defining, a); });
+        return Value::function(
+            s.name, [this, m, defining](const CallArgs& a) { return call_macro(*m, defining, a); });
     }
 
     Value call_macro(const Stmt& m, const std::weak_ptr<Scope>& defining, const CallArgs& a) {
         if (++call_depth_ > opt_.max_call_depth) {
             --call_depth_;
-            throw TemplateRuntimeError("macro calls nested more than " + std::to_string(opt_.max_call_depth) + " deep");
+            throw TemplateRuntimeError("macro calls nested more than " +
+                                       std::to_string(opt_.max_call_depth) + " deep");
         }
         struct Depth {
             int& d;
@@ -261,8 +285,8 @@ private:
         scope->parent = defining.lock();
         if (!scope->parent) scope->parent = root_.lock();
         if (a.positional.size() > m.params.size())
-            throw TemplateRuntimeError("macro '" + m.name + "' takes not more than " + std::to_string(m.params.size()) +
-                                       " argument(s)");
+            throw TemplateRuntimeError("macro '" + m.name + "' takes not more than " +
+                                       std::to_string(m.params.size()) + " argument(s)");
         Value kwargs = Value::dict();
         for (const auto& [k, v] : a.keyword) {
             bool known = false;
@@ -272,9 +296,12 @@ private:
         for (std::size_t i = 0; i < m.params.size(); ++i) {
             const auto& [name, dflt] = m.params[i];
             const Value* given = arg(a, i, name);
-            if (given) scope->vars[name] = *given;
-            else if (dflt) scope->vars[name] = eval(*dflt, scope);
-            else scope->vars[name] = Value::undefined("parameter '" + name + "' was not provided");
+            if (given)
+                scope->vars[name] = *given;
+            else if (dflt)
+                scope->vars[name] = eval(*dflt, scope);
+            else
+                scope->vars[name] = Value::undefined("parameter '" + name + "' was not provided");
         }
         if (!kwargs.dict_data().entries.empty())
             throw TemplateRuntimeError("macro '" + m.name + "' takes no keyword argument '" +
@@ -297,14 +324,17 @@ private:
     }
 
     Value apply_filters(const Expr& f, Value innermost, const ScopePtr& scope) {
-        Value operand = f.target ? apply_filters(*f.target, std::move(innermost), scope) : std::move(innermost);
+        Value operand =
+            f.target ? apply_filters(*f.target, std::move(innermost), scope) : std::move(innermost);
         return apply_filter(f.name, operand, eval_args(f, scope));
     }
 
     Value eval_node(const Expr& e, const ScopePtr& scope) {
         switch (e.kind) {
-            case ExprKind::Literal: return e.literal;
-            case ExprKind::Name: return lookup(scope, e.name);
+            case ExprKind::Literal:
+                return e.literal;
+            case ExprKind::Name:
+                return lookup(scope, e.name);
             case ExprKind::ListLit:
             case ExprKind::TupleLit: {
                 std::vector<Value> items;
@@ -317,8 +347,10 @@ private:
                     d.dict_data_mut().set(eval(*e.args[i], scope), eval(*e.args[i + 1], scope));
                 return d;
             }
-            case ExprKind::GetAttr: return get_attr(eval(*e.target, scope), e.name);
-            case ExprKind::GetItem: return get_item(eval(*e.target, scope), eval(*e.args[0], scope));
+            case ExprKind::GetAttr:
+                return get_attr(eval(*e.target, scope), e.name);
+            case ExprKind::GetItem:
+                return get_item(eval(*e.target, scope), eval(*e.args[0], scope));
             case ExprKind::Slice: {
                 const Value obj = eval(*e.target, scope);
                 Value b[3];
@@ -335,12 +367,14 @@ private:
                 CallArgs a = eval_args(e, scope);
                 if (!fn.is_callable()) {
                     if (fn.is_undefined())
-                        throw TemplateRuntimeError(fn.name().empty() ? "undefined value is not callable" : fn.name());
+                        throw TemplateRuntimeError(
+                            fn.name().empty() ? "undefined value is not callable" : fn.name());
                     throw TemplateRuntimeError("'" + fn.type_name() + "' object is not callable");
                 }
                 return fn.function()(a);
             }
-            case ExprKind::Filter: return apply_filter(e.name, eval(*e.target, scope), eval_args(e, scope));
+            case ExprKind::Filter:
+                return apply_filter(e.name, eval(*e.target, scope), eval_args(e, scope));
             case ExprKind::Test: {
                 const bool r = apply_test(e.name, eval(*e.target, scope), eval_args(e, scope));
                 return Value(e.negated ? !r : r);
@@ -348,8 +382,12 @@ private:
             case ExprKind::Unary: {
                 const Value v = eval(*e.target, scope);
                 if (e.name == "not") return Value(!v.truthy());
-                if (v.is_undefined()) throw TemplateRuntimeError(v.name().empty() ? "undefined value used" : v.name());
-                if (!v.is_number()) throw TemplateRuntimeError("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
+                if (v.is_undefined())
+                    throw TemplateRuntimeError(v.name().empty() ? "undefined value used"
+                                                                : v.name());
+                if (!v.is_number())
+                    throw TemplateRuntimeError("bad operand type for unary " + e.name + ": '" +
+                                               v.type_name() + "'");
                 if (e.name == "+") return v.is_float() ? v : Value(v.as_int());
                 return v.is_float() ? Value(-v.as_double()) : binary_op("-", Value(0), v);
             }
@@ -370,7 +408,8 @@ private:
             }
             case ExprKind::CondExpr:
                 if (eval(*e.target, scope).truthy()) return eval(*e.args[0], scope);
-                return e.args[1] ? eval(*e.args[1], scope) : Value::undefined("conditional expression had no else");
+                return e.args[1] ? eval(*e.args[1], scope)
+                                 : Value::undefined("conditional expression had no else");
         }
         return Value();
     }

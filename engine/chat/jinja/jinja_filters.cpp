@@ -17,7 +17,9 @@ namespace {
 using Filter = Value (*)(const Value&, const CallArgs&);
 using Test = bool (*)(const Value&, const CallArgs&);
 
-[[noreturn]] void fail(const std::string& what) { throw TemplateRuntimeError(what); }
+[[noreturn]] void fail(const std::string& what) {
+    throw TemplateRuntimeError(what);
+}
 
 void need_defined(const Value& v) {
     if (v.is_undefined()) fail(v.name().empty() ? "undefined value used" : v.name());
@@ -30,7 +32,8 @@ bool flag(const CallArgs& a, std::size_t i, std::string_view name, bool fallback
 
 CallArgs rest(const CallArgs& a, std::size_t from) {
     CallArgs out;
-    for (std::size_t i = from; i < a.positional.size(); ++i) out.positional.push_back(a.positional[i]);
+    for (std::size_t i = from; i < a.positional.size(); ++i)
+        out.positional.push_back(a.positional[i]);
     out.keyword = a.keyword;
     return out;
 }
@@ -41,9 +44,13 @@ Value attribute_of(const Value& item, const std::string& path) {
     std::size_t start = 0;
     while (true) {
         const auto dot = path.find('.', start);
-        const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-        v = numeric ? get_item(v, Value(static_cast<std::int64_t>(std::stoll(part)))) : get_item(v, Value(part));
+        const std::string part =
+            path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+            return c >= '0' && c <= '9';
+        });
+        v = numeric ? get_item(v, Value(static_cast<std::int64_t>(std::stoll(part))))
+                    : get_item(v, Value(part));
         if (dot == std::string::npos) return v;
         start = dot + 1;
     }
@@ -57,13 +64,20 @@ Value sort_key(const Value& v, bool case_sensitive) {
 
 Value f_default(const Value& v, const CallArgs& a) {
     const bool boolean = flag(a, 1, "boolean", false);
-    if (v.is_undefined() || (boolean && !v.truthy())) return arg_or(a, 0, "default_value", Value(""));
+    if (v.is_undefined() || (boolean && !v.truthy()))
+        return arg_or(a, 0, "default_value", Value(""));
     return v;
 }
 
-Value f_length(const Value& v, const CallArgs&) { return Value(length(v)); }
-Value f_string(const Value& v, const CallArgs&) { return Value(v.str()); }
-Value f_safe(const Value& v, const CallArgs&) { return v.is_markup() ? v : Value::markup(v.str()); }
+Value f_length(const Value& v, const CallArgs&) {
+    return Value(length(v));
+}
+Value f_string(const Value& v, const CallArgs&) {
+    return Value(v.str());
+}
+Value f_safe(const Value& v, const CallArgs&) {
+    return v.is_markup() ? v : Value::markup(v.str());
+}
 
 Value f_trim(const Value& v, const CallArgs& a) {
     const Value* chars = arg(a, 0, "chars");
@@ -72,16 +86,23 @@ Value f_trim(const Value& v, const CallArgs& a) {
     return Value(py::strip(v.str(), c, true, true));
 }
 
-Value f_upper(const Value& v, const CallArgs&) { return Value(py::upper(v.str())); }
-Value f_lower(const Value& v, const CallArgs&) { return Value(py::lower(v.str())); }
-Value f_capitalize(const Value& v, const CallArgs&) { return Value(py::capitalize(v.str())); }
+Value f_upper(const Value& v, const CallArgs&) {
+    return Value(py::upper(v.str()));
+}
+Value f_lower(const Value& v, const CallArgs&) {
+    return Value(py::lower(v.str()));
+}
+Value f_capitalize(const Value& v, const CallArgs&) {
+    return Value(py::capitalize(v.str()));
+}
 
 // jinja2's title filter (not str.title): words begin after '-', whitespace, ( { [ <.
 Value f_title(const Value& v, const CallArgs&) {
     std::string out;
     bool start = true;
     for (char32_t c : utf8::decode(v.str())) {
-        const bool sep = c == '-' || utf8::is_space(c) || c == '(' || c == '{' || c == '[' || c == '<';
+        const bool sep =
+            c == '-' || utf8::is_space(c) || c == '(' || c == '{' || c == '[' || c == '<';
         std::string one;
         utf8::append(one, c);
         out += sep ? one : start ? py::upper(one) : py::lower(one);
@@ -95,7 +116,8 @@ Value f_replace(const Value& v, const CallArgs& a) {
     const Value* new_v = arg(a, 1, "new");
     if (!old_v || !new_v) fail("replace() needs old and new");
     const Value* count = arg(a, 2, "count");
-    return Value(py::replace(v.str(), old_v->str(), new_v->str(), count && !count->is_none() ? count->as_int() : -1));
+    return Value(py::replace(v.str(), old_v->str(), new_v->str(),
+                             count && !count->is_none() ? count->as_int() : -1));
 }
 
 Value f_join(const Value& v, const CallArgs& a) {
@@ -112,7 +134,9 @@ Value f_join(const Value& v, const CallArgs& a) {
     return Value(std::move(out));
 }
 
-Value f_list(const Value& v, const CallArgs&) { return Value::list(iterate(v)); }
+Value f_list(const Value& v, const CallArgs&) {
+    return Value::list(iterate(v));
+}
 
 Value f_first(const Value& v, const CallArgs&) {
     auto items = iterate(v);
@@ -184,7 +208,8 @@ Value f_unique(const Value& v, const CallArgs& a) {
     std::vector<Value> out, seen;
     for (const auto& x : iterate(v)) {
         const Value k = item_key(x, attr, cs);
-        if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); })) continue;
+        if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, k); }))
+            continue;
         seen.push_back(k);
         out.push_back(x);
     }
@@ -203,8 +228,12 @@ Value min_max(const Value& v, const CallArgs& a, bool want_max) {
     }
     return items[best];
 }
-Value f_min(const Value& v, const CallArgs& a) { return min_max(v, a, false); }
-Value f_max(const Value& v, const CallArgs& a) { return min_max(v, a, true); }
+Value f_min(const Value& v, const CallArgs& a) {
+    return min_max(v, a, false);
+}
+Value f_max(const Value& v, const CallArgs& a) {
+    return min_max(v, a, true);
+}
 
 Value f_sum(const Value& v, const CallArgs& a) {
     const Value* attr = arg(a, 0, "attribute");
@@ -253,19 +282,33 @@ Value select_common(const Value& v, const CallArgs& a, bool by_attr, bool keep) 
     }
     return Value::iterator(std::move(out));
 }
-Value f_select(const Value& v, const CallArgs& a) { return select_common(v, a, false, true); }
-Value f_reject(const Value& v, const CallArgs& a) { return select_common(v, a, false, false); }
-Value f_selectattr(const Value& v, const CallArgs& a) { return select_common(v, a, true, true); }
-Value f_rejectattr(const Value& v, const CallArgs& a) { return select_common(v, a, true, false); }
+Value f_select(const Value& v, const CallArgs& a) {
+    return select_common(v, a, false, true);
+}
+Value f_reject(const Value& v, const CallArgs& a) {
+    return select_common(v, a, false, false);
+}
+Value f_selectattr(const Value& v, const CallArgs& a) {
+    return select_common(v, a, true, true);
+}
+Value f_rejectattr(const Value& v, const CallArgs& a) {
+    return select_common(v, a, true, false);
+}
 
-// transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False).
+// transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None, separators=None,
+// sort_keys=False).
 Value f_tojson(const Value& v, const CallArgs& a) {
     JsonOptions o;
     o.ensure_ascii = flag(a, 0, "ensure_ascii", false);
     if (const Value* ind = arg(a, 1, "indent"); ind && !ind->is_none()) {
-        if (ind->is_string()) o.indent = ind->as_string();
-        else if (ind->is_int()) o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(0, std::min<std::int64_t>(ind->as_int(), 64))), ' ');
-        else fail("tojson indent must be an int or a string");
+        if (ind->is_string())
+            o.indent = ind->as_string();
+        else if (ind->is_int())
+            o.indent = std::string(static_cast<std::size_t>(std::max<std::int64_t>(
+                                       0, std::min<std::int64_t>(ind->as_int(), 64))),
+                                   ' ');
+        else
+            fail("tojson indent must be an int or a string");
     }
     if (const Value* sep = arg(a, 2, "separators"); sep && !sep->is_none()) {
         if (!sep->is_list() || sep->items().size() != 2) fail("tojson separators must be a pair");
@@ -279,7 +322,11 @@ Value f_tojson(const Value& v, const CallArgs& a) {
 // jinja2 3.x indent: the first line only with first=True, blank lines only with blank=True.
 Value f_indent(const Value& v, const CallArgs& a) {
     const Value w = arg_or(a, 0, "width", Value(4));
-    const std::string pad = w.is_string() ? w.as_string() : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(w.as_int(), 0, 1024)), ' ');
+    const std::string pad =
+        w.is_string()
+            ? w.as_string()
+            : std::string(static_cast<std::size_t>(std::clamp<std::int64_t>(w.as_int(), 0, 1024)),
+                          ' ');
     const bool first = flag(a, 1, "first", false);
     const bool blank = flag(a, 2, "blank", false);
     auto lines = py::splitlines(v.str() + "\n");
@@ -299,7 +346,8 @@ Value f_int(const Value& v, const CallArgs& a) {
     const std::int64_t base = arg_or(a, 1, "base", Value(10)).as_int();
     if (v.is_string()) {
         if (auto i = py::parse_int(v.as_string(), static_cast<int>(base))) return Value(*i);
-        if (auto f = py::parse_float(v.as_string()); f && std::isfinite(*f)) return Value(static_cast<std::int64_t>(*f));
+        if (auto f = py::parse_float(v.as_string()); f && std::isfinite(*f))
+            return Value(static_cast<std::int64_t>(*f));
         return dflt;
     }
     if (v.is_int() || v.is_bool()) return Value(v.as_int());
@@ -335,20 +383,27 @@ Value f_round(const Value& v, const CallArgs& a) {
     const double scale = std::pow(10.0, static_cast<double>(precision));
     const double x = v.as_double() * scale;
     double r;
-    if (method == "common") r = std::nearbyint(x);  // Python's round(): half to even
-    else if (method == "ceil") r = std::ceil(x);
-    else if (method == "floor") r = std::floor(x);
-    else fail("method must be common, ceil or floor");
+    if (method == "common")
+        r = std::nearbyint(x);  // Python's round(): half to even
+    else if (method == "ceil")
+        r = std::ceil(x);
+    else if (method == "floor")
+        r = std::floor(x);
+    else
+        fail("method must be common, ceil or floor");
     return Value(r / scale);
 }
 
-Value f_escape(const Value& v, const CallArgs&) { return html_escape(v); }
+Value f_escape(const Value& v, const CallArgs&) {
+    return html_escape(v);
+}
 
 Value f_wordcount(const Value& v, const CallArgs&) {
     std::int64_t n = 0;
     bool in_word = false;
     for (char32_t c : utf8::decode(v.str())) {
-        const bool w = c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+        const bool w = c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                       (c >= 'A' && c <= 'Z') || c >= 0x80;
         if (w && !in_word) ++n;
         in_word = w;
     }
@@ -397,46 +452,113 @@ Value f_center(const Value& v, const CallArgs& a) {
 
 const std::map<std::string, Filter, std::less<>>& filters() {
     static const std::map<std::string, Filter, std::less<>> kFilters = {
-        {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
-        {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
-        {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape}, {"first", f_first},
-        {"float", f_float}, {"forceescape", f_escape}, {"indent", f_indent}, {"int", f_int},
-        {"items", f_items}, {"join", f_join}, {"last", f_last}, {"length", f_length}, {"list", f_list},
-        {"lower", f_lower}, {"map", f_map}, {"max", f_max}, {"min", f_min}, {"reject", f_reject},
-        {"rejectattr", f_rejectattr}, {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round},
-        {"safe", f_safe}, {"select", f_select}, {"selectattr", f_selectattr}, {"sort", f_sort},
-        {"string", f_string}, {"sum", f_sum}, {"title", f_title}, {"tojson", f_tojson}, {"trim", f_trim},
-        {"unique", f_unique}, {"upper", f_upper}, {"wordcount", f_wordcount},
+        {"abs", f_abs},
+        {"attr", f_attr},
+        {"batch", f_batch},
+        {"capitalize", f_capitalize},
+        {"center", f_center},
+        {"count", f_length},
+        {"d", f_default},
+        {"default", f_default},
+        {"dictsort", f_dictsort},
+        {"e", f_escape},
+        {"escape", f_escape},
+        {"first", f_first},
+        {"float", f_float},
+        {"forceescape", f_escape},
+        {"indent", f_indent},
+        {"int", f_int},
+        {"items", f_items},
+        {"join", f_join},
+        {"last", f_last},
+        {"length", f_length},
+        {"list", f_list},
+        {"lower", f_lower},
+        {"map", f_map},
+        {"max", f_max},
+        {"min", f_min},
+        {"reject", f_reject},
+        {"rejectattr", f_rejectattr},
+        {"replace", f_replace},
+        {"reverse", f_reverse},
+        {"round", f_round},
+        {"safe", f_safe},
+        {"select", f_select},
+        {"selectattr", f_selectattr},
+        {"sort", f_sort},
+        {"string", f_string},
+        {"sum", f_sum},
+        {"title", f_title},
+        {"tojson", f_tojson},
+        {"trim", f_trim},
+        {"unique", f_unique},
+        {"upper", f_upper},
+        {"wordcount", f_wordcount},
     };
     return kFilters;
 }
 
 // --- tests ---
 
-bool t_defined(const Value& v, const CallArgs&) { return !v.is_undefined(); }
-bool t_undefined(const Value& v, const CallArgs&) { return v.is_undefined(); }
-bool t_none(const Value& v, const CallArgs&) { return v.is_none(); }
-bool t_string(const Value& v, const CallArgs&) { return v.is_string(); }
-bool t_number(const Value& v, const CallArgs&) { return v.is_number(); }  // bool is a Number
-bool t_integer(const Value& v, const CallArgs&) { return v.is_int(); }
-bool t_float(const Value& v, const CallArgs&) { return v.is_float(); }
-bool t_boolean(const Value& v, const CallArgs&) { return v.is_bool(); }
-bool t_true(const Value& v, const CallArgs&) { return v.is_bool() && v.as_bool(); }
-bool t_false(const Value& v, const CallArgs&) { return v.is_bool() && !v.as_bool(); }
-bool t_mapping(const Value& v, const CallArgs&) { return v.is_dict(); }
-bool t_callable(const Value& v, const CallArgs&) { return v.is_callable(); }
-bool t_escaped(const Value&, const CallArgs&) { return false; }
+bool t_defined(const Value& v, const CallArgs&) {
+    return !v.is_undefined();
+}
+bool t_undefined(const Value& v, const CallArgs&) {
+    return v.is_undefined();
+}
+bool t_none(const Value& v, const CallArgs&) {
+    return v.is_none();
+}
+bool t_string(const Value& v, const CallArgs&) {
+    return v.is_string();
+}
+bool t_number(const Value& v, const CallArgs&) {
+    return v.is_number();
+}  // bool is a Number
+bool t_integer(const Value& v, const CallArgs&) {
+    return v.is_int();
+}
+bool t_float(const Value& v, const CallArgs&) {
+    return v.is_float();
+}
+bool t_boolean(const Value& v, const CallArgs&) {
+    return v.is_bool();
+}
+bool t_true(const Value& v, const CallArgs&) {
+    return v.is_bool() && v.as_bool();
+}
+bool t_false(const Value& v, const CallArgs&) {
+    return v.is_bool() && !v.as_bool();
+}
+bool t_mapping(const Value& v, const CallArgs&) {
+    return v.is_dict();
+}
+bool t_callable(const Value& v, const CallArgs&) {
+    return v.is_callable();
+}
+bool t_escaped(const Value&, const CallArgs&) {
+    return false;
+}
 // jinja2's Undefined iterates (as empty) and has __len__/__getitem__, so it passes both.
-bool t_iterable(const Value& v, const CallArgs&) { return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined(); }
-bool t_sequence(const Value& v, const CallArgs&) { return t_iterable(v, {}); }
+bool t_iterable(const Value& v, const CallArgs&) {
+    return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
+}
+bool t_sequence(const Value& v, const CallArgs&) {
+    return t_iterable(v, {});
+}
 
 std::int64_t int_operand(const Value& v) {
     need_defined(v);
-    if (!v.is_int() && !v.is_bool()) fail("odd/even/divisibleby need an integer, got " + v.type_name());
+    if (!v.is_int() && !v.is_bool())
+        fail("odd/even/divisibleby need an integer, got " + v.type_name());
     return v.as_int();
 }
-bool t_odd(const Value& v, const CallArgs&) { return int_operand(v) % 2 != 0; }
-bool t_even(const Value& v, const CallArgs&) { return int_operand(v) % 2 == 0; }
+bool t_odd(const Value& v, const CallArgs&) {
+    return int_operand(v) % 2 != 0;
+}
+bool t_even(const Value& v, const CallArgs&) {
+    return int_operand(v) % 2 == 0;
+}
 bool t_divisibleby(const Value& v, const CallArgs& a) {
     const Value* n = arg(a, 0, "num");
     if (!n) fail("divisibleby needs a number");
@@ -448,55 +570,116 @@ const Value& other(const CallArgs& a) {
     if (!o) fail("comparison test needs an argument");
     return *o;
 }
-bool t_eq(const Value& v, const CallArgs& a) { return equals(v, other(a)); }
-bool t_ne(const Value& v, const CallArgs& a) { return !equals(v, other(a)); }
-bool t_lt(const Value& v, const CallArgs& a) { return binary_op("<", v, other(a)).truthy(); }
-bool t_le(const Value& v, const CallArgs& a) { return binary_op("<=", v, other(a)).truthy(); }
-bool t_gt(const Value& v, const CallArgs& a) { return binary_op(">", v, other(a)).truthy(); }
-bool t_ge(const Value& v, const CallArgs& a) { return binary_op(">=", v, other(a)).truthy(); }
-bool t_in(const Value& v, const CallArgs& a) { return contains(arg_or(a, 0, "seq", Value()), v); }
-bool t_lower(const Value& v, const CallArgs&) { return py::lower(v.str()) == v.str(); }
-bool t_upper(const Value& v, const CallArgs&) { return py::upper(v.str()) == v.str(); }
+bool t_eq(const Value& v, const CallArgs& a) {
+    return equals(v, other(a));
+}
+bool t_ne(const Value& v, const CallArgs& a) {
+    return !equals(v, other(a));
+}
+bool t_lt(const Value& v, const CallArgs& a) {
+    return binary_op("<", v, other(a)).truthy();
+}
+bool t_le(const Value& v, const CallArgs& a) {
+    return binary_op("<=", v, other(a)).truthy();
+}
+bool t_gt(const Value& v, const CallArgs& a) {
+    return binary_op(">", v, other(a)).truthy();
+}
+bool t_ge(const Value& v, const CallArgs& a) {
+    return binary_op(">=", v, other(a)).truthy();
+}
+bool t_in(const Value& v, const CallArgs& a) {
+    return contains(arg_or(a, 0, "seq", Value()), v);
+}
+bool t_lower(const Value& v, const CallArgs&) {
+    return py::lower(v.str()) == v.str();
+}
+bool t_upper(const Value& v, const CallArgs&) {
+    return py::upper(v.str()) == v.str();
+}
 // Identity for the singletons templates compare against (none, true, false); equality otherwise.
 bool t_sameas(const Value& v, const CallArgs& a) {
     const Value& o = other(a);
     return v.kind() == o.kind() && equals(v, o);
 }
-bool t_filter(const Value& v, const CallArgs&) { return v.is_string() && has_filter(v.as_string()); }
-bool t_test(const Value& v, const CallArgs&) { return v.is_string() && has_test(v.as_string()); }
+bool t_filter(const Value& v, const CallArgs&) {
+    return v.is_string() && has_filter(v.as_string());
+}
+bool t_test(const Value& v, const CallArgs&) {
+    return v.is_string() && has_test(v.as_string());
+}
 
 const std::map<std::string, Test, std::less<>>& tests() {
     static const std::map<std::string, Test, std::less<>> kTests = {
-        {"!=", t_ne}, {"<", t_lt}, {"<=", t_le}, {"==", t_eq}, {">", t_gt}, {">=", t_ge},
-        {"boolean", t_boolean}, {"callable", t_callable}, {"defined", t_defined},
-        {"divisibleby", t_divisibleby}, {"eq", t_eq}, {"equalto", t_eq}, {"escaped", t_escaped},
-        {"even", t_even}, {"false", t_false}, {"filter", t_filter}, {"float", t_float}, {"ge", t_ge},
-        {"greaterthan", t_gt}, {"gt", t_gt}, {"in", t_in}, {"integer", t_integer},
-        {"iterable", t_iterable}, {"le", t_le}, {"lessthan", t_lt}, {"lower", t_lower}, {"lt", t_lt},
-        {"mapping", t_mapping}, {"ne", t_ne}, {"none", t_none}, {"number", t_number}, {"odd", t_odd},
-        {"sameas", t_sameas}, {"sequence", t_sequence}, {"string", t_string}, {"test", t_test},
-        {"true", t_true}, {"undefined", t_undefined}, {"upper", t_upper},
+        {"!=", t_ne},
+        {"<", t_lt},
+        {"<=", t_le},
+        {"==", t_eq},
+        {">", t_gt},
+        {">=", t_ge},
+        {"boolean", t_boolean},
+        {"callable", t_callable},
+        {"defined", t_defined},
+        {"divisibleby", t_divisibleby},
+        {"eq", t_eq},
+        {"equalto", t_eq},
+        {"escaped", t_escaped},
+        {"even", t_even},
+        {"false", t_false},
+        {"filter", t_filter},
+        {"float", t_float},
+        {"ge", t_ge},
+        {"greaterthan", t_gt},
+        {"gt", t_gt},
+        {"in", t_in},
+        {"integer", t_integer},
+        {"iterable", t_iterable},
+        {"le", t_le},
+        {"lessthan", t_lt},
+        {"lower", t_lower},
+        {"lt", t_lt},
+        {"mapping", t_mapping},
+        {"ne", t_ne},
+        {"none", t_none},
+        {"number", t_number},
+        {"odd", t_odd},
+        {"sameas", t_sameas},
+        {"sequence", t_sequence},
+        {"string", t_string},
+        {"test", t_test},
+        {"true", t_true},
+        {"undefined", t_undefined},
+        {"upper", t_upper},
     };
     return kTests;
 }
 
 }  // namespace
 
-bool has_filter(std::string_view name) { return filters().count(name) > 0; }
-bool has_test(std::string_view name) { return tests().count(name) > 0; }
+bool has_filter(std::string_view name) {
+    return filters().count(name) > 0;
+}
+bool has_test(std::string_view name) {
+    return tests().count(name) > 0;
+}
 
 bool jinja2_has_filter(std::string_view name) {
     static const std::set<std::string, std::less<>> kAll = {
-        "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e",
-        "escape", "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent",
-        "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "pprint",
-        "random", "reject", "rejectattr", "replace", "reverse", "round", "safe", "select",
-        "selectattr", "slice", "sort", "string", "striptags", "sum", "title", "tojson", "trim",
-        "truncate", "unique", "upper", "urlencode", "urlize", "wordcount", "wordwrap", "xmlattr"};
+        "abs",    "attr",       "batch",       "capitalize", "center",   "count",
+        "d",      "default",    "dictsort",    "e",          "escape",   "filesizeformat",
+        "first",  "float",      "forceescape", "format",     "groupby",  "indent",
+        "int",    "items",      "join",        "last",       "length",   "list",
+        "lower",  "map",        "max",         "min",        "pprint",   "random",
+        "reject", "rejectattr", "replace",     "reverse",    "round",    "safe",
+        "select", "selectattr", "slice",       "sort",       "string",   "striptags",
+        "sum",    "title",      "tojson",      "trim",       "truncate", "unique",
+        "upper",  "urlencode",  "urlize",      "wordcount",  "wordwrap", "xmlattr"};
     return kAll.count(name) > 0;
 }
 
-bool jinja2_has_test(std::string_view name) { return has_test(name); }  // all of Jinja2's are here
+bool jinja2_has_test(std::string_view name) {
+    return has_test(name);
+}  // all of Jinja2's are here
 
 Value apply_filter(std::string_view name, const Value& value, const CallArgs& args) {
     auto it = filters().find(name);

@@ -8,8 +8,8 @@
 
 namespace fluoro::jinja {
 
-bool has_filter(std::string_view name);        // implemented here
-bool has_test(std::string_view name);          // implemented here
+bool has_filter(std::string_view name);         // implemented here
+bool has_test(std::string_view name);           // implemented here
 bool jinja2_has_filter(std::string_view name);  // a Jinja2 built-in (implemented or not)
 bool jinja2_has_test(std::string_view name);
 

@@ -27,20 +27,36 @@ struct Writer {
         out += '"';
         for (char32_t cp : utf8::decode(s)) {
             switch (cp) {
-                case '"': out += "\\\""; continue;
-                case '\\': out += "\\\\"; continue;
-                case '\n': out += "\\n"; continue;
-                case '\r': out += "\\r"; continue;
-                case '\t': out += "\\t"; continue;
-                case '\b': out += "\\b"; continue;
-                case '\f': out += "\\f"; continue;
-                default: break;
+                case '"':
+                    out += "\\\"";
+                    continue;
+                case '\\':
+                    out += "\\\\";
+                    continue;
+                case '\n':
+                    out += "\\n";
+                    continue;
+                case '\r':
+                    out += "\\r";
+                    continue;
+                case '\t':
+                    out += "\\t";
+                    continue;
+                case '\b':
+                    out += "\\b";
+                    continue;
+                case '\f':
+                    out += "\\f";
+                    continue;
+                default:
+                    break;
             }
             char buf[16];
             if (cp < 0x20 || (opt.ensure_ascii && cp > 0x7E)) {
                 if (cp >= 0x10000) {  // a surrogate pair, as Python writes it
                     const char32_t v = cp - 0x10000;
-                    std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800u + static_cast<unsigned>(v >> 10),
+                    std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x",
+                                  0xD800u + static_cast<unsigned>(v >> 10),
                                   0xDC00u + static_cast<unsigned>(v & 0x3FF));
                 } else {
                     std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
@@ -60,23 +76,35 @@ struct Writer {
         if (k.is_none()) return "null";
         if (k.is_int()) return std::to_string(k.as_int());
         if (k.is_float()) return format_float(k.as_double());
-        throw TemplateRuntimeError("keys must be str, int, float, bool or None, not " + k.type_name());
+        throw TemplateRuntimeError("keys must be str, int, float, bool or None, not " +
+                                   k.type_name());
     }
 
     void value(const Value& v, int level) {
         if (level > kMaxNesting) throw TemplateRuntimeError("value too deeply nested for tojson");
         switch (v.kind()) {
-            case Value::Kind::None: out += "null"; return;
-            case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; return;
-            case Value::Kind::Int: out += std::to_string(v.as_int()); return;
+            case Value::Kind::None:
+                out += "null";
+                return;
+            case Value::Kind::Bool:
+                out += v.as_bool() ? "true" : "false";
+                return;
+            case Value::Kind::Int:
+                out += std::to_string(v.as_int());
+                return;
             case Value::Kind::Float: {
                 const double f = v.as_double();
-                if (std::isnan(f)) out += "NaN";
-                else if (std::isinf(f)) out += f > 0 ? "Infinity" : "-Infinity";
-                else out += format_float(f);
+                if (std::isnan(f))
+                    out += "NaN";
+                else if (std::isinf(f))
+                    out += f > 0 ? "Infinity" : "-Infinity";
+                else
+                    out += format_float(f);
                 return;
             }
-            case Value::Kind::String: string(v.as_string()); return;
+            case Value::Kind::String:
+                string(v.as_string());
+                return;
             case Value::Kind::List: {
                 if (v.is_iterator()) break;
                 if (v.items().empty()) {
@@ -98,10 +126,12 @@ struct Writer {
             case Value::Kind::Dict: {
                 if (v.is_namespace()) break;
                 std::vector<std::pair<std::string, const Value*>> entries;
-                for (const auto& [k, val] : v.dict_data().entries) entries.emplace_back(key_text(k), &val);
+                for (const auto& [k, val] : v.dict_data().entries)
+                    entries.emplace_back(key_text(k), &val);
                 if (opt.sort_keys)
-                    std::stable_sort(entries.begin(), entries.end(),
-                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+                    std::stable_sort(
+                        entries.begin(), entries.end(),
+                        [](const auto& a, const auto& b) { return a.first < b.first; });
                 if (entries.empty()) {
                     out += "{}";
                     return;
@@ -120,7 +150,8 @@ struct Writer {
                 out += '}';
                 return;
             }
-            default: break;
+            default:
+                break;
         }
         throw TemplateRuntimeError("Object of type " + v.type_name() + " is not JSON serializable");
     }
@@ -129,8 +160,10 @@ struct Writer {
 }  // namespace
 
 std::string to_json(const Value& v, const JsonOptions& options) {
-    Writer w{options, options.item_separator.value_or(options.indent ? "," : ", "),
-             options.key_separator.value_or(": "), {}};
+    Writer w{options,
+             options.item_separator.value_or(options.indent ? "," : ", "),
+             options.key_separator.value_or(": "),
+             {}};
     w.value(v, 0);
     return std::move(w.out);
 }

@@ -8,15 +8,19 @@
 namespace fluoro::jinja {
 namespace {
 
-bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_ws(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 bool is_name_start(char c) {
     return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
 }
-bool is_name_char(char c) { return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
+bool is_name_char(char c) {
+    return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c));
+}
 
 class Lexer {
-public:
+  public:
     explicit Lexer(std::string_view src) : src_(src) {}
 
     std::vector<Token> run() {
@@ -25,7 +29,7 @@ public:
         return std::move(out_);
     }
 
-private:
+  private:
     [[noreturn]] void fail(std::size_t at, const std::string& what) const {
         throw TemplateSyntaxError(position(src_, at) + ": " + what);
     }
@@ -56,7 +60,8 @@ private:
         if (sign == '-') {
             while (!text.empty() && is_ws(text.back())) text.remove_suffix(1);
         } else if (sign != '+' && kind != '{') {
-            // lstrip_blocks: drop the tag's indentation when only whitespace precedes it on its line.
+            // lstrip_blocks: drop the tag's indentation when only whitespace precedes it on its
+            // line.
             const auto nl = text.rfind('\n');
             const std::size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
             if (line_start > 0 || line_starting_) {
@@ -68,9 +73,12 @@ private:
         }
         emit_text(text);
         pos_ = tag + 2 + ((sign == '-' || sign == '+') ? 1 : 0);
-        if (kind == '#') comment(tag);
-        else if (kind == '%') block(tag);
-        else variable(tag);
+        if (kind == '#')
+            comment(tag);
+        else if (kind == '%')
+            block(tag);
+        else
+            variable(tag);
     }
 
     void emit_text(std::string_view text) {
@@ -91,7 +99,8 @@ private:
     void comment(std::size_t begin) {
         const auto end = src_.find("#}", pos_);
         if (end == std::string_view::npos) fail(begin, "unterminated comment");
-        const char sign = end > pos_ && (src_[end - 1] == '-' || src_[end - 1] == '+') ? src_[end - 1] : 0;
+        const char sign =
+            end > pos_ && (src_[end - 1] == '-' || src_[end - 1] == '+') ? src_[end - 1] : 0;
         pos_ = end + 2;
         after_block_end(sign);
     }
@@ -120,9 +129,11 @@ private:
         std::size_t search = pos_;
         while (true) {
             const auto tag = src_.find("{%", search);
-            if (tag == std::string_view::npos) fail(begin, "unterminated raw block (missing endraw)");
+            if (tag == std::string_view::npos)
+                fail(begin, "unterminated raw block (missing endraw)");
             std::size_t p = tag + 2;
-            const char open_sign = p < src_.size() && (src_[p] == '-' || src_[p] == '+') ? src_[p++] : 0;
+            const char open_sign =
+                p < src_.size() && (src_[p] == '-' || src_[p] == '+') ? src_[p++] : 0;
             while (p < src_.size() && is_ws(src_[p])) ++p;
             if (!at(p, "endraw")) {
                 search = tag + 2;
@@ -155,13 +166,15 @@ private:
         while (true) {
             while (pos_ < src_.size() && is_ws(src_[pos_])) ++pos_;
             if (pos_ >= src_.size())
-                fail(begin, std::string("unexpected end of template, expected '") + std::string(close) + "'");
+                fail(begin, std::string("unexpected end of template, expected '") +
+                                std::string(close) + "'");
             if (depth == 0) {
                 char sign = 0;
                 std::size_t p = pos_;
                 if ((src_[p] == '-' || src_[p] == '+') && at(p + 1, close)) sign = src_[p++];
                 if (at(p, close) && !(sign == '+' && close == "}}")) {
-                    out_.push_back({close == "}}" ? TokenType::VariableEnd : TokenType::BlockEnd, "", pos_});
+                    out_.push_back(
+                        {close == "}}" ? TokenType::VariableEnd : TokenType::BlockEnd, "", pos_});
                     pos_ = p + 2;
                     if (close == "%}") {
                         after_block_end(sign);
@@ -221,7 +234,8 @@ private:
         };
         digits();
         bool is_float = false;
-        if (pos_ + 1 < src_.size() && src_[pos_] == '.' && std::isdigit(static_cast<unsigned char>(src_[pos_ + 1]))) {
+        if (pos_ + 1 < src_.size() && src_[pos_] == '.' &&
+            std::isdigit(static_cast<unsigned char>(src_[pos_ + 1]))) {
             is_float = true;
             ++pos_;
             digits();
@@ -257,29 +271,56 @@ private:
             if (pos_ >= src_.size()) fail(start, "unterminated string");
             const char e = src_[pos_++];
             switch (e) {
-                case 'n': value += '\n'; break;
-                case 't': value += '\t'; break;
-                case 'r': value += '\r'; break;
-                case '0': value += '\0'; break;
-                case 'a': value += '\a'; break;
-                case 'b': value += '\b'; break;
-                case 'f': value += '\f'; break;
-                case 'v': value += '\v'; break;
-                case '\\': value += '\\'; break;
-                case '\'': value += '\''; break;
-                case '"': value += '"'; break;
-                case '\n': break;  // line continuation
+                case 'n':
+                    value += '\n';
+                    break;
+                case 't':
+                    value += '\t';
+                    break;
+                case 'r':
+                    value += '\r';
+                    break;
+                case '0':
+                    value += '\0';
+                    break;
+                case 'a':
+                    value += '\a';
+                    break;
+                case 'b':
+                    value += '\b';
+                    break;
+                case 'f':
+                    value += '\f';
+                    break;
+                case 'v':
+                    value += '\v';
+                    break;
+                case '\\':
+                    value += '\\';
+                    break;
+                case '\'':
+                    value += '\'';
+                    break;
+                case '"':
+                    value += '"';
+                    break;
+                case '\n':
+                    break;  // line continuation
                 case 'x':
                 case 'u':
                 case 'U': {
                     const std::size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-                    if (pos_ + n > src_.size()) fail(start, "truncated \\" + std::string(1, e) + " escape");
+                    if (pos_ + n > src_.size())
+                        fail(start, "truncated \\" + std::string(1, e) + " escape");
                     char32_t cp = 0;
                     for (std::size_t i = 0; i < n; ++i) {
                         const char h = src_[pos_ + i];
                         if (!std::isxdigit(static_cast<unsigned char>(h)))
                             fail(start, "bad \\" + std::string(1, e) + " escape");
-                        cp = cp * 16 + static_cast<char32_t>(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
+                        cp = cp * 16 +
+                             static_cast<char32_t>(std::isdigit(static_cast<unsigned char>(h))
+                                                       ? h - '0'
+                                                       : (std::tolower(h) - 'a' + 10));
                     }
                     pos_ += n;
                     if (cp > 0x10FFFF) fail(start, "escape beyond U+10FFFF");
@@ -330,6 +371,8 @@ std::string position(std::string_view src, std::size_t offset) {
     return std::to_string(line) + ":" + std::to_string(col);
 }
 
-std::vector<Token> tokenize(std::string_view normalized_source) { return Lexer(normalized_source).run(); }
+std::vector<Token> tokenize(std::string_view normalized_source) {
+    return Lexer(normalized_source).run();
+}
 
 }  // namespace fluoro::jinja

@@ -25,7 +25,8 @@ const std::string& need_string(const Value* v, std::string_view what) {
 
 std::int64_t opt_int(const Value* v, std::int64_t fallback) {
     if (!v || v->is_none()) return fallback;
-    if (!v->is_int() && !v->is_bool()) throw TemplateRuntimeError("an integer is required, not " + v->type_name());
+    if (!v->is_int() && !v->is_bool())
+        throw TemplateRuntimeError("an integer is required, not " + v->type_name());
     return v->as_int();
 }
 
@@ -41,7 +42,8 @@ bool affix(const std::string& s, const Value* arg_v, bool prefix) {
     auto test = [&](const Value& p) {
         const std::string& a = need_string(&p, prefix ? "startswith" : "endswith");
         if (a.size() > s.size()) return false;
-        return prefix ? s.compare(0, a.size(), a) == 0 : s.compare(s.size() - a.size(), a.size(), a) == 0;
+        return prefix ? s.compare(0, a.size(), a) == 0
+                      : s.compare(s.size() - a.size(), a.size(), a) == 0;
     };
     if (arg_v && arg_v->is_list()) {
         for (const auto& p : arg_v->items())
@@ -65,17 +67,22 @@ Value string_method(const Value& obj, std::string_view name) {
     F fn;
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
         const bool l = name != "rstrip", r = name != "lstrip";
-        fn = [s, l, r](const CallArgs& a) { return Value(py::strip(s, opt_string(arg(a, 0, "chars"), "strip"), l, r)); };
+        fn = [s, l, r](const CallArgs& a) {
+            return Value(py::strip(s, opt_string(arg(a, 0, "chars"), "strip"), l, r));
+        };
     } else if (name == "split" || name == "rsplit") {
         const bool right = name == "rsplit";
         fn = [s, right](const CallArgs& a) {
-            return strings(py::split(s, opt_string(arg(a, 0, "sep"), "sep"), opt_int(arg(a, 1, "maxsplit"), -1), right));
+            return strings(py::split(s, opt_string(arg(a, 0, "sep"), "sep"),
+                                     opt_int(arg(a, 1, "maxsplit"), -1), right));
         };
     } else if (name == "splitlines") {
         fn = [s](const CallArgs&) { return strings(py::splitlines(s)); };
     } else if (name == "startswith" || name == "endswith") {
         const bool prefix = name == "startswith";
-        fn = [s, prefix](const CallArgs& a) { return Value(affix(s, arg(a, 0, "prefix"), prefix)); };
+        fn = [s, prefix](const CallArgs& a) {
+            return Value(affix(s, arg(a, 0, "prefix"), prefix));
+        };
     } else if (name == "upper") {
         fn = [s](const CallArgs&) { return Value(py::upper(s)); };
     } else if (name == "lower") {
@@ -86,7 +93,8 @@ Value string_method(const Value& obj, std::string_view name) {
         fn = [s](const CallArgs&) { return Value(py::capitalize(s)); };
     } else if (name == "replace") {
         fn = [s](const CallArgs& a) {
-            return Value(py::replace(s, need_string(arg(a, 0, "old"), "replace"), need_string(arg(a, 1, "new"), "replace"),
+            return Value(py::replace(s, need_string(arg(a, 0, "old"), "replace"),
+                                     need_string(arg(a, 1, "new"), "replace"),
                                      opt_int(arg(a, 2, "count"), -1)));
         };
     } else if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
@@ -114,7 +122,9 @@ Value string_method(const Value& obj, std::string_view name) {
             std::string out;
             bool first = true;
             for (const auto& x : iterate(*it)) {
-                if (!x.is_string()) throw TemplateRuntimeError("sequence item: expected str instance, " + x.type_name() + " found");
+                if (!x.is_string())
+                    throw TemplateRuntimeError("sequence item: expected str instance, " +
+                                               x.type_name() + " found");
                 if (!first) out += s;
                 first = false;
                 out += x.as_string();
@@ -163,8 +173,10 @@ Value dict_method(const Value& obj, std::string_view name) {
         return Value::function("dict." + std::string(name), [obj, which](const CallArgs&) {
             std::vector<Value> out;
             for (const auto& [k, v] : obj.dict_data().entries) {
-                if (which == 0) out.push_back(Value::list({k, v}, true));
-                else out.push_back(which == 1 ? k : v);
+                if (which == 0)
+                    out.push_back(Value::list({k, v}, true));
+                else
+                    out.push_back(which == 1 ? k : v);
             }
             return Value::list(std::move(out));
         });
@@ -203,14 +215,14 @@ Value list_method(const Value& obj, std::string_view name) {
 Value method(const Value& obj, std::string_view name) {
     // transformers renders in jinja2's ImmutableSandboxedEnvironment, which refuses the methods
     // that change a list or dict; the refusal surfaces when the template calls one.
-    static const std::set<std::string, std::less<>> kListMutators = {"append", "clear", "extend", "insert",
-                                                                     "pop", "remove", "reverse", "sort"};
-    static const std::set<std::string, std::less<>> kDictMutators = {"clear", "pop", "popitem", "setdefault",
-                                                                     "update"};
+    static const std::set<std::string, std::less<>> kListMutators = {
+        "append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"};
+    static const std::set<std::string, std::less<>> kDictMutators = {"clear", "pop", "popitem",
+                                                                     "setdefault", "update"};
     if ((obj.is_list() && !obj.is_tuple() && kListMutators.count(name)) ||
         (obj.is_dict() && kDictMutators.count(name)))
-        return Value::undefined("access to attribute '" + std::string(name) + "' of '" + obj.type_name() +
-                                "' object is unsafe.");
+        return Value::undefined("access to attribute '" + std::string(name) + "' of '" +
+                                obj.type_name() + "' object is unsafe.");
     if (obj.is_string()) return string_method(obj, name);
     if (obj.is_dict()) return dict_method(obj, name);
     if (obj.is_list()) return list_method(obj, name);

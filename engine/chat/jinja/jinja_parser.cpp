@@ -15,7 +15,7 @@ namespace {
 constexpr int kMaxDepth = 200;
 
 class Parser {
-public:
+  public:
     Parser(std::string_view src, const std::vector<Token>& tokens) : src_(src), toks_(tokens) {}
 
     Body run() {
@@ -24,7 +24,7 @@ public:
         return body;
     }
 
-private:
+  private:
     // --- token helpers ---
     const Token& cur() const { return toks_[i_]; }
     const Token& peek(std::size_t n = 1) const {
@@ -33,8 +33,12 @@ private:
     void next() {
         if (i_ + 1 < toks_.size()) ++i_;
     }
-    bool is_op(std::string_view op) const { return cur().type == TokenType::Operator && cur().text == op; }
-    bool is_name(std::string_view n) const { return cur().type == TokenType::Name && cur().text == n; }
+    bool is_op(std::string_view op) const {
+        return cur().type == TokenType::Operator && cur().text == op;
+    }
+    bool is_name(std::string_view n) const {
+        return cur().type == TokenType::Name && cur().text == n;
+    }
     bool skip_op(std::string_view op) {
         if (!is_op(op)) return false;
         next();
@@ -53,24 +57,32 @@ private:
     }
     std::string describe(const Token& t) const {
         switch (t.type) {
-            case TokenType::End: return "end of template";
-            case TokenType::BlockEnd: return "'%}'";
-            case TokenType::VariableEnd: return "'}}'";
-            case TokenType::Text: return "template text";
-            default: return "'" + t.text + "'";
+            case TokenType::End:
+                return "end of template";
+            case TokenType::BlockEnd:
+                return "'%}'";
+            case TokenType::VariableEnd:
+                return "'}}'";
+            case TokenType::Text:
+                return "template text";
+            default:
+                return "'" + t.text + "'";
         }
     }
     void expect_op(std::string_view op) {
-        if (!skip_op(op)) fail(cur().offset, "expected '" + std::string(op) + "', got " + describe(cur()));
+        if (!skip_op(op))
+            fail(cur().offset, "expected '" + std::string(op) + "', got " + describe(cur()));
     }
     std::string expect_name() {
-        if (cur().type != TokenType::Name) fail(cur().offset, "expected a name, got " + describe(cur()));
+        if (cur().type != TokenType::Name)
+            fail(cur().offset, "expected a name, got " + describe(cur()));
         std::string n = cur().text;
         next();
         return n;
     }
     void expect_block_end() {
-        if (cur().type != TokenType::BlockEnd) fail(cur().offset, "expected '%}', got " + describe(cur()));
+        if (cur().type != TokenType::BlockEnd)
+            fail(cur().offset, "expected '%}', got " + describe(cur()));
         next();
     }
 
@@ -105,7 +117,8 @@ private:
         while (true) {
             const Token& t = cur();
             if (t.type == TokenType::End) {
-                if (!end.empty()) fail(t.offset, "unexpected end of template, expected '" + *end.rbegin() + "'");
+                if (!end.empty())
+                    fail(t.offset, "unexpected end of template, expected '" + *end.rbegin() + "'");
                 return body;
             }
             if (t.type == TokenType::Text) {
@@ -127,7 +140,8 @@ private:
                 body.push_back(std::move(s));
             } else if (t.type == TokenType::BlockBegin) {
                 next();
-                if (cur().type != TokenType::Name) fail(cur().offset, "expected a tag name, got " + describe(cur()));
+                if (cur().type != TokenType::Name)
+                    fail(cur().offset, "expected a tag name, got " + describe(cur()));
                 tag_name_ = cur().text;
                 if (end.count(cur().text)) return body;
                 if (auto s = statement()) body.push_back(std::move(s));
@@ -166,8 +180,9 @@ private:
             expect_block_end();
             return s;
         }
-        static const std::set<std::string> kKnown = {"block", "extends", "include", "import", "from",
-                                                     "call", "with", "autoescape", "raw", "print"};
+        static const std::set<std::string> kKnown = {"block", "extends", "include", "import",
+                                                     "from",  "call",    "with",    "autoescape",
+                                                     "raw",   "print"};
         if (kKnown.count(tag)) unsupported(at, "the '" + tag + "' tag is not supported");
         fail(at, "Encountered unknown tag '" + tag + "'.");
     }
@@ -221,7 +236,8 @@ private:
         if (!skip_name("in")) fail(cur().offset, "expected 'in', got " + describe(cur()));
         s->expr = tuple_expr(false, false);
         if (skip_name("if")) s->filter = expression();
-        if (is_name("recursive")) unsupported(cur().offset, "recursive for loops are not supported");
+        if (is_name("recursive"))
+            unsupported(cur().offset, "recursive for loops are not supported");
         expect_block_end();
         ++loop_depth_;
         s->body = statements({"else", "endfor"});
@@ -239,7 +255,8 @@ private:
         auto s = std::make_unique<Stmt>();
         s->kind = StmtKind::Set;
         s->offset = at;
-        if (cur().type == TokenType::Name && peek().type == TokenType::Operator && peek().text == ".") {
+        if (cur().type == TokenType::Name && peek().type == TokenType::Operator &&
+            peek().text == ".") {
             s->targets.push_back(expect_name());
             next();
             s->targets.push_back(expect_name());
@@ -381,8 +398,8 @@ private:
         while (true) {
             std::string op;
             if (cur().type == TokenType::Operator &&
-                (cur().text == "==" || cur().text == "!=" || cur().text == "<" || cur().text == ">" ||
-                 cur().text == "<=" || cur().text == ">=")) {
+                (cur().text == "==" || cur().text == "!=" || cur().text == "<" ||
+                 cur().text == ">" || cur().text == "<=" || cur().text == ">=")) {
                 op = cur().text;
                 next();
             } else if (is_name("in")) {
@@ -464,9 +481,12 @@ private:
         DepthGuard guard(*this, at);
         if (t.type == TokenType::Name) {
             auto e = node(ExprKind::Literal, at);
-            if (t.text == "true" || t.text == "True") e->literal = Value(true);
-            else if (t.text == "false" || t.text == "False") e->literal = Value(false);
-            else if (t.text == "none" || t.text == "None") e->literal = Value::none();
+            if (t.text == "true" || t.text == "True")
+                e->literal = Value(true);
+            else if (t.text == "false" || t.text == "False")
+                e->literal = Value(false);
+            else if (t.text == "none" || t.text == "None")
+                e->literal = Value::none();
             else {
                 e->kind = ExprKind::Name;
                 e->name = t.text;
@@ -476,7 +496,8 @@ private:
         }
         if (t.type == TokenType::String) {
             std::string s;
-            while (cur().type == TokenType::String) {  // adjacent literals concatenate, as in Python
+            while (cur().type ==
+                   TokenType::String) {  // adjacent literals concatenate, as in Python
                 s += cur().text;
                 next();
             }
@@ -487,7 +508,8 @@ private:
         if (t.type == TokenType::Integer) {
             std::int64_t v = 0;
             auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-            if (r.ec != std::errc()) unsupported(at, "integer literal " + t.text + " exceeds 64 bits");
+            if (r.ec != std::errc())
+                unsupported(at, "integer literal " + t.text + " exceeds 64 bits");
             auto e = node(ExprKind::Literal, at);
             e->literal = Value(v);
             next();
@@ -578,7 +600,8 @@ private:
                 next();
                 break;
             } else {
-                if (parts[colons]) fail(cur().offset, "expected ':' or ']', got " + describe(cur()));
+                if (parts[colons])
+                    fail(cur().offset, "expected ':' or ']', got " + describe(cur()));
                 parts[colons] = expression();
             }
         }
@@ -598,13 +621,16 @@ private:
         while (!skip_op(")")) {
             if (!e.args.empty() || !e.kwargs.empty()) expect_op(",");
             if (skip_op(")")) break;
-            if (is_op("*") || is_op("**")) unsupported(cur().offset, "*args / **kwargs in calls are not supported");
-            if (cur().type == TokenType::Name && peek().type == TokenType::Operator && peek().text == "=") {
+            if (is_op("*") || is_op("**"))
+                unsupported(cur().offset, "*args / **kwargs in calls are not supported");
+            if (cur().type == TokenType::Name && peek().type == TokenType::Operator &&
+                peek().text == "=") {
                 std::string k = expect_name();
                 next();
                 e.kwargs.emplace_back(std::move(k), expression());
             } else {
-                if (!e.kwargs.empty()) fail(cur().offset, "positional argument after keyword argument");
+                if (!e.kwargs.empty())
+                    fail(cur().offset, "positional argument after keyword argument");
                 e.args.push_back(expression());
             }
         }
@@ -661,7 +687,8 @@ private:
                             cur().type == TokenType::Integer || cur().type == TokenType::Float ||
                             is_op("(") || is_op("[") || is_op("{")) &&
                            !is_name("else") && !is_name("or") && !is_name("and")) {
-                    if (is_name("is")) fail(cur().offset, "You cannot chain multiple tests with is");
+                    if (is_name("is"))
+                        fail(cur().offset, "You cannot chain multiple tests with is");
                     t->args.push_back(postfix(primary()));
                 }
                 e = std::move(t);

@@ -11,13 +11,20 @@
 namespace fluoro::jinja::py {
 namespace {
 
-char32_t to_upper(char32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
-char32_t to_lower(char32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-bool is_cased(char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+char32_t to_upper(char32_t c) {
+    return c >= 'a' && c <= 'z' ? c - 32 : c;
+}
+char32_t to_lower(char32_t c) {
+    return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+bool is_cased(char32_t c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 }  // namespace
 
-std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right) {
+std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left,
+                  bool right) {
     auto cps = utf8::decode(s);
     std::vector<char32_t> set;
     if (chars) set = utf8::decode(*chars);
@@ -73,12 +80,14 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
             while (i >= 0 && utf8::is_space(cps[static_cast<std::size_t>(i)])) --i;
             if (i < 0) break;
             if (maxsplit >= 0 && static_cast<std::int64_t>(rev.size()) >= maxsplit) {
-                rev.push_back(utf8::encode(std::vector<char32_t>(cps.begin(), cps.begin() + i + 1)));
+                rev.push_back(
+                    utf8::encode(std::vector<char32_t>(cps.begin(), cps.begin() + i + 1)));
                 break;
             }
             std::ptrdiff_t j = i;
             while (j >= 0 && !utf8::is_space(cps[static_cast<std::size_t>(j)])) --j;
-            rev.push_back(utf8::encode(std::vector<char32_t>(cps.begin() + j + 1, cps.begin() + i + 1)));
+            rev.push_back(
+                utf8::encode(std::vector<char32_t>(cps.begin() + j + 1, cps.begin() + i + 1)));
             i = j;
         }
         return std::vector<std::string>(rev.rbegin(), rev.rend());
@@ -90,14 +99,16 @@ std::vector<std::string> split(std::string_view s, const std::optional<std::stri
         if (maxsplit >= 0 && static_cast<std::int64_t>(out.size()) >= maxsplit) {
             std::size_t e = cps.size();
             while (e > i && utf8::is_space(cps[e - 1])) --e;
-            out.push_back(utf8::encode(std::vector<char32_t>(cps.begin() + static_cast<std::ptrdiff_t>(i),
-                                                             cps.begin() + static_cast<std::ptrdiff_t>(e))));
+            out.push_back(
+                utf8::encode(std::vector<char32_t>(cps.begin() + static_cast<std::ptrdiff_t>(i),
+                                                   cps.begin() + static_cast<std::ptrdiff_t>(e))));
             break;
         }
         std::size_t j = i;
         while (j < cps.size() && !utf8::is_space(cps[j])) ++j;
-        out.push_back(utf8::encode(std::vector<char32_t>(cps.begin() + static_cast<std::ptrdiff_t>(i),
-                                                         cps.begin() + static_cast<std::ptrdiff_t>(j))));
+        out.push_back(
+            utf8::encode(std::vector<char32_t>(cps.begin() + static_cast<std::ptrdiff_t>(i),
+                                               cps.begin() + static_cast<std::ptrdiff_t>(j))));
         i = j;
     }
     return out;
@@ -120,7 +131,8 @@ std::vector<std::string> splitlines(std::string_view s) {
     return out;
 }
 
-std::string replace(std::string_view s, std::string_view old, std::string_view with, std::int64_t count) {
+std::string replace(std::string_view s, std::string_view old, std::string_view with,
+                    std::int64_t count) {
     std::string out;
     if (old.empty()) {  // Python inserts `with` around every character
         auto cps = utf8::decode(s);
@@ -193,8 +205,10 @@ std::string format(std::string_view fmt, const CallArgs& args) {
     for (std::size_t i = 0; i < fmt.size(); ++i) {
         const char c = fmt[i];
         if (c == '}') {
-            if (i + 1 < fmt.size() && fmt[i + 1] == '}') ++i;
-            else throw TemplateRuntimeError("Single '}' encountered in format string");
+            if (i + 1 < fmt.size() && fmt[i + 1] == '}')
+                ++i;
+            else
+                throw TemplateRuntimeError("Single '}' encountered in format string");
             out += '}';
             continue;
         }
@@ -208,10 +222,12 @@ std::string format(std::string_view fmt, const CallArgs& args) {
             continue;
         }
         const auto close = fmt.find('}', i);
-        if (close == std::string_view::npos) throw TemplateRuntimeError("Single '{' encountered in format string");
+        if (close == std::string_view::npos)
+            throw TemplateRuntimeError("Single '{' encountered in format string");
         std::string_view field = fmt.substr(i + 1, close - i - 1);
         if (field.find_first_of(":!.[") != std::string_view::npos)
-            throw UnsupportedError("str.format field '{" + std::string(field) + "}' is not supported");
+            throw UnsupportedError("str.format field '{" + std::string(field) +
+                                   "}' is not supported");
         const Value* v = nullptr;
         if (field.empty()) {
             v = auto_index < args.positional.size() ? &args.positional[auto_index] : nullptr;
@@ -223,7 +239,9 @@ std::string format(std::string_view fmt, const CallArgs& args) {
             for (const auto& [k, val] : args.keyword)
                 if (k == field) v = &val;
         }
-        if (!v) throw TemplateRuntimeError("format field '{" + std::string(field) + "}' has no argument");
+        if (!v)
+            throw TemplateRuntimeError("format field '{" + std::string(field) +
+                                       "}' has no argument");
         out += v->str();
         check_size(out.size());
         i = close;

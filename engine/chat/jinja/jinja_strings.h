@@ -12,12 +12,14 @@
 namespace fluoro::jinja::py {
 
 // str.strip / lstrip / rstrip: `chars` absent strips whitespace.
-std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left, bool right);
+std::string strip(std::string_view s, const std::optional<std::string>& chars, bool left,
+                  bool right);
 // str.split / rsplit: `sep` absent splits on whitespace runs; maxsplit < 0 is unlimited.
 std::vector<std::string> split(std::string_view s, const std::optional<std::string>& sep,
                                std::int64_t maxsplit, bool from_right = false);
 std::vector<std::string> splitlines(std::string_view s);
-std::string replace(std::string_view s, std::string_view old, std::string_view with, std::int64_t count);
+std::string replace(std::string_view s, std::string_view old, std::string_view with,
+                    std::int64_t count);
 std::string upper(std::string_view s);
 std::string lower(std::string_view s);
 std::string title(std::string_view s);       // str.title(): each cased run starts upper

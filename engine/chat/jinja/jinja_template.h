@@ -28,7 +28,7 @@ struct RenderOptions {
 struct ParsedTemplate;
 
 class Template {
-public:
+  public:
     // Throws TemplateSyntaxError or UnsupportedError, with line:column.
     static Template parse(std::string_view source);
 
@@ -36,7 +36,7 @@ public:
     // bos_token, ...). Throws TemplateRuntimeError (TemplateRaised for raise_exception).
     std::string render(const Value& context, const RenderOptions& options = {}) const;
 
-private:
+  private:
     std::shared_ptr<const ParsedTemplate> parsed_;
 };
 

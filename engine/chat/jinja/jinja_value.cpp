@@ -39,7 +39,8 @@ std::string repr_dict(const DictData& d, int depth) {
     std::string out = "{";
     for (std::size_t i = 0; i < d.entries.size(); ++i) {
         if (i) out += ", ";
-        out += repr_at(d.entries[i].first, depth + 1) + ": " + repr_at(d.entries[i].second, depth + 1);
+        out +=
+            repr_at(d.entries[i].first, depth + 1) + ": " + repr_at(d.entries[i].second, depth + 1);
     }
     return out + "}";
 }
@@ -47,15 +48,18 @@ std::string repr_dict(const DictData& d, int depth) {
 std::string repr_at(const Value& v, int depth) {
     check_depth(depth);
     switch (v.kind()) {
-        case Value::Kind::String: return repr_string(v.as_string());
+        case Value::Kind::String:
+            return repr_string(v.as_string());
         case Value::Kind::List:
             // CPython prints an address here; no renderer can reproduce it.
-            if (v.is_iterator()) throw UnsupportedError("printing an iterator (map/select/... without |list)");
+            if (v.is_iterator())
+                throw UnsupportedError("printing an iterator (map/select/... without |list)");
             return repr_items(v, depth);
         case Value::Kind::Dict:
             if (v.is_namespace()) return "<Namespace " + repr_dict(v.dict_data(), depth) + ">";
             return repr_dict(v.dict_data(), depth);
-        default: return v.str();
+        default:
+            return v.str();
     }
 }
 
@@ -68,8 +72,10 @@ bool equals_at(const Value& a, const Value& b, int depth) {
     if (a.kind() != b.kind()) return false;
     switch (a.kind()) {
         case Value::Kind::Undefined:
-        case Value::Kind::None: return true;
-        case Value::Kind::String: return a.as_string() == b.as_string();
+        case Value::Kind::None:
+            return true;
+        case Value::Kind::String:
+            return a.as_string() == b.as_string();
         case Value::Kind::List: {
             if (a.is_iterator() || b.is_iterator()) return &a.items() == &b.items();
             if (a.is_tuple() != b.is_tuple() || a.items().size() != b.items().size()) return false;
@@ -88,8 +94,10 @@ bool equals_at(const Value& a, const Value& b, int depth) {
             }
             return true;
         }
-        case Value::Kind::Callable: return &a.function() == &b.function();
-        default: return false;
+        case Value::Kind::Callable:
+            return &a.function() == &b.function();
+        default:
+            return false;
     }
 }
 
@@ -166,28 +174,43 @@ Value Value::function(std::string name, Function fn) {
 bool Value::truthy() const {
     switch (kind_) {
         case Kind::Undefined:
-        case Kind::None: return false;
+        case Kind::None:
+            return false;
         case Kind::Bool:
-        case Kind::Int: return int_ != 0;
-        case Kind::Float: return float_ != 0.0;
-        case Kind::String: return !str_->empty();
-        case Kind::List: return list_->is_iterator || !list_->items.empty();
-        case Kind::Dict: return dict_->is_namespace || !dict_->entries.empty();
-        case Kind::Callable: return true;
+        case Kind::Int:
+            return int_ != 0;
+        case Kind::Float:
+            return float_ != 0.0;
+        case Kind::String:
+            return !str_->empty();
+        case Kind::List:
+            return list_->is_iterator || !list_->items.empty();
+        case Kind::Dict:
+            return dict_->is_namespace || !dict_->entries.empty();
+        case Kind::Callable:
+            return true;
     }
     return false;
 }
 
 std::string Value::str() const {
     switch (kind_) {
-        case Kind::Undefined: return "";  // jinja2's default Undefined prints as nothing
-        case Kind::None: return "None";
-        case Kind::Bool: return int_ ? "True" : "False";
-        case Kind::Int: return std::to_string(int_);
-        case Kind::Float: return format_float(float_);
-        case Kind::String: return *str_;
-        case Kind::Callable: return "<function " + hint_ + ">";
-        default: return repr_at(*this, 0);
+        case Kind::Undefined:
+            return "";  // jinja2's default Undefined prints as nothing
+        case Kind::None:
+            return "None";
+        case Kind::Bool:
+            return int_ ? "True" : "False";
+        case Kind::Int:
+            return std::to_string(int_);
+        case Kind::Float:
+            return format_float(float_);
+        case Kind::String:
+            return *str_;
+        case Kind::Callable:
+            return "<function " + hint_ + ">";
+        default:
+            return repr_at(*this, 0);
     }
 }
 
@@ -198,27 +221,39 @@ std::string Value::repr() const {
 
 std::string Value::type_name() const {
     switch (kind_) {
-        case Kind::Undefined: return "Undefined";
-        case Kind::None: return "NoneType";
-        case Kind::Bool: return "bool";
-        case Kind::Int: return "int";
-        case Kind::Float: return "float";
-        case Kind::String: return "str";
-        case Kind::List: return is_iterator() ? "generator" : is_tuple() ? "tuple" : "list";
-        case Kind::Dict: return is_namespace() ? "Namespace" : "dict";
-        case Kind::Callable: return "function";
+        case Kind::Undefined:
+            return "Undefined";
+        case Kind::None:
+            return "NoneType";
+        case Kind::Bool:
+            return "bool";
+        case Kind::Int:
+            return "int";
+        case Kind::Float:
+            return "float";
+        case Kind::String:
+            return "str";
+        case Kind::List:
+            return is_iterator() ? "generator" : is_tuple() ? "tuple" : "list";
+        case Kind::Dict:
+            return is_namespace() ? "Namespace" : "dict";
+        case Kind::Callable:
+            return "function";
     }
     return "object";
 }
 
-bool equals(const Value& a, const Value& b) { return equals_at(a, b, 0); }
+bool equals(const Value& a, const Value& b) {
+    return equals_at(a, b, 0);
+}
 
 bool less_than(const Value& a, const Value& b) {
     if (a.is_number() && b.is_number()) {
         if (a.is_float() || b.is_float()) return a.as_double() < b.as_double();
         return a.as_int() < b.as_int();
     }
-    if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 byte order = code point order
+    if (a.is_string() && b.is_string())
+        return a.as_string() < b.as_string();  // UTF-8 byte order = code point order
     if (a.is_list() && b.is_list()) {
         const auto& x = a.items();
         const auto& y = b.items();
@@ -253,14 +288,15 @@ std::string format_float(double f) {
         if (exp < 0) {
             out = "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
         } else if (static_cast<std::size_t>(exp) + 1 >= digits.size()) {
-            out = digits + std::string(static_cast<std::size_t>(exp) + 1 - digits.size(), '0') + ".0";
+            out =
+                digits + std::string(static_cast<std::size_t>(exp) + 1 - digits.size(), '0') + ".0";
         } else {
             out = digits.substr(0, static_cast<std::size_t>(exp) + 1) + "." +
                   digits.substr(static_cast<std::size_t>(exp) + 1);
         }
     } else {
         out = digits.substr(0, 1);
-        if (digits.size() > 1) out += "." + digits.substr(1);
+        if (digits.size() > 1) out.append(".").append(digits, 1);
         char eb[16];
         std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
         out += eb;

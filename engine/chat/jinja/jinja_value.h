@@ -40,7 +40,7 @@ struct DictData {
 };
 
 class Value {
-public:
+  public:
     enum class Kind { Undefined, None, Bool, Int, Float, String, List, Dict, Callable };
 
     Value() = default;  // undefined
@@ -48,7 +48,8 @@ public:
     Value(int i) : kind_(Kind::Int), int_(i) {}
     Value(std::int64_t i) : kind_(Kind::Int), int_(i) {}
     Value(double f) : kind_(Kind::Float), float_(f) {}
-    Value(std::string s) : kind_(Kind::String), str_(std::make_shared<const std::string>(std::move(s))) {}
+    Value(std::string s)
+        : kind_(Kind::String), str_(std::make_shared<const std::string>(std::move(s))) {}
     Value(std::string_view s) : Value(std::string(s)) {}
     Value(const char* s) : Value(std::string(s)) {}
 
@@ -92,11 +93,11 @@ public:
     const std::string& name() const { return hint_; }  // undefined's hint, callable's name
 
     bool truthy() const;
-    std::string str() const;   // Python str(): what {{ value }} prints
-    std::string repr() const;  // Python repr(): how a value prints inside a list or dict
+    std::string str() const;        // Python str(): what {{ value }} prints
+    std::string repr() const;       // Python repr(): how a value prints inside a list or dict
     std::string type_name() const;  // Python's type name, for error messages
 
-private:
+  private:
     Kind kind_ = Kind::Undefined;
     std::int64_t int_ = 0;
     double float_ = 0.0;

@@ -32,7 +32,8 @@ TEST(JinjaChatTest, MatchesJinja2WithTheBosRule) {
         const json& t = templates.at(c["template"]);
         const std::string bos = t["bos_token"], eos = t["eos_token"];
         const auto tmpl = jinja::Template::parse(t["template"].get<std::string>());
-        const std::string where = t["name"].get<std::string>() + " / " + c["conversation"].get<std::string>();
+        const std::string where =
+            t["name"].get<std::string>() + " / " + c["conversation"].get<std::string>();
         const JinjaChatInput in{bos, eos, c["add_generation_prompt"].get<bool>(), std::nullopt};
         const auto& msgs = conversations.at(c["conversation"]);
         ++cases;

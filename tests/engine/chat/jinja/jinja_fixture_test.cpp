@@ -24,8 +24,9 @@ TEST(JinjaFixture, RendersLikeJinja2OnTheCommittedTemplates) {
     std::size_t rendered = 0, raised = 0;
     for (const json& c : fx["cases"]) {
         const json& t = templates.at(c["template"]);
-        const std::string where = t["name"].get<std::string>() + " / " + c["conversation"].get<std::string>() +
-                                  (c["add_generation_prompt"].get<bool>() ? " + generation prompt" : "");
+        const std::string where =
+            t["name"].get<std::string>() + " / " + c["conversation"].get<std::string>() +
+            (c["add_generation_prompt"].get<bool>() ? " + generation prompt" : "");
         nlohmann::ordered_json ctx;
         ctx["messages"] = conversations.at(c["conversation"])["messages"];
         ctx["add_generation_prompt"] = c["add_generation_prompt"];
@@ -34,7 +35,8 @@ TEST(JinjaFixture, RendersLikeJinja2OnTheCommittedTemplates) {
         const Template tmpl = Template::parse(t["template"].get<std::string>());
         const Value context = test::from_json(ctx);
         if (c.contains("error")) {
-            EXPECT_THROW(tmpl.render(context), TemplateRuntimeError) << where << ": jinja2 raised " << c["error"];
+            EXPECT_THROW(tmpl.render(context), TemplateRuntimeError)
+                << where << ": jinja2 raised " << c["error"];
             ++raised;
         } else {
             EXPECT_EQ(tmpl.render(context), c["text"].get<std::string>()) << where;

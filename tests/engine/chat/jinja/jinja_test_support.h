@@ -13,12 +13,17 @@ namespace fluoro::jinja::test {
 inline Value from_json(const nlohmann::ordered_json& j) {
     using T = nlohmann::ordered_json::value_t;
     switch (j.type()) {
-        case T::null: return Value::none();
-        case T::boolean: return Value(j.get<bool>());
+        case T::null:
+            return Value::none();
+        case T::boolean:
+            return Value(j.get<bool>());
         case T::number_integer:
-        case T::number_unsigned: return Value(j.get<std::int64_t>());
-        case T::number_float: return Value(j.get<double>());
-        case T::string: return Value(j.get<std::string>());
+        case T::number_unsigned:
+            return Value(j.get<std::int64_t>());
+        case T::number_float:
+            return Value(j.get<double>());
+        case T::string:
+            return Value(j.get<std::string>());
         case T::array: {
             std::vector<Value> items;
             for (const auto& x : j) items.push_back(from_json(x));
@@ -29,7 +34,8 @@ inline Value from_json(const nlohmann::ordered_json& j) {
             for (const auto& [k, v] : j.items()) d.dict_data_mut().set(Value(k), from_json(v));
             return d;
         }
-        default: return Value();
+        default:
+            return Value();
     }
 }
 
@@ -39,7 +45,8 @@ inline constexpr std::time_t kFixedNow = 1753531200;
 inline std::string render(std::string_view tmpl, std::string_view context_json = "{}",
                           RenderOptions options = {}) {
     options.now = kFixedNow;
-    return Template::parse(tmpl).render(from_json(nlohmann::ordered_json::parse(context_json)), options);
+    return Template::parse(tmpl).render(from_json(nlohmann::ordered_json::parse(context_json)),
+                                        options);
 }
 
 }  // namespace fluoro::jinja::test

@@ -44,7 +44,8 @@ TEST(JinjaValue, EqualityAndTruthFollowPython) {
 
 TEST(JinjaJson, DumpsLikePythonJson) {
     Value d = Value::dict();
-    d.dict_data_mut().set(Value("b"), Value::list({Value(1), Value(2.0), Value::none(), Value(false)}));
+    d.dict_data_mut().set(Value("b"),
+                          Value::list({Value(1), Value(2.0), Value::none(), Value(false)}));
     d.dict_data_mut().set(Value("a"), Value("\xc3\xa9\n\"\x01"));
     JsonOptions o;
     // json.dumps(d, ensure_ascii=False)
