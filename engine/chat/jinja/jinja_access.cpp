@@ -148,6 +148,8 @@ std::vector<Value> iterate(const Value& v) {
         case Value::Kind::Undefined:
             return {};
         case Value::Kind::List:
+            if (v.is_iterator() && !v.deferred_error().empty())
+                throw TemplateRuntimeError(v.deferred_error());
             return v.is_iterator() ? v.take_items() : v.items();
         case Value::Kind::Dict: {
             if (v.is_namespace()) break;
@@ -188,6 +190,13 @@ std::int64_t length(const Value& v) {
     throw TemplateRuntimeError("object of type '" + v.type_name() + "' has no len()");
 }
 
+void check_hashable(const Value& key) {
+    if ((key.is_list() && !key.is_tuple()) || key.is_dict() || key.is_namespace())
+        throw TemplateRuntimeError("unhashable type: '" + key.type_name() + "'");
+    if (key.is_tuple())
+        for (const auto& x : key.items()) check_hashable(x);
+}
+
 bool contains(const Value& container, const Value& item) {
     if (container.is_string()) {
         if (!item.is_string())
@@ -195,7 +204,10 @@ bool contains(const Value& container, const Value& item) {
                                        item.type_name());
         return container.as_string().find(item.as_string()) != std::string::npos;
     }
-    if (container.is_dict()) return container.dict_data().find(item) != nullptr;
+    if (container.is_dict()) {
+        check_hashable(item);
+        return container.dict_data().find(item) != nullptr;
+    }
     if (container.is_list()) {
         for (const auto& x : iterate(container))
             if (equals(x, item)) return true;
@@ -245,6 +257,8 @@ Value binary_op(std::string_view op, const Value& a, const Value& b) {
     if (op == "not in") return Value(!contains(b, a));
     if (a.is_undefined()) fail_undefined(a);
     if (b.is_undefined()) fail_undefined(b);
+    // A generator supports none of the operators below (only ==, in, ~ above).
+    if (a.is_iterator() || b.is_iterator()) type_error(op, a, b);
     if (op == "<") return Value(less_than(a, b));
     if (op == ">") return Value(less_than(b, a));
     if (op == "<=") return Value(!less_than(b, a));

@@ -27,6 +27,8 @@ std::int64_t length(const Value& v);
 // Python binary operators: + - * / // % ** and the comparisons; `~` is concat (str of both).
 Value binary_op(std::string_view op, const Value& a, const Value& b);
 bool contains(const Value& container, const Value& item);  // Python `item in container`
+// Python's TypeError for a list or dict used as a dict key or looked up with `in` on a dict.
+void check_hashable(const Value& key);
 // markupsafe.escape: & < > " ' as entities; Markup passes unchanged.
 Value html_escape(const Value& v);
 

@@ -343,8 +343,11 @@ class Interpreter {
             }
             case ExprKind::DictLit: {
                 Value d = Value::dict();
-                for (std::size_t i = 0; i + 1 < e.args.size(); i += 2)
-                    d.dict_data_mut().set(eval(*e.args[i], scope), eval(*e.args[i + 1], scope));
+                for (std::size_t i = 0; i + 1 < e.args.size(); i += 2) {
+                    Value key = eval(*e.args[i], scope);
+                    check_hashable(key);
+                    d.dict_data_mut().set(std::move(key), eval(*e.args[i + 1], scope));
+                }
                 return d;
             }
             case ExprKind::GetAttr:

@@ -145,7 +145,6 @@ Value f_first(const Value& v, const CallArgs&) {
 }
 
 Value f_last(const Value& v, const CallArgs&) {
-    need_defined(v);
     auto items = iterate(v);
     if (items.empty()) return Value::undefined("No last item, sequence was empty.");
     return items.back();
@@ -329,6 +328,8 @@ Value f_indent(const Value& v, const CallArgs& a) {
                           ' ');
     const bool first = flag(a, 1, "first", false);
     const bool blank = flag(a, 2, "blank", false);
+    // jinja2 appends "\n" to the value first: anything but a string fails there.
+    if (!v.is_string()) fail("indent filter needs a string, got " + v.type_name());
     auto lines = py::splitlines(v.str() + "\n");
     std::string out;
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -380,6 +381,8 @@ Value f_round(const Value& v, const CallArgs& a) {
     const std::int64_t precision = arg_or(a, 0, "precision", Value(0)).as_int();
     const std::string method = arg_or(a, 1, "method", Value("common")).str();
     if (!v.is_number()) fail("round filter needs a number");
+    // Python's round(int, n) stays an int (n >= 0); ceil/floor divide, giving a float.
+    if (method == "common" && !v.is_float() && precision >= 0) return Value(v.as_int());
     const double scale = std::pow(10.0, static_cast<double>(precision));
     const double x = v.as_double() * scale;
     double r;
@@ -427,7 +430,7 @@ Value f_batch(const Value& v, const CallArgs& a) {
             while (static_cast<std::int64_t>(cur.size()) < n) cur.push_back(*fill);
         out.push_back(Value::list(std::move(cur)));
     }
-    return Value::list(std::move(out));
+    return Value::iterator(std::move(out));
 }
 
 // attr() reads the Python attribute only: a dict's method, never its item.
@@ -534,7 +537,7 @@ bool t_mapping(const Value& v, const CallArgs&) {
     return v.is_dict();
 }
 bool t_callable(const Value& v, const CallArgs&) {
-    return v.is_callable();
+    return v.is_callable() || v.is_undefined();  // jinja2's Undefined has __call__ (which raises)
 }
 bool t_escaped(const Value&, const CallArgs&) {
     return false;
@@ -544,20 +547,15 @@ bool t_iterable(const Value& v, const CallArgs&) {
     return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
 }
 bool t_sequence(const Value& v, const CallArgs&) {
-    return t_iterable(v, {});
+    return t_iterable(v, {}) && !v.is_iterator();  // a generator has no len()
 }
 
-std::int64_t int_operand(const Value& v) {
-    need_defined(v);
-    if (!v.is_int() && !v.is_bool())
-        fail("odd/even/divisibleby need an integer, got " + v.type_name());
-    return v.as_int();
-}
+// jinja2: value % 2 == 1 / == 0, so floats work (2.0 is even) and Python's modulo sign rule holds.
 bool t_odd(const Value& v, const CallArgs&) {
-    return int_operand(v) % 2 != 0;
+    return equals(binary_op("%", v, Value(2)), Value(1));
 }
 bool t_even(const Value& v, const CallArgs&) {
-    return int_operand(v) % 2 == 0;
+    return equals(binary_op("%", v, Value(2)), Value(0));
 }
 bool t_divisibleby(const Value& v, const CallArgs& a) {
     const Value* n = arg(a, 0, "num");
@@ -591,11 +589,25 @@ bool t_ge(const Value& v, const CallArgs& a) {
 bool t_in(const Value& v, const CallArgs& a) {
     return contains(arg_or(a, 0, "seq", Value()), v);
 }
+// str(value).islower() / isupper(): at least one cased character, none of the other case.
+bool cased_only(const Value& v, bool lower) {
+    bool cased = false;
+    for (char c : v.str()) {
+        if (c >= 'a' && c <= 'z') {
+            if (!lower) return false;
+            cased = true;
+        } else if (c >= 'A' && c <= 'Z') {
+            if (lower) return false;
+            cased = true;
+        }
+    }
+    return cased;
+}
 bool t_lower(const Value& v, const CallArgs&) {
-    return py::lower(v.str()) == v.str();
+    return cased_only(v, true);
 }
 bool t_upper(const Value& v, const CallArgs&) {
-    return py::upper(v.str()) == v.str();
+    return cased_only(v, false);
 }
 // Identity for the singletons templates compare against (none, true, false); equality otherwise.
 bool t_sameas(const Value& v, const CallArgs& a) {
@@ -684,7 +696,16 @@ bool jinja2_has_test(std::string_view name) {
 Value apply_filter(std::string_view name, const Value& value, const CallArgs& args) {
     auto it = filters().find(name);
     if (it == filters().end()) fail("No filter named '" + std::string(name) + "'.");
-    return it->second(value, args);
+    // These are generators in jinja2: their body runs when consumed, so a failure inside one
+    // surfaces only then (an unconsumed one, or one tested for truth, never fails).
+    static const std::set<std::string, std::less<>> kLazy = {
+        "batch", "items", "map", "reject", "rejectattr", "select", "selectattr", "unique"};
+    if (!kLazy.count(name)) return it->second(value, args);
+    try {
+        return it->second(value, args);
+    } catch (const TemplateRuntimeError& e) {
+        return Value::failed_iterator(e.what());
+    }
 }
 
 bool apply_test(std::string_view name, const Value& value, const CallArgs& args) {

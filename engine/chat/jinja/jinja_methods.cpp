@@ -178,7 +178,8 @@ Value dict_method(const Value& obj, std::string_view name) {
                 else
                     out.push_back(which == 1 ? k : v);
             }
-            return Value::list(std::move(out));
+            static const char* const kViews[] = {"dict_items", "dict_keys", "dict_values"};
+            return Value::dict_view(kViews[which], std::move(out));
         });
     }
     if (name == "copy") {

@@ -24,14 +24,15 @@ void check_depth(int depth) {
 std::string repr_at(const Value& v, int depth);
 
 std::string repr_items(const Value& v, int depth) {
-    std::string out = v.is_tuple() ? "(" : "[";
+    const std::string& view = v.list_data_view_name();
+    std::string out = view.empty() ? (v.is_tuple() ? "(" : "[") : view + "([";
     const auto& items = v.items();
     for (std::size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
         out += repr_at(items[i], depth + 1);
     }
     if (v.is_tuple() && items.size() == 1) out += ",";
-    out += v.is_tuple() ? ")" : "]";
+    out += view.empty() ? (v.is_tuple() ? ")" : "]") : "])";
     return out;
 }
 
@@ -134,13 +135,27 @@ Value Value::none() {
 Value Value::list(std::vector<Value> items, bool tuple) {
     Value v;
     v.kind_ = Kind::List;
-    v.list_ = std::make_shared<ListData>(ListData{std::move(items), tuple});
+    v.list_ = std::make_shared<ListData>();
+    v.list_->items = std::move(items);
+    v.list_->is_tuple = tuple;
     return v;
 }
 
 Value Value::iterator(std::vector<Value> items) {
     Value v = list(std::move(items));
     v.list_->is_iterator = true;
+    return v;
+}
+
+Value Value::dict_view(std::string name, std::vector<Value> items) {
+    Value v = list(std::move(items));
+    v.list_->view_name = std::move(name);
+    return v;
+}
+
+Value Value::failed_iterator(std::string error) {
+    Value v = iterator({});
+    v.list_->deferred_error = std::move(error);
     return v;
 }
 
@@ -254,7 +269,8 @@ bool less_than(const Value& a, const Value& b) {
     }
     if (a.is_string() && b.is_string())
         return a.as_string() < b.as_string();  // UTF-8 byte order = code point order
-    if (a.is_list() && b.is_list()) {
+    if (a.is_list() && b.is_list() && !a.is_iterator() && !b.is_iterator() &&
+        a.is_tuple() == b.is_tuple()) {
         const auto& x = a.items();
         const auto& y = b.items();
         for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {

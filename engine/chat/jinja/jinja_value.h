@@ -28,6 +28,10 @@ struct ListData {
     // A Python iterator (what jinja2's map, select, unique, items, reverse return): always true,
     // no len(), not JSON, and consumed by the first walk over it.
     bool is_iterator = false;
+    // A generator whose body failed: jinja2 raises only when it is consumed, so we keep the error.
+    std::string deferred_error;
+    // dict.items()/keys()/values() views print as dict_items([...]) etc.; empty for plain lists.
+    std::string view_name;
 };
 
 // Insertion-ordered like a Python dict; lookups are linear, which is fine at chat-message sizes.
@@ -58,6 +62,8 @@ class Value {
     static Value none();
     static Value list(std::vector<Value> items = {}, bool tuple = false);
     static Value iterator(std::vector<Value> items);
+    static Value failed_iterator(std::string error);
+    static Value dict_view(std::string name, std::vector<Value> items);
     // markupsafe's Markup (what |safe and |escape return): `markup + str` HTML-escapes the str.
     static Value markup(std::string s);
     static Value dict();
@@ -87,6 +93,8 @@ class Value {
     const std::vector<Value>& items() const { return list_->items; }
     // An iterator's items, leaving it exhausted (shared copies see it exhausted too).
     std::vector<Value> take_items() const { return std::move(list_->items); }
+    const std::string& deferred_error() const { return list_->deferred_error; }
+    const std::string& list_data_view_name() const { return list_->view_name; }
     const DictData& dict_data() const { return *dict_; }
     DictData& dict_data_mut() { return *dict_; }  // namespaces only: `set ns.x = ...`
     const Function& function() const { return *fn_; }

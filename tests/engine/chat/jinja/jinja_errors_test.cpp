@@ -73,6 +73,15 @@ TEST(JinjaErrors, IteratorsAreNotJsonAndHaveNoLength) {
               "T[1, 2][]");
 }
 
+// jinja2's indent appends "\n" to its value first, so a list or dict raises (TypeError /
+// AttributeError); a generator's body fails only when consumed, then with its own error.
+TEST(JinjaErrors, IndentNeedsAStringAndGeneratorsFailWhenConsumed) {
+    EXPECT_NE(error_of<TemplateRuntimeError>("{{ [1]|indent }}").find("indent"), std::string::npos);
+    EXPECT_EQ(test::render("{% set g = 5|items %}ok"), "ok");
+    EXPECT_NE(error_of<TemplateRuntimeError>("{{ 5|items|list }}").find("mapping"),
+              std::string::npos);
+}
+
 TEST(JinjaErrors, ComparingUnrelatedTypesRaises) {
     EXPECT_NE(error_of<TemplateRuntimeError>("{{ 1 < 'a' }}").find("not supported between"),
               std::string::npos);

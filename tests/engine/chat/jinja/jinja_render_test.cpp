@@ -277,5 +277,36 @@ TEST(JinjaRender, LoopOverStringsAndDicts) {
         R"J(a;b;pq)J");
 }
 
+TEST(JinjaRender, RoundKeepsIntsAndRoundsHalfToEven) {
+    EXPECT_EQ(
+        test::render(
+            R"J({{ 1|round }} {{ true|round }} {{ 2.5|round }} {{ 3.5|round }} {{ 2.567|round(1, 'floor') }} {{ 7|round(0, 'ceil') }})J",
+            R"J({})J"),
+        R"J(1 1 2.0 4.0 2.5 7.0)J");
+}
+
+TEST(JinjaRender, GeneratorsAreLazyTrueAndNotSequences) {
+    EXPECT_EQ(
+        test::render(
+            R"J({{ 'Y' if (5|items) else 'N' }}{{ [1]|select is sequence }}{{ [1]|select is iterable }}{{ missing is callable }})J",
+            R"J({})J"),
+        R"J(YFalseTrueTrue)J");
+}
+
+TEST(JinjaRender, OddEvenOnFloats) {
+    EXPECT_EQ(test::render(R"J({{ 2.0 is even }}{{ 3.0 is odd }}{{ -3 is odd }})J", R"J({})J"),
+              R"J(TrueTrueTrue)J");
+}
+
+TEST(JinjaRender, DictViewsPrintLikePython) {
+    EXPECT_EQ(test::render(R"J({{ d.items() }}|{{ d.keys() }}|{{ d.values() }})J",
+                           R"J({"d": {"a": 1}})J"),
+              R"J(dict_items([('a', 1)])|dict_keys(['a'])|dict_values([1]))J");
+}
+
+TEST(JinjaRender, LastOfUndefinedIsUndefined) {
+    EXPECT_EQ(test::render(R"J([{{ missing|last }}])J", R"J({})J"), R"J([])J");
+}
+
 }  // namespace
 }  // namespace fluoro::jinja
