@@ -93,7 +93,8 @@ Value get_item(const Value& obj, const Value& key) {
     if (obj.is_undefined()) fail_undefined(obj);
     if (obj.is_dict() || obj.is_namespace()) {
         if (const Value* v = obj.dict_data().find(key)) return *v;
-    } else if (((obj.is_list() && !obj.is_iterator()) || obj.is_string()) &&
+    } else if (((obj.is_list() && !obj.is_iterator() && obj.list_data_view_name().empty()) ||
+                obj.is_string()) &&
                (key.is_int() || key.is_bool())) {
         std::int64_t i = key.as_int();
         if (obj.is_list()) {

@@ -144,7 +144,9 @@ Value f_first(const Value& v, const CallArgs&) {
     return items.front();
 }
 
+// jinja2: next(iter(reversed(value))); a generator is not reversible.
 Value f_last(const Value& v, const CallArgs&) {
+    if (v.is_iterator()) fail("'generator' object is not reversible");
     auto items = iterate(v);
     if (items.empty()) return Value::undefined("No last item, sequence was empty.");
     return items.back();
@@ -156,9 +158,12 @@ Value f_reverse(const Value& v, const CallArgs&) {
         std::reverse(cps.begin(), cps.end());
         return Value(utf8::encode(cps));
     }
+    // jinja2 returns reversed(value), an iterator, or for what is not reversible (a generator)
+    // list(value) reversed.
+    const bool reversible = !v.is_iterator();
     auto items = iterate(v);
     std::reverse(items.begin(), items.end());
-    return Value::iterator(std::move(items));
+    return reversible ? Value::iterator(std::move(items)) : Value::list(std::move(items));
 }
 
 Value f_items(const Value& v, const CallArgs&) {
@@ -547,7 +552,9 @@ bool t_iterable(const Value& v, const CallArgs&) {
     return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
 }
 bool t_sequence(const Value& v, const CallArgs&) {
-    return t_iterable(v, {}) && !v.is_iterator();  // a generator has no len()
+    // a generator has no len(), a dict view no [index]
+    return t_iterable(v, {}) && !v.is_iterator() &&
+           !(v.is_list() && !v.list_data_view_name().empty());
 }
 
 // jinja2: value % 2 == 1 / == 0, so floats work (2.0 is even) and Python's modulo sign rule holds.
