@@ -61,8 +61,12 @@ class Interpreter {
         }
     }
 
-    void step() {
-        if (++steps_ > opt_.max_steps)
+    // One unit per statement and loop iteration, and per item (or 64 bytes) of every value an
+    // operator, filter, lookup or call works on: copying a long list on each iteration of a long
+    // loop is what a hostile template would do to run for hours, and it pays for the items.
+    void step(std::int64_t units = 1) {
+        steps_ += units;
+        if (steps_ > opt_.max_steps)
             throw TemplateRuntimeError("template ran more than " + std::to_string(opt_.max_steps) +
                                        " steps");
     }
@@ -311,6 +315,19 @@ class Interpreter {
         return Value(std::move(out));
     }
 
+    static std::int64_t work_of(const Value& v) {
+        if (v.is_string()) return 1 + static_cast<std::int64_t>(v.as_string().size() / 64);
+        if (v.is_list()) return 1 + static_cast<std::int64_t>(v.items().size());
+        if (v.is_dict() || v.is_namespace())
+            return 1 + static_cast<std::int64_t>(v.dict_data().entries.size());
+        return 1;
+    }
+
+    Value charged(Value v) {
+        step(work_of(v));
+        return v;
+    }
+
     // --- expressions ---
     Value eval(const Expr& e, const ScopePtr& scope) {
         return at(e.offset, [&] { return eval_node(e, scope); });
@@ -351,11 +368,11 @@ class Interpreter {
                 return d;
             }
             case ExprKind::GetAttr:
-                return get_attr(eval(*e.target, scope), e.name);
+                return get_attr(charged(eval(*e.target, scope)), e.name);
             case ExprKind::GetItem:
-                return get_item(eval(*e.target, scope), eval(*e.args[0], scope));
+                return get_item(charged(eval(*e.target, scope)), eval(*e.args[0], scope));
             case ExprKind::Slice: {
-                const Value obj = eval(*e.target, scope);
+                const Value obj = charged(eval(*e.target, scope));
                 Value b[3];
                 const Value* p[3] = {nullptr, nullptr, nullptr};
                 for (int i = 0; i < 3; ++i)
@@ -374,10 +391,11 @@ class Interpreter {
                             fn.name().empty() ? "undefined value is not callable" : fn.name());
                     throw TemplateRuntimeError("'" + fn.type_name() + "' object is not callable");
                 }
-                return fn.function()(a);
+                return charged(fn.function()(a));
             }
             case ExprKind::Filter:
-                return apply_filter(e.name, eval(*e.target, scope), eval_args(e, scope));
+                return charged(
+                    apply_filter(e.name, charged(eval(*e.target, scope)), eval_args(e, scope)));
             case ExprKind::Test: {
                 const bool r = apply_test(e.name, eval(*e.target, scope), eval_args(e, scope));
                 return Value(e.negated ? !r : r);
@@ -398,12 +416,12 @@ class Interpreter {
                 const Value a = eval(*e.target, scope);
                 if (e.name == "and") return a.truthy() ? eval(*e.args[0], scope) : a;
                 if (e.name == "or") return a.truthy() ? a : eval(*e.args[0], scope);
-                return binary_op(e.name, a, eval(*e.args[0], scope));
+                return charged(binary_op(e.name, charged(a), charged(eval(*e.args[0], scope))));
             }
             case ExprKind::Compare: {
-                Value left = eval(*e.target, scope);
+                Value left = charged(eval(*e.target, scope));
                 for (std::size_t i = 0; i < e.ops.size(); ++i) {
-                    Value right = eval(*e.args[i], scope);
+                    Value right = charged(eval(*e.args[i], scope));
                     if (!binary_op(e.ops[i], left, right).truthy()) return Value(false);
                     left = std::move(right);
                 }

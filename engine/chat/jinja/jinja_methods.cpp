@@ -186,6 +186,7 @@ Value dict_method(const Value& obj, std::string_view name) {
         return Value::function("dict.copy", [obj](const CallArgs&) {
             Value d = Value::dict();
             d.dict_data_mut().entries = obj.dict_data().entries;
+            d.dict_data_mut().depth = obj.dict_data().depth;
             return d;
         });
     }

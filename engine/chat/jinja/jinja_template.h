@@ -16,8 +16,9 @@
 namespace fluoro::jinja {
 
 struct RenderOptions {
-    // Bounds that keep a hostile template from taking the process: rendered text, statements
-    // and loop iterations executed, nested macro calls.
+    // Bounds that keep a hostile template from taking the process: rendered text; work, counted
+    // per statement, loop iteration, and item (or 64 bytes) of each value an operator, filter,
+    // lookup or call touches; nested macro calls.
     std::size_t max_output_bytes = std::size_t{16} << 20;
     std::int64_t max_steps = 10'000'000;
     int max_call_depth = 64;

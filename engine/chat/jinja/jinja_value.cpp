@@ -1,5 +1,6 @@
 #include "chat/jinja/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -11,9 +12,7 @@
 namespace fluoro::jinja {
 namespace {
 
-// Values built by a template can nest without bound (a list wrapped in a list in a loop); Python
-// stops at its recursion limit, and so do we, before the C++ stack does.
-constexpr int kMaxNesting = 400;
+constexpr int kMaxNesting = Value::kMaxNesting;
 
 void check_depth(int depth) {
     if (depth > kMaxNesting)
@@ -113,10 +112,16 @@ const Value* DictData::find(const Value& key) const {
 void DictData::set(Value key, Value value) {
     for (auto& [k, v] : entries) {
         if (equals(k, key)) {
+            const int d = 1 + value.nesting();
+            if (d > Value::kMaxNesting) check_depth(d);
+            depth = std::max(depth, d);
             v = std::move(value);
             return;
         }
     }
+    const int d = 1 + std::max(key.nesting(), value.nesting());
+    if (d > Value::kMaxNesting) check_depth(d);
+    depth = std::max(depth, d);
     entries.emplace_back(std::move(key), std::move(value));
 }
 
@@ -136,6 +141,10 @@ Value Value::list(std::vector<Value> items, bool tuple) {
     Value v;
     v.kind_ = Kind::List;
     v.list_ = std::make_shared<ListData>();
+    int d = 1;
+    for (const auto& x : items) d = std::max(d, 1 + x.nesting());
+    check_depth(d);
+    v.list_->depth = d;
     v.list_->items = std::move(items);
     v.list_->is_tuple = tuple;
     return v;

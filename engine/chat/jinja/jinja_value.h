@@ -25,6 +25,7 @@ using Function = std::function<Value(const CallArgs&)>;
 struct ListData {
     std::vector<Value> items;
     bool is_tuple = false;  // prints as (a, b) instead of [a, b]
+    int depth = 1;          // nesting levels, this one included (see Value::nesting)
     // A Python iterator (what jinja2's map, select, unique, items, reverse return): always true,
     // no len(), not JSON, and consumed by the first walk over it.
     bool is_iterator = false;
@@ -38,6 +39,7 @@ struct ListData {
 struct DictData {
     std::vector<std::pair<Value, Value>> entries;
     bool is_namespace = false;  // jinja2's namespace(): the only object `set x.attr` may change
+    int depth = 1;              // nesting levels, this one included (see Value::nesting)
 
     const Value* find(const Value& key) const;
     void set(Value key, Value value);
@@ -99,6 +101,14 @@ class Value {
     DictData& dict_data_mut() { return *dict_; }  // namespaces only: `set ns.x = ...`
     const Function& function() const { return *fn_; }
     const std::string& name() const { return hint_; }  // undefined's hint, callable's name
+
+    // How deeply containers nest in this value (0 for a scalar). Bounded when a container is built
+    // (TemplateRuntimeError beyond kMaxNesting), so a loop wrapping a list in a list millions of
+    // times fails early instead of overflowing the stack when the value is compared or destroyed.
+    int nesting() const {
+        return kind_ == Kind::List ? list_->depth : kind_ == Kind::Dict ? dict_->depth : 0;
+    }
+    static constexpr int kMaxNesting = 400;
 
     bool truthy() const;
     std::string str() const;        // Python str(): what {{ value }} prints

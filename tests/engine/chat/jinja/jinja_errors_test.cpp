@@ -156,6 +156,23 @@ TEST(JinjaHostile, OutputIsBounded) {
               std::string::npos);
 }
 
+// Each iteration copies the whole list: O(n^2) work in few statements. Counted per item, it stops
+// at the bound (jinja2 would run for minutes) instead of after 10^10 copies.
+TEST(JinjaHostile, QuadraticCopyingStopsAtTheWorkBound) {
+    const auto msg = error_of<TemplateRuntimeError>(
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}"
+        "{% endfor %}");
+    EXPECT_NE(msg.find("steps"), std::string::npos) << msg;
+}
+
+// Two million nested lists would overflow the stack when destroyed; refused while being built.
+TEST(JinjaHostile, MillionsOfNestingLevelsAreRefusedWhileBuilt) {
+    const auto msg = error_of<TemplateRuntimeError>(
+        "{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% for j in range(20) %}"
+        "{% set ns.l = [ns.l] %}{% endfor %}{% endfor %}done");
+    EXPECT_NE(msg.find("nested more than 400"), std::string::npos) << msg;
+}
+
 TEST(JinjaHostile, MacroRecursionIsBounded) {
     const auto msg =
         error_of<TemplateRuntimeError>("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
