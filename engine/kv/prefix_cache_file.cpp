@@ -134,7 +134,8 @@ void write_file_atomically(const std::filesystem::path& path, std::span<const st
 // The whole file, read only when it is a regular file that starts like one of ours: a directory,
 // a FIFO (whose open would block the start of `serve`) or a device at the path is refused before
 // it is opened for reading, and a foreign file of any size costs one small read.
-std::vector<std::byte> read_cache_file(const std::filesystem::path& path, const std::string& where) {
+std::vector<std::byte> read_cache_file(const std::filesystem::path& path,
+                                       const std::string& where) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) throw Error(where + "cannot open it: " + std::strerror(errno));
     struct Closer {

@@ -19,8 +19,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static fluoro::cpu::CpuBackend backend(1);
     try {
-        fluoro::gguf::GgufFile f = fluoro::gguf::GgufFile::parse(
-            {reinterpret_cast<const std::byte*>(data), size}, "fuzz");
+        fluoro::gguf::GgufFile f =
+            fluoro::gguf::GgufFile::parse({reinterpret_cast<const std::byte*>(data), size}, "fuzz");
         fluoro::ModelLoadOptions opt;
         opt.max_batch = 2;
         opt.max_logit_rows = 2;

@@ -93,9 +93,15 @@ TEST(JsonExport, MalformedValuesAreErrorsNamingWhatIsWrong) {
     j["messages"] = json::object({{"role", "user"}});
     refused(j, "malformed document");
     // 2^32 x 2^32 is 2^64, 0 in 64-bit arithmetic: it matched an empty weights array.
-    const json snapshot = {{"step", 0},     {"t_ns", 0},         {"layer", 0},
-                           {"head", 0},     {"first_row", 0},    {"n_rows", int64_t(1) << 32},
-                           {"n_cols", int64_t(1) << 32}, {"key_begin", 0}, {"weights", json::array()}};
+    const json snapshot = {{"step", 0},
+                           {"t_ns", 0},
+                           {"layer", 0},
+                           {"head", 0},
+                           {"first_row", 0},
+                           {"n_rows", int64_t(1) << 32},
+                           {"n_cols", int64_t(1) << 32},
+                           {"key_begin", 0},
+                           {"weights", json::array()}};
     j = good;
     j["runs"][0]["attention_snapshots"] = json::array({snapshot});
     refused(j, "weights do not match n_rows x n_cols (4294967296 x 4294967296, 0 weights)");

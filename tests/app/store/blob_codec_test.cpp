@@ -31,10 +31,10 @@ TEST(BlobCodec, AttentionRoundTripsAndRefusesShapesItsWeightsDoNotFill) {
     EXPECT_EQ(back.weights.size(), 6u);
     EXPECT_EQ(back.first_row, 5);
     const int64_t big = int64_t(1) << 32;
-    for (const auto& [rows, cols, n] : {std::tuple{big, big, size_t(0)},  // 2^64 wraps to 0
-                                        std::tuple{big, int64_t(0), size_t(0)},
-                                        std::tuple{int64_t(2), int64_t(3), size_t(5)},
-                                        std::tuple{int64_t(-2), int64_t(-3), size_t(6)}}) {
+    for (const auto& [rows, cols, n] :
+         {std::tuple{big, big, size_t(0)},  // 2^64 wraps to 0
+          std::tuple{big, int64_t(0), size_t(0)}, std::tuple{int64_t(2), int64_t(3), size_t(5)},
+          std::tuple{int64_t(-2), int64_t(-3), size_t(6)}}) {
         AttentionSnapshot s;
         try {
             decode_attention(encode_attention(snapshot(rows, cols, n)), s);

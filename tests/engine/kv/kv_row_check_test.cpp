@@ -24,7 +24,8 @@ std::vector<std::byte> bytes_of(const std::vector<T>& v) {
 }
 
 TEST(KvRowCheck, F32FindsTheFirstNanOrInfinity) {
-    const float big = std::numeric_limits<float>::max(), tiny = std::numeric_limits<float>::denorm_min();
+    const float big = std::numeric_limits<float>::max(),
+                tiny = std::numeric_limits<float>::denorm_min();
     EXPECT_EQ(first_non_finite_kv(KvType::F32, bytes_of<float>({0.f, -0.f, big, -big, tiny})),
               std::nullopt);
     EXPECT_EQ(first_non_finite_kv(KvType::F32, bytes_of<float>({1.f, 2.f, NAN, INFINITY})), 2u);
@@ -35,8 +36,9 @@ TEST(KvRowCheck, F32FindsTheFirstNanOrInfinity) {
 TEST(KvRowCheck, F16FindsTheFirstNanOrInfinity) {
     // 0x7BFF = 65504 and 0xFBFF = -65504 (the largest finite halves), 0x0001 the smallest
     // subnormal; 0x7C00 = +inf, 0xFC00 = -inf, 0x7E00 a quiet NaN, 0x7C01 a signalling one.
-    EXPECT_EQ(first_non_finite_kv(KvType::F16, bytes_of<uint16_t>({0x0000, 0x7BFF, 0xFBFF, 0x0001})),
-              std::nullopt);
+    EXPECT_EQ(
+        first_non_finite_kv(KvType::F16, bytes_of<uint16_t>({0x0000, 0x7BFF, 0xFBFF, 0x0001})),
+        std::nullopt);
     EXPECT_EQ(first_non_finite_kv(KvType::F16, bytes_of<uint16_t>({0x3C00, 0x7C00})), 1u);
     EXPECT_EQ(first_non_finite_kv(KvType::F16, bytes_of<uint16_t>({0xFC00, 0x3C00})), 0u);
     EXPECT_EQ(first_non_finite_kv(KvType::F16, bytes_of<uint16_t>({0x3C00, 0x3C00, 0x7C01})), 2u);

@@ -101,9 +101,8 @@ class PrefixCacheFileTest : public ::testing::Test {
     // tool wrote, which the checksums alone cannot catch.
     static std::vector<std::byte> with_body_crc(std::vector<std::byte> b) {
         const size_t at = body_offset();
-        const uint32_t crc = uint32_t(crc32_z(crc32_z(0, nullptr, 0),
-                                              reinterpret_cast<const Bytef*>(b.data() + at),
-                                              b.size() - at));
+        const uint32_t crc = uint32_t(crc32_z(
+            crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(b.data() + at), b.size() - at));
         std::memcpy(b.data() + at - 4, &crc, 4);
         return b;
     }

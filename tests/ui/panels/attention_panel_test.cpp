@@ -224,8 +224,8 @@ void AttentionPanelTest::malformed_snapshots_draw_nothing() {
     QVERIFY(heatmap.snapshot() == nullptr);
     (void)heatmap.grab();  // paints without touching the weights
     AttentionPanel panel;
-    panel.consume({test::run_started(1, test::chat_prompt()),
-                   std::shared_ptr<const AttentionSnapshot>(bad)});
+    panel.consume(
+        {test::run_started(1, test::chat_prompt()), std::shared_ptr<const AttentionSnapshot>(bad)});
     QCOMPARE(panel.state().n_layers(), 0);
 }
 
