@@ -5,7 +5,6 @@
 #include <QPointer>
 
 #include "runtime/engine.h"
-#include "server/access.h"
 #include "workbench/engine_bridge.h"
 
 namespace fluoro::ui {
@@ -30,11 +29,11 @@ QString ServeController::start(const ServeConfig& config) {
     const QString path = QString::fromStdString(bridge_.model()->path);
     // The CLI's rule (server/access.h check_bind, without its --insecure-public way out): on every
     // interface, anyone who reaches the port could use the engine unless a key is asked for.
-    const std::string host = config.public_host ? "0.0.0.0" : "127.0.0.1";
-    if (!app::is_loopback_host(host) && config.api_key.trimmed().isEmpty()) {
+    if (config.public_host && config.api_key.trimmed().isEmpty()) {
         if (was_running) emit state_changed();
-        return tr("listening on 0.0.0.0 needs an API key: anyone on the network could use the "
-                  "engine; enter a key, or serve this machine only");
+        return tr(
+            "listening on 0.0.0.0 needs an API key: anyone on the network could use the "
+            "engine; enter a key, or serve this machine only");
     }
 
     app::ServerOptions so;
@@ -56,6 +55,7 @@ QString ServeController::start(const ServeConfig& config) {
     };
     auto relay = std::make_unique<app::EngineRelay>(bridge_.engine());
     auto server = std::make_unique<app::OpenAiServer>(so, relay->backend());
+    const std::string host = config.public_host ? "0.0.0.0" : "127.0.0.1";
     try {
         port_ = server->start(host, config.port);
     } catch (const std::exception& e) {

@@ -35,6 +35,7 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     status_ = new QLabel(this);
     status_->setObjectName("serve_status");
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    status_->setWordWrap(true);  // an error (a taken port, a missing key) must not widen the dock
     top->addWidget(toggle_);
     top->addWidget(status_, 1);
     v->addLayout(top);
