@@ -65,6 +65,10 @@ void GgufWriter::add(std::string key, Value value) {
     kv_.push_back({std::move(key), std::move(value)});
 }
 
+bool GgufWriter::erase(std::string_view key) {
+    return std::erase_if(kv_, [&](const Entry& e) { return e.key == key; }) > 0;
+}
+
 void GgufWriter::add_u8(std::string k, uint8_t v) {
     add(std::move(k), Value(ValueType::U8, ValueType::U8, uint64_t{v}));
 }

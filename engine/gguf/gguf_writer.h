@@ -35,6 +35,8 @@ class GgufWriter {
     // --- metadata, written in the order added. Error on an empty or duplicate key, on a
     // Value whose storage does not match its type, or on a number too wide for its type. ---
     void add(std::string key, Value value);
+    // Drops a key added earlier (a test file without, say, a chat template); false when absent.
+    bool erase(std::string_view key);
     void add_u8(std::string key, uint8_t v);
     void add_i8(std::string key, int8_t v);
     void add_u16(std::string key, uint16_t v);

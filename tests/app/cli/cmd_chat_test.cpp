@@ -17,13 +17,7 @@ namespace fluoro {
 namespace {
 
 using test::fluoro_binary;
-
-std::string quoted(const std::string& s) {
-    std::string q = "'";
-    q += s;
-    q += "' ";
-    return q;
-}
+using test::quoted;
 
 size_t count(const std::string& text, const std::string& what) {
     size_t n = 0;

@@ -16,7 +16,7 @@ namespace {
 TEST(CmdSessions, ReadingCommandsDoNotCreateADatabase) {
     if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
     const auto db = test::unique_temp_path("never_created.db");
-    const std::string at = " --db '" + db.string() + "'";
+    const std::string at = " --db " + test::quoted(db.string());
     test::CliResult r = test::run_fluoro("sessions list" + at);
     EXPECT_EQ(r.rc, 0) << r.out;
     EXPECT_NE(r.out.find("no session database at " + db.string()), std::string::npos) << r.out;
@@ -38,8 +38,8 @@ TEST(CmdSessions, AMalformedImportIsAnErrorNamingTheFile) {
                              "system_prompt": "", "created_at": "x",
                              "messages": {"role": "user"}, "runs": []})";
     const auto db = test::unique_temp_path("import_target.db");
-    const test::CliResult r =
-        test::run_fluoro("sessions import '" + doc.string() + "' --db '" + db.string() + "'");
+    const test::CliResult r = test::run_fluoro("sessions import " + test::quoted(doc.string()) +
+                                               "--db " + test::quoted(db.string()));
     EXPECT_NE(r.rc, 0) << r.out;
     EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(doc.string()), std::string::npos) << r.out;

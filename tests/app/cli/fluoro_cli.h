@@ -13,6 +13,15 @@ inline std::filesystem::path fluoro_binary() {
     return self.parent_path().parent_path() / "app" / "fluoro";
 }
 
+// The argument quoted for the shell, and a space after it (appending: GCC 12 warns falsely on
+// "x" + string).
+inline std::string quoted(const std::string& s) {
+    std::string q = "'";
+    q += s;
+    q += "' ";
+    return q;
+}
+
 struct CliResult {
     int rc = -1;
     std::string out;  // stdout and stderr
