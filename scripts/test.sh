@@ -15,6 +15,7 @@ install_debs "${FLUORO_DEBS[@]}"
 [ "$fast" = 1 ] || install_debs "${FLUORO_SANITIZER_DEBS[@]}"
 install_pip_openai
 "$FLUORO_ROOT/scripts/fetch-model.sh" --all
+"$FLUORO_ROOT/scripts/fetch-llama-cpp-source.sh"  # llama.cpp's chat templates (tests)
 
 # Real-model tests must run here, never skip: a missing model fails them.
 export FLUORO_REQUIRE_MODELS=1

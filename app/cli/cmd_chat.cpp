@@ -49,7 +49,7 @@ void chat_loop(CLI::App& app, const ChatOpts& o) {
     if (o.kv.enabled()) std::cerr << ", KV policy: " << o.kv.policy;
     std::cerr << ". /help for commands.\n";
     if (driver.model().chat_template_fallback)
-        std::cerr << "warning: unknown chat template; using ChatML\n";
+        std::cerr << "warning: " << driver.model().chat_template_note << '\n';
     ChatState state;
     state.sampling = o.sampling.params;
     state.max_tokens = o.max_tokens;

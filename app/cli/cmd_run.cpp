@@ -60,7 +60,7 @@ void add_run_command(CLI::App& app) {
             run = std::move(c);
             std::cout << o->prompt << std::flush;  // the completion continues it
         } else if (driver.model().chat_template_fallback) {
-            std::cerr << "warning: unknown chat template; using ChatML\n";
+            std::cerr << "warning: " << driver.model().chat_template_note << '\n';
         }
         const RunFinished fin = driver.run(std::move(run));
         std::cout << '\n';

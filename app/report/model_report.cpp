@@ -116,8 +116,10 @@ json model_report_json(const std::filesystem::path& model, const ReportOptions& 
     if (s.hparams.file_type) j["file_type"] = file_type_name(*s.hparams.file_type);
     j["hparams"] = hparams_json(s.hparams);
     j["tokenizer"] = tokenizer_json(f);
-    j["chat_template"] = {{"name", chat_template_name(s.chat_template.kind)},
+    j["chat_template"] = {{"name", s.chat_format.name()},
+                          {"family", chat_template_name(s.chat_template.kind)},
                           {"source", s.chat_template.source}};
+    if (!s.chat_format.note().empty()) j["chat_template"]["note"] = s.chat_format.note();
     j["params"] = s.n_params;
     j["tensor_count"] = f.tensors().size();
     j["tensor_bytes"] = s.tensor_bytes;
@@ -175,8 +177,10 @@ std::string model_report_text(const json& j) {
     for (const auto& t : tok["special"])
         line(("  " + s(t["role"])).c_str(),
              s(t["id"]) + "  " + (t["text"].is_null() ? "(out of range)" : t["text"].dump()));
-    line("chat template",
-         s(j["chat_template"]["name"]) + " (from " + s(j["chat_template"]["source"]) + ")");
+    const json& ct = j["chat_template"];
+    line("chat template", ct.contains("note")
+                              ? s(ct["name"]) + " (" + s(ct["note"]) + ")"
+                              : "the file's own (Jinja; " + s(ct["family"]) + " markup)");
     o << "tensor types\n";
     for (const auto& m : j["type_mix"])
         line(s(m["type"]).c_str(), s(m["tensors"]) + " tensors, " + format_count(m["params"]) +

@@ -4,7 +4,7 @@
 // rule: a leading bos_token text is taken off `text` and reported as template_bos. That includes a
 // template whose own first text merely equals the BOS text (SmolLM2: ChatML, BOS "<|im_start|>"),
 // which render_chat leaves in: tokenized with the BOS put first, the tokens are the same.
-// Not yet used by tokenize_chat; the seam the integration plugs in, tested on the jinja2 fixture.
+// ChatFormat (chat_format.h) renders through it; tested on the jinja2 fixture.
 #pragma once
 
 #include <optional>

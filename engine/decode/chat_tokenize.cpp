@@ -1,64 +1,36 @@
 #include "decode/chat_tokenize.h"
 
-#include "chat/python_strip.h"
+#include "chat/chat_contents.h"
 #include "core/error.h"
 #include "model/model.h"
 
 namespace fluoro {
-namespace {
-
-// Marks where each message's content sits in the rendered text. \x01 (start of heading) cannot
-// be typed into a chat box and is checked to be absent from contents; unlike \x1c-\x1f it is
-// not whitespace to Python's str.strip(), which the Gemma and Llama 3 renderers apply to the
-// marker (a \x1e marker was stripped away there, and every message with it).
-constexpr char kMark = '\x01';
-
-std::string content_marker(size_t i) {
-    std::string m(1, kMark);  // built by appends: GCC 12 misreports `a + b + c` here (-Wrestrict)
-    m += std::to_string(i);
-    m += kMark;
-    return m;
-}
-
-}  // namespace
 
 std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
-                                   const ChatRenderOptions& opt, bool add_generation_prompt) {
+                                   bool add_generation_prompt) {
     const tok::Tokenizer& tk = model.tokenizer();
-    // Render once with markers in place of contents, then put the contents in and tokenize the
-    // whole text as llama.cpp and transformers do, except that special-token text inside a
-    // content stays text (a user typing "<|im_end|>" must not end their turn).
-    std::vector<ChatMessage> marked(messages.begin(), messages.end());
-    for (size_t i = 0; i < marked.size(); ++i) {
-        if (marked[i].content.find(kMark) != std::string::npos)
-            throw Error("message " + std::to_string(i) + " contains the control character U+0001");
-        marked[i].content = content_marker(i);
-    }
-    const ChatTemplateKind kind = model.chat_template_kind();
-    const RenderedChat rendered = render_chat(kind, marked, add_generation_prompt, opt);
-    std::string text;
-    std::vector<tok::TextSpan> contents;
-    const std::string& markup = rendered.text;
-    size_t pos = 0;
-    while (pos < markup.size()) {
-        const size_t open = markup.find(kMark, pos);
-        text.append(markup, pos, open == std::string::npos ? std::string::npos : open - pos);
-        if (open == std::string::npos) break;
-        const size_t close = markup.find(kMark, open + 1);
-        if (close == std::string::npos) throw Error("chat: a content marker was not closed");
-        const size_t index = std::stoul(markup.substr(open + 1, close - open - 1));
-        // Llama 3 trims every content, Gemma all but the system text ({{ content | trim }}).
-        std::string_view content = messages[index].content;
-        if (kind == ChatTemplateKind::Llama3 ||
-            (kind == ChatTemplateKind::Gemma && messages[index].role != "system"))
-            content = python_strip(content);
-        contents.push_back({text.size(), content.size()});
-        text.append(content);
-        pos = close + 1;
+    // The prompt is the template's rendering of the conversation, tokenized as a whole as
+    // llama.cpp and transformers do, except that special-token text inside a content stays text
+    // (a user typing "<|im_end|>" must not end their turn).
+    const ChatWithContents r =
+        render_locating_contents(model.chat_format(), messages, add_generation_prompt);
+    std::vector<tok::TextSpan> literal;
+    if (r.contents) {
+        for (const ContentSpan& c : *r.contents) literal.push_back({c.offset, c.length});
+    } else {
+        // Without knowing where the contents are, a content's special-token text would be
+        // parsed: refuse that case; all others tokenize exactly as llama.cpp does.
+        for (size_t i = 0; i < messages.size(); ++i) {
+            const std::string& c = messages[i].content;
+            if (tk.encode(c, false, true) != tk.encode(c, false, false))
+                throw Error("chat message " + std::to_string(i) +
+                            " contains special-token text, and this model's chat template "
+                            "rewrites message contents, so it cannot be kept as plain text");
+        }
     }
     std::vector<int32_t> ids;
-    if (rendered.needs_bos(tk.vocab().add_bos())) ids.push_back(tk.vocab().bos());
-    const auto body = tk.encode(text, contents, false, true);
+    if (r.chat.needs_bos(tk.vocab().add_bos())) ids.push_back(tk.vocab().bos());
+    const auto body = tk.encode(r.chat.text, literal, false, true);
     ids.insert(ids.end(), body.begin(), body.end());
     return ids;
 }

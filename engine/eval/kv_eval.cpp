@@ -246,8 +246,7 @@ PasskeyPrompt make_passkey_prompt(const Model& model, int64_t length, double dep
         std::vector<int32_t> ids;
         if (format == PasskeyFormat::Chat) {
             const std::vector<ChatMessage> msgs{{"user", content}};
-            ids = tokenize_chat(model, msgs, chat_options_from_template(model.chat_template_text()),
-                                true);
+            ids = tokenize_chat(model, msgs, true);
             append(ids, encode(model, answer));
         } else {
             if (model.tokenizer().vocab().add_bos()) ids.push_back(model.tokenizer().vocab().bos());

@@ -114,7 +114,6 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                                const SpecBenchOptions& opt) {
     if (opt.n_gen < 1 || opt.repetitions < 1)
         throw Error("bench spec: n_gen and repetitions must be at least 1");
-    const ChatRenderOptions render = chat_options_from_template(target.chat_template_text());
     struct Prompt {
         std::string category;
         std::vector<int32_t> tokens;
@@ -129,7 +128,7 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
                                                  p.category) == opt.categories.end())
             continue;
         const std::vector<ChatMessage> messages{{"user", p.text}};
-        Prompt entry{p.category, tokenize_chat(target, messages, render, true), int32_t(i), {}};
+        Prompt entry{p.category, tokenize_chat(target, messages, true), int32_t(i), {}};
         if (!p.reference.empty())
             entry.reference_copied =
                 copied_fraction(entry.tokens, target.tokenizer().encode(p.reference, false, false));

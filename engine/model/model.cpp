@@ -20,9 +20,12 @@ Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
                           std::to_string(tokenizer_.vocab().size()) +
                           " tokens but the model's vocabulary is " + std::to_string(hp_.n_vocab));
     chat_template_ = file_.get_string("tokenizer.chat_template").value_or("");
-    const ChatTemplateGuess guess = detect_chat_template(chat_template_, hp_.arch);
-    template_kind_ = guess.kind;
-    template_fallback_ = guess.source == "fallback";
+    const tok::Vocab& v = tokenizer_.vocab();
+    const auto token_text = [&](int32_t id) {
+        return v.contains(id) ? std::string(v.text(id)) : std::string();
+    };
+    chat_format_ =
+        ChatFormat::from_file(chat_template_, hp_.arch, token_text(v.bos()), token_text(v.eos()));
     arch_ = make_architecture(hp_);
     WeightBinder binder(backend_, file_);
     arch_->bind(binder);

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "chat/template_detect.h"
+#include "chat/chat_format.h"
 #include "gguf/gguf_file.h"
 #include "model/architecture.h"
 #include "model/hparams.h"
@@ -35,8 +35,8 @@ class Model {
     const Hparams& hparams() const { return hp_; }
     const tok::Tokenizer& tokenizer() const { return tokenizer_; }
     const std::string& chat_template_text() const { return chat_template_; }
-    ChatTemplateKind chat_template_kind() const { return template_kind_; }
-    bool chat_template_is_fallback() const { return template_fallback_; }
+    // How conversations become prompts: the file's own template, or a family with a notice.
+    const ChatFormat& chat_format() const { return chat_format_; }
     Backend& backend() const { return backend_; }
     int64_t max_batch() const { return opt_.max_batch; }
     int64_t max_logit_rows() const { return opt_.max_logit_rows; }
@@ -66,8 +66,7 @@ class Model {
     Hparams hp_;
     tok::Tokenizer tokenizer_;
     std::string chat_template_;
-    ChatTemplateKind template_kind_ = ChatTemplateKind::ChatML;
-    bool template_fallback_ = false;
+    ChatFormat chat_format_;
     std::unique_ptr<Architecture> arch_;
     std::vector<float> logits_;  // (max_logit_rows, n_vocab) host copy
 };

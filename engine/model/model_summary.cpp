@@ -18,8 +18,9 @@ ModelSummary summarize_model(const gguf::GgufFile& file) {
         u.bytes += t.n_bytes;
     }
     s.tied_output = file.find_tensor("output.weight") == nullptr;
-    s.chat_template = detect_chat_template(file.get_string("tokenizer.chat_template").value_or(""),
-                                           s.hparams.arch);
+    const std::string tmpl = file.get_string("tokenizer.chat_template").value_or("");
+    s.chat_template = detect_chat_template(tmpl, s.hparams.arch);
+    s.chat_format = ChatFormat::from_file(tmpl, s.hparams.arch, "", "");
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "chat/chat_format.h"
 #include "chat/template_detect.h"
 #include "model/hparams.h"
 #include "tensor/ggml_type.h"
@@ -30,7 +31,8 @@ struct ModelSummary {
     uint64_t file_bytes = 0;
     std::map<GgmlType, TypeUsage> type_mix;  // by tensor type
     bool tied_output = false;                // no output.weight: the LM head reuses token_embd
-    ChatTemplateGuess chat_template;
+    ChatTemplateGuess chat_template;         // the family its markers suggest
+    ChatFormat chat_format;  // how chats would be rendered (its own template or a family)
     double bits_per_weight() const {
         return n_params ? 8.0 * double(tensor_bytes) / double(n_params) : 0;
     }

@@ -83,7 +83,6 @@ struct Engine::State {
     std::unique_ptr<PrefixCachePersistence> cache_file;  // when ModelSettings asks for one
     std::unique_ptr<Sequence> seq;
     std::unique_ptr<Sampler> sampler;
-    ChatRenderOptions render;
     std::string model_path;
     ModelSettings model_settings;
     int64_t ctx = 0;
@@ -367,7 +366,6 @@ void Engine::rt_load(const LoadModel& c) {
         }
         s.seq->set_kv_policy(s.kv_policy);
         s.sampler = std::make_unique<Sampler>(s.sampling, int32_t(s.model->n_vocab()));
-        s.render = chat_options_from_template(s.model->chat_template_text());
     } catch (...) {
         s.drop_model();
         throw;
@@ -386,8 +384,9 @@ void Engine::rt_load(const LoadModel& c) {
     ev.prefix_cache_note = restored.note;
     ev.prefix_cache_restored_entries = restored.stats.entries;
     ev.prefix_cache_restored_tokens = restored.stats.tokens;
-    ev.chat_template = std::string(chat_template_name(s.model->chat_template_kind()));
-    ev.chat_template_fallback = s.model->chat_template_is_fallback();
+    ev.chat_template = std::string(s.model->chat_format().name());
+    ev.chat_template_fallback = !s.model->chat_format().uses_file_template();
+    ev.chat_template_note = s.model->chat_format().note();
     publish(std::move(ev));
 }
 
@@ -750,7 +749,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         // A raw completion (Complete::raw) is the text of its one user message as it stands.
         const std::vector<int32_t> prompt =
             s.raw ? s.model->tokenizer().encode(history.back().content, true, false)
-                  : tokenize_chat(*s.model, all, s.render, true);
+                  : tokenize_chat(*s.model, all, true);
         std::vector<std::string> pieces;
         pieces.reserve(prompt.size());
         for (const int32_t id : prompt)

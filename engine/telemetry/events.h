@@ -239,10 +239,12 @@ struct ModelLoaded {
     // the file was ignored; empty when none is configured or no file exists yet.
     std::string prefix_cache_note;
     int64_t prefix_cache_restored_entries = 0, prefix_cache_restored_tokens = 0;
-    // How chats are rendered (chat_template_name: "chatml", "llama3", "gemma"); fallback: the
-    // model's template was not recognised and ChatML is used — worth a warning to the user.
+    // How chats are rendered (ChatFormat::name(): "jinja" for the file's own template, else the
+    // family: "chatml", "llama3", "gemma"); fallback: the file's template is not used, and
+    // chat_template_note says what is used instead and why — worth a warning to the user.
     std::string chat_template;
     bool chat_template_fallback = false;
+    std::string chat_template_note;
 };
 struct ModelUnloaded {};
 struct ConversationStarted {

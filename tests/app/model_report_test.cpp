@@ -58,8 +58,11 @@ TEST(ModelReport, SmolLM2Figures) {
     EXPECT_EQ(tok["special"][0]["role"], "bos");
     EXPECT_EQ(tok["special"][0]["text"], "<|im_start|>");
     EXPECT_EQ(tok["special"][1]["text"], "<|im_end|>");
-    EXPECT_EQ(r["chat_template"]["name"], "chatml");
+    // The file's own template is rendered (Jinja); its markup is ChatML's.
+    EXPECT_EQ(r["chat_template"]["name"], "jinja");
+    EXPECT_EQ(r["chat_template"]["family"], "chatml");
     EXPECT_EQ(r["chat_template"]["source"], "template text");
+    EXPECT_FALSE(r["chat_template"].contains("note"));
 }
 
 TEST(ModelReport, Gemma3Figures) {
@@ -85,8 +88,12 @@ TEST(ModelReport, Gemma3Figures) {
     EXPECT_EQ(mix_count(r, "q6_K"), 9u);
     EXPECT_EQ(mix_count(r, "q8_0"), 10u);
     EXPECT_EQ(r["tokenizer"]["model"], "llama");
+    // This file ships no template: the Gemma family is rendered, and the report says so.
     EXPECT_EQ(r["chat_template"]["name"], "gemma");
     EXPECT_EQ(r["chat_template"]["source"], "architecture (no template in file)");
+    EXPECT_EQ(r["chat_template"]["note"],
+              "no chat template in the file; using the gemma format its architecture 'gemma3' "
+              "implies");
 }
 
 TEST(ModelReport, TextReportNamesTheEssentials) {

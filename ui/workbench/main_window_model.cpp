@@ -6,6 +6,7 @@
 #include <QMenu>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStringList>
 
 #include "core/error.h"
 #include "settings/settings.h"
@@ -56,13 +57,17 @@ void MainWindow::on_model_changed() {
     const auto& m = bridge_->model();
     if (m) {
         saw_model_ = true;
-        model_label_->setText(tr("%1 · %2 · %3 · ctx %4 · %5 threads · KV %6")
+        // "template jinja": the file's own chat template renders the prompts; a family name
+        // with "*" is a fallback, and the note (tooltip, status bar) says why.
+        model_label_->setText(tr("%1 · %2 · %3 · ctx %4 · %5 threads · KV %6 · template %7")
                                   .arg(QString::fromStdString(m->name),
                                        QString::fromStdString(m->arch),
                                        QString::fromStdString(m->backend))
                                   .arg(m->ctx)
                                   .arg(m->threads)
-                                  .arg(QString::fromStdString(m->kv_type)));
+                                  .arg(QString::fromStdString(m->kv_type),
+                                       QString::fromStdString(m->chat_template) +
+                                           (m->chat_template_fallback ? "*" : "")));
         const QString path = QFileInfo(QString::fromStdString(m->path)).absoluteFilePath();
         if (path == pending_model_)
             remember_model(path);
@@ -71,10 +76,14 @@ void MainWindow::on_model_changed() {
         chat_->set_placeholder(tr("%1 is ready. Type a message below and press Ctrl+Return.")
                                    .arg(QString::fromStdString(m->name)));
         if (chat_->messages().empty()) gauge_->set_fill(0, m->ctx);
-        // What became of the persisted prefix cache: restored, or why its file was ignored.
-        model_label_->setToolTip(QString::fromStdString(m->prefix_cache_note));
-        if (!m->prefix_cache_note.empty())
-            statusBar()->showMessage(QString::fromStdString(m->prefix_cache_note), 15000);
+        // How chats are rendered when it is not the file's own template, and what became of the
+        // persisted prefix cache (restored, or why its file was ignored).
+        QStringList notes;
+        if (!m->chat_template_note.empty())
+            notes << tr("Chat template: %1").arg(QString::fromStdString(m->chat_template_note));
+        if (!m->prefix_cache_note.empty()) notes << QString::fromStdString(m->prefix_cache_note);
+        model_label_->setToolTip(notes.join('\n'));
+        if (!notes.isEmpty()) statusBar()->showMessage(notes.join(" · "), 15000);
         if (serve_on_load_) serve_when_loaded(*serve_on_load_);
     } else {
         model_label_->setText(tr("no model"));

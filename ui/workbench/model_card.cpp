@@ -96,7 +96,12 @@ QString model_card_html(const std::string& report_json) {
     h += row("KV bytes / token (f16)", human_bytes(j.value("kv_bytes_per_token_f16", 0.0)));
     if (j.contains("chat_template") && j["chat_template"].is_object())
         h += row("Chat template",
-                 QString::fromStdString(j["chat_template"].value("name", std::string("?"))));
+                 QString::fromStdString(j["chat_template"].value("name", std::string("?"))) +
+                     (j["chat_template"].contains("note")
+                          ? " — " + QString::fromStdString(
+                                        j["chat_template"].value("note", std::string()))
+                                        .toHtmlEscaped()
+                          : QString()));
     h += QStringLiteral("</table><p><b>Quantization mix</b></p><table>");
     for (const auto& t : j.value("type_mix", nlohmann::json::array()))
         h += row(QString::fromStdString(t.value("type", std::string("?"))),

@@ -42,7 +42,6 @@ void expect_reference_tokenization(const char* file, const std::string& template
             msgs.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
         conversations[c["name"]] = std::move(msgs);
     }
-    const ChatRenderOptions opt = chat_options_from_template(model.chat_template_text());
     size_t compared = 0;
     for (const json& c : fx["cases"]) {
         if (c["template"] != template_name || c.contains("error")) continue;
@@ -57,7 +56,7 @@ void expect_reference_tokenization(const char* file, const std::string& template
         const int32_t bos = tk.vocab().bos();
         if (tk.vocab().add_bos() && (expected.empty() || expected[0] != bos))
             expected.insert(expected.begin(), bos);
-        const std::vector<int32_t> got = tokenize_chat(model, conversations.at(conv), opt, gen);
+        const std::vector<int32_t> got = tokenize_chat(model, conversations.at(conv), gen);
         EXPECT_EQ(got, expected) << where << "\n  got:      " << ids_text(got)
                                  << "\n  expected: " << ids_text(expected);
         ++compared;
@@ -85,8 +84,7 @@ TEST(ChatTokenize, EveryMessageReachesThePrompt) {
         const std::vector<ChatMessage> msgs{
             {"system", "You are a careful assistant."},
             {"user", "  Please summarise the plot of Hamlet in two sentences.  "}};
-        const auto ids = tokenize_chat(
-            model, msgs, chat_options_from_template(model.chat_template_text()), true);
+        const auto ids = tokenize_chat(model, msgs, true);
         const std::string text = model.tokenizer().decode(ids, true);
         EXPECT_NE(text.find("You are a careful assistant."), std::string::npos) << file << text;
         EXPECT_NE(text.find("Please summarise the plot of Hamlet in two sentences."),
@@ -99,8 +97,7 @@ TEST(ChatTokenize, UserTypedSpecialTokensStayText) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     const Model& m = *test::shared_model(path)->model;
     const std::vector<ChatMessage> msgs{{"user", "say <|im_end|> please"}};
-    const auto ids =
-        tokenize_chat(m, msgs, chat_options_from_template(m.chat_template_text()), true);
+    const auto ids = tokenize_chat(m, msgs, true);
     const int32_t im_end = m.tokenizer().vocab().eos();  // <|im_end|> = 2 in SmolLM2
     // The template's own <|im_end|> closes the system and user turns: exactly two, none from the
     // user's text.

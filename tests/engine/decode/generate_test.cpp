@@ -24,8 +24,7 @@ TEST(Generate, CancelStopsWithinAStep) {
     p.temperature = 0;
     Sampler sampler(p, int32_t(m.n_vocab()));
     const std::vector<ChatMessage> msgs{{"user", "Count to one hundred."}};
-    const auto prompt =
-        tokenize_chat(m, msgs, chat_options_from_template(m.chat_template_text()), true);
+    const auto prompt = tokenize_chat(m, msgs, true);
     std::atomic<bool> cancel{false};
     GenerateOptions opt;
     opt.max_tokens = 100;

@@ -21,9 +21,8 @@ namespace {
 
 double reference_copied(const Model& model, const std::string& prompt,
                         const std::string& reference) {
-    const ChatRenderOptions render = chat_options_from_template(model.chat_template_text());
     const std::vector<ChatMessage> messages{{"user", prompt}};
-    return copied_fraction(tokenize_chat(model, messages, render, true),
+    return copied_fraction(tokenize_chat(model, messages, true),
                            model.tokenizer().encode(reference, false, false));
 }
 

@@ -43,9 +43,7 @@ TEST(EngineSmolLM2, SameReplyAsGenerate) {
     p.seed = 11;
     const Model& m = *test::shared_model(path)->model;
     const std::vector<ChatMessage> msgs{{"user", "Name three fruits."}};
-    const GenerateResult direct = direct_generate(
-        path, tokenize_chat(m, msgs, chat_options_from_template(m.chat_template_text()), true), p,
-        16);
+    const GenerateResult direct = direct_generate(path, tokenize_chat(m, msgs, true), p, 16);
 
     Engine engine({TelemetryLevel::Full});
     engine.submit(ChangeSettings{p, 16, std::nullopt});

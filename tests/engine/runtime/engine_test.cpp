@@ -280,16 +280,17 @@ void write_model_without_template(const std::filesystem::path& path) {
     w.write(path);
 }
 
-// ModelLoaded names the chat template, and says when it is ChatML only as a fallback (which the
-// CLI warns about): the tiny model carries a ChatML template; without it, its architecture
-// (llama) implies none.
+// ModelLoaded names the chat format, and says when it is not the file's own template (which the
+// CLI warns about, with the note): the tiny model carries a ChatML template, rendered as Jinja;
+// without it, its architecture (llama) implies none and ChatML is the fallback.
 TEST(Engine, ModelLoadedSaysWhichChatTemplateAndWhetherItIsAFallback) {
     Engine engine;
     engine.submit_blocking(load_tiny());
     auto loaded = all_of<ModelLoaded>(engine.events().drain());
     ASSERT_EQ(loaded.size(), 1u);
-    EXPECT_EQ(loaded[0].chat_template, "chatml");
+    EXPECT_EQ(loaded[0].chat_template, "jinja");  // the file's own template is rendered
     EXPECT_FALSE(loaded[0].chat_template_fallback);
+    EXPECT_EQ(loaded[0].chat_template_note, "");
     const auto path = test::unique_temp_path("engine_no_template.gguf");
     write_model_without_template(path);
     LoadModel no_template = load_tiny();
@@ -300,6 +301,9 @@ TEST(Engine, ModelLoadedSaysWhichChatTemplateAndWhetherItIsAFallback) {
     ASSERT_EQ(loaded.size(), 1u);
     EXPECT_EQ(loaded[0].chat_template, "chatml");
     EXPECT_TRUE(loaded[0].chat_template_fallback);
+    EXPECT_EQ(loaded[0].chat_template_note,
+              "no chat template in the file and its architecture 'llama' implies none; using "
+              "ChatML");
     std::filesystem::remove(path);
 }
 

@@ -497,7 +497,7 @@ TEST(SpecGenerate, VocabularyMismatchIsRefusedByName) {
 
 std::vector<int32_t> chat_prompt(const Model& m, const std::string& user) {
     const std::vector<ChatMessage> messages{{"user", user}};
-    return tokenize_chat(m, messages, ChatRenderOptions{}, true);
+    return tokenize_chat(m, messages, true);
 }
 
 void expect_greedy_equal_on_real_model(const std::filesystem::path& path, int64_t n_tokens) {
