@@ -5,6 +5,7 @@
 #include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
+#include "session/prompt_listing.h"
 #include "session/stats_line.h"
 
 namespace fluoro::cli {
@@ -14,7 +15,7 @@ void add_run_command(CLI::App& app) {
         "run", "Answer one prompt, streamed (chat template applied unless --raw)");
     struct Opts {
         std::string model, prompt, system;
-        bool raw = false, quiet = false;
+        bool raw = false, quiet = false, show_prompt = false;
         int64_t max_tokens = 512;
         EngineFlags engine;
         SamplingFlags sampling;
@@ -31,6 +32,9 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-n,--max-tokens", o->max_tokens, "Tokens to generate at most")
         ->capture_default_str();
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
+    cmd->add_flag("--show-prompt", o->show_prompt,
+                  "Print the prompt as the model sees it, token by token (ids, special tokens "
+                  "marked), to stderr before the answer");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
@@ -53,6 +57,12 @@ void add_run_command(CLI::App& app) {
         // the engine computes none of it, and a plain run is as fast as generate() alone.
         if (!o->save.save && cmd->count("--telemetry") == 0) d.level = TelemetryLevel::Off;
         EngineDriver driver(d);
+        if (o->show_prompt) {
+            driver.set_sink([](const Event& e) {
+                if (const auto* r = std::get_if<RunStarted>(&e))
+                    std::cerr << app::prompt_listing(*r) << std::flush;
+            });
+        }
         Command run = SendMessage{o->prompt};
         if (o->raw) {
             Complete c{{{"user", o->prompt}}};

@@ -750,11 +750,18 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         const std::vector<int32_t> prompt =
             s.raw ? s.model->tokenizer().encode(history.back().content, true, false)
                   : tokenize_chat(*s.model, all, true);
+        const tok::Vocab& vocab = s.model->tokenizer().vocab();
         std::vector<std::string> pieces;
+        std::vector<uint8_t> special;
         pieces.reserve(prompt.size());
-        for (const int32_t id : prompt)
+        special.reserve(prompt.size());
+        for (const int32_t id : prompt) {
             pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
-        tel.announce(prompt, std::move(pieces));
+            const tok::TokenType t = vocab.type(id);
+            special.push_back(t == tok::TokenType::Control || t == tok::TokenType::UserDefined ||
+                              t == tok::TokenType::Unknown);
+        }
+        tel.announce(prompt, std::move(pieces), std::move(special));
         rt_take_pending_capture();
         s.capture.rows.clear();
         s.capture.sparsity.clear();

@@ -20,12 +20,13 @@ RunTelemetry::RunTelemetry(RunStarted started, const std::atomic<TelemetryLevel>
     started_.level = level_.load();
 }
 
-void RunTelemetry::announce(std::vector<int32_t> prompt_ids,
-                            std::vector<std::string> prompt_pieces) {
+void RunTelemetry::announce(std::vector<int32_t> prompt_ids, std::vector<std::string> prompt_pieces,
+                            std::vector<uint8_t> prompt_special) {
     prompt_tokens_ = int64_t(prompt_ids.size());
     started_.prompt_tokens = prompt_tokens_;
     started_.prompt_ids = std::move(prompt_ids);
     started_.prompt_pieces = std::move(prompt_pieces);
+    started_.prompt_special = std::move(prompt_special);
     publish(started_);
     announced_ = true;
     profiling_.set_timing(started_.level == TelemetryLevel::Full);

@@ -56,8 +56,10 @@ class RunTelemetry {
     uint64_t run() const { return started_.run; }
     int64_t now_ns() const { return meter_.now_ns(); }
 
-    // Publishes RunStarted with the prompt as the model sees it (ids, and each one's text).
-    void announce(std::vector<int32_t> prompt_ids, std::vector<std::string> prompt_pieces);
+    // Publishes RunStarted with the prompt as the model sees it (ids, each one's text, and
+    // which are special tokens: RunStarted::prompt_special, empty when not known).
+    void announce(std::vector<int32_t> prompt_ids, std::vector<std::string> prompt_pieces,
+                  std::vector<uint8_t> prompt_special = {});
 
     // Plain decoding (generate()): a streamed token. A sampled one (id >= 0) first closes the
     // step that produced it: the prefill, then one decode step per token.

@@ -46,6 +46,10 @@ struct RunStarted {
     // attention views and the spans of prompt-cache views.
     std::vector<int32_t> prompt_ids;
     std::vector<std::string> prompt_pieces;
+    // 1 where the prompt token is a special token of the vocabulary (control, user-defined or
+    // unknown type: template markup such as <|im_start|>), for the prompt inspector. Live runs
+    // only: empty for stored runs (the store does not keep it).
+    std::vector<uint8_t> prompt_special;
     int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
     TelemetryLevel level = TelemetryLevel::Off;
     int64_t t_ns = 0;
