@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole suite on a fresh machine: installs what is missing, fetches both test models and
-# llama.cpp's reference files,
-# builds Release (GUI, CUDA when nvcc is found) and the ASan+UBSan build (engine tests and a
-# bounded libFuzzer run), and runs everything through ctest. Quiet on success.
+# llama.cpp's reference files, builds Release (GUI, CUDA when nvcc is found) and the ASan+UBSan
+# build (engine tests and a bounded libFuzzer run), and runs everything through ctest. Quiet on
+# success.
 #   scripts/test.sh            everything
 #   scripts/test.sh --fast     Release build and tests only (no sanitizer build)
 set -euo pipefail
