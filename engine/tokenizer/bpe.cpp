@@ -32,9 +32,9 @@ void BpeSession::consider(int32_t left) {
 void BpeSession::encode_piece(std::string_view piece, std::vector<int32_t>& out) {
     if (piece.empty()) return;
     const bool byte_level = vocab_.byte_level();
-    // Gemma 4 (raw UTF-8) has tokens for newline runs that its merges would not build.
-    if (vocab_.ignore_merges() ||
-        (!byte_level && piece.find_first_not_of('\n') == std::string_view::npos)) {
+    // Gemma 4 has tokens for newline runs that its merges would not build.
+    if (vocab_.ignore_merges() || (vocab_.pre_tokenizer() == PreTokenizer::Gemma4 &&
+                                   piece.find_first_not_of('\n') == std::string_view::npos)) {
         if (const int32_t whole = vocab_.find(piece); whole != kNoToken) {
             out.push_back(whole);
             return;

@@ -102,7 +102,7 @@ constexpr PreTokenizerSpec kPreTokenizers[] = {
     {"exaone-moe", F::ExaoneMoe, false, false, false},
     {"gemma4", F::Gemma4, false, false, false},
     {"granite-embed-multi-311m", F::Gemma4, false, false, false},
-    {"sarvam-moe", F::Gemma4, false, false, false},
+    {"sarvam-moe", F::SarvamMoe, false, false, false},
 };
 
 // Building blocks. "(?i:'s|...)" in the published regexes is spelled out as llama.cpp does, so
@@ -276,7 +276,7 @@ std::string_view pre_tokenizer_name(PreTokenizer pre) {
 }
 
 bool pre_tokenizer_is_raw_utf8(PreTokenizer pre) {
-    return pre == PreTokenizer::Gemma4;
+    return pre == PreTokenizer::Gemma4 || pre == PreTokenizer::SarvamMoe;
 }
 
 std::span<const std::string_view> pre_tokenizer_patterns(PreTokenizer pre) {
@@ -340,6 +340,7 @@ std::span<const std::string_view> pre_tokenizer_patterns(PreTokenizer pre) {
         case F::Minicpm5:
             return kMinicpm5;
         case F::Gemma4:
+        case F::SarvamMoe:
             return kGemma4;
     }
     return kDefault;

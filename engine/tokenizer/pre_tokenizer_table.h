@@ -43,6 +43,7 @@ enum class PreTokenizer : uint8_t {
     ExaoneMoe,        // EXAONE MoE: letter runs may hold single spaces
     Minicpm5,         // MiniCPM 5: up to 3 digits, then Llama 3 with any-length numbers
     Gemma4,           // Gemma 4: raw UTF-8, spaces as "▁", split only at newline runs
+    SarvamMoe,        // Sarvam MoE: as Gemma 4, without its whole-newline-run lookup
 };
 
 struct PreTokenizerSpec {
