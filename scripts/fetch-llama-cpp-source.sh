@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Fetches the chat templates llama.cpp collects in models/templates (~70 real model templates) from
-# the llama-cpp-python 0.3.36 source package on PyPI, verified against a pinned sha256, into
-# models/llama-cpp-python-0.3.36/templates. tests/tools/jinja_compare.py renders them.
-# Idempotent: a verified unpack is kept (the 77 MB archive itself is not).
+# Fetches from the llama-cpp-python 0.3.36 source package on PyPI, verified against a pinned
+# sha256, what the tests compare against:
+#   models/llama-cpp-python-0.3.36/templates  the ~70 real chat templates llama.cpp collects
+#                                             (tests/tools/jinja_compare.py renders them)
+#   models/llama-cpp-python-0.3.36/vocab      llama.cpp's ggml-vocab-*.gguf vocabulary files with
+#                                             their .inp/.out tokenizer cases (GgmlVocab tests)
+# Idempotent: a verified unpack is kept (the 77 MB archive itself is not). FLUORO_LLAMA_CPP_SDIST
+# may name a local copy of the archive (offline); it is held to the same sha256.
 #   scripts/fetch-llama-cpp-source.sh                    fetch (quiet)
 #   scripts/fetch-llama-cpp-source.sh --print-templates  fetch, then print the templates folder
+#   scripts/fetch-llama-cpp-source.sh --print-vocab      fetch, then print the vocab folder
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
@@ -12,34 +17,45 @@ version=0.3.36
 sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
 sdist=llama_cpp_python-$version.tar.gz
 dest="$FLUORO_ROOT/models/llama-cpp-python-$version"
-print=0
+# What an unpack holds; a marker without it (an older unpack: templates only) is refreshed.
+layout="templates vocab"
+print=
 case "${1:-}" in
-    --print-templates) print=1 ;;
+    --print-templates) print=templates ;;
+    --print-vocab) print=vocab ;;
     "") ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
 esac
 
-# The marker holds the archive's sha256: it is written only after the archive matched the pin.
-if [ "$(cat "$dest/.sha256" 2>/dev/null)" != "$sha256" ]; then
+# The marker holds the archive's sha256 and the layout: it is written only after the archive
+# matched the pin and everything was unpacked.
+marker="$sha256 $layout"
+if [ "$(cat "$dest/.sha256" 2>/dev/null)" != "$marker" ]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    log="$FLUORO_LOG_DIR/fetch-llama-cpp-python.log"
-    # --no-binary: the sdist carries llama.cpp's sources (a wheel carries only the built library).
-    if ! python3 -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
-            -d "$work" "llama-cpp-python==$version" >"$log" 2>&1; then
-        echo "error: could not download llama-cpp-python==$version from PyPI (offline?)" >&2
-        tail -n 5 "$log" >&2
-        exit 1
+    if [ -n "${FLUORO_LLAMA_CPP_SDIST:-}" ]; then
+        cp "$FLUORO_LLAMA_CPP_SDIST" "$work/$sdist"
+    else
+        log="$FLUORO_LOG_DIR/fetch-llama-cpp-python.log"
+        # --no-binary: the sdist carries llama.cpp's sources (a wheel only the built library).
+        if ! python3 -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
+                -d "$work" "llama-cpp-python==$version" >"$log" 2>&1; then
+            echo "error: could not download llama-cpp-python==$version from PyPI (offline?)" >&2
+            tail -n 5 "$log" >&2
+            exit 1
+        fi
     fi
     got=$(sha256sum "$work/$sdist" | cut -d' ' -f1)
     [ "$got" = "$sha256" ] || die "$sdist: sha256 $got does not match the pinned $sha256"
     rm -rf "$dest"
-    mkdir -p "$dest/templates"
-    tar -xzf "$work/$sdist" -C "$work" --wildcards "*/vendor/llama.cpp/models/templates/*"
-    cp "$work"/llama_cpp_python-$version/vendor/llama.cpp/models/templates/* "$dest/templates/"
-    echo "$sha256" >"$dest/.sha256"
-    note "fetched $dest/templates"
+    mkdir -p "$dest/templates" "$dest/vocab"
+    models="llama_cpp_python-$version/vendor/llama.cpp/models"
+    tar -xzf "$work/$sdist" -C "$work" --wildcards "$models/templates/*" "$models/ggml-vocab-*"
+    cp "$work/$models"/templates/* "$dest/templates/"
+    cp "$work/$models"/ggml-vocab-* "$dest/vocab/"
+    echo "$marker" >"$dest/.sha256"
+    note "fetched $dest/templates and $dest/vocab"
 fi
-[ "$print" = 1 ] && echo "$dest/templates"
+[ -n "$print" ] && echo "$dest/$print"
 exit 0

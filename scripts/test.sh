@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole suite on a fresh machine: installs what is missing, fetches both test models,
-# builds Release (GUI, CUDA when nvcc is found) and the ASan+UBSan build (engine tests and a
-# bounded libFuzzer run), and runs everything through ctest. Quiet on success.
+# The whole suite on a fresh machine: installs what is missing, fetches both test models and
+# llama.cpp's reference files, builds Release (GUI, CUDA when nvcc is found) and the ASan+UBSan
+# build (engine tests and a bounded libFuzzer run), and runs everything through ctest. Quiet on
+# success.
 #   scripts/test.sh            everything
 #   scripts/test.sh --fast     Release build and tests only (no sanitizer build)
 set -euo pipefail
@@ -15,7 +16,9 @@ install_debs "${FLUORO_DEBS[@]}"
 [ "$fast" = 1 ] || install_debs "${FLUORO_SANITIZER_DEBS[@]}"
 install_pip_openai
 "$FLUORO_ROOT/scripts/fetch-model.sh" --all
-"$FLUORO_ROOT/scripts/fetch-llama-cpp-source.sh"  # llama.cpp's chat templates (tests)
+# llama.cpp's chat templates and ggml-vocab-*.gguf tokenizer cases (JinjaCompare,
+# ChatContentsRealTemplates, GgmlVocab).
+"$FLUORO_ROOT/scripts/fetch-llama-cpp-source.sh"
 
 # Real-model tests must run here, never skip: a missing model fails them.
 export FLUORO_REQUIRE_MODELS=1

@@ -31,7 +31,10 @@ void BpeSession::consider(int32_t left) {
 
 void BpeSession::encode_piece(std::string_view piece, std::vector<int32_t>& out) {
     if (piece.empty()) return;
-    if (vocab_.ignore_merges()) {
+    const bool byte_level = vocab_.byte_level();
+    // Gemma 4 has tokens for newline runs that its merges would not build.
+    if (vocab_.ignore_merges() || (vocab_.pre_tokenizer() == PreTokenizer::Gemma4 &&
+                                   piece.find_first_not_of('\n') == std::string_view::npos)) {
         if (const int32_t whole = vocab_.find(piece); whole != kNoToken) {
             out.push_back(whole);
             return;
@@ -43,10 +46,16 @@ void BpeSession::encode_piece(std::string_view piece, std::vector<int32_t>& out)
         const size_t len =
             std::min(utf8::sequence_length(static_cast<unsigned char>(piece[i])), piece.size() - i);
         const int32_t id = vocab_.find(piece.substr(i, len));
-        i += len;
-        if (id == kNoToken) continue;  // no token for this character: dropped
+        // No token for this character: byte-level, it is dropped; raw UTF-8, it stays as a
+        // symbol that merges with nothing and is written as its <0xNN> byte tokens.
+        if (id == kNoToken && byte_level) {
+            i += len;
+            continue;
+        }
         const auto index = static_cast<int32_t>(symbols_.size());
-        symbols_.push_back({id, index - 1, -1});
+        symbols_.push_back(
+            {id, index - 1, -1, static_cast<uint32_t>(i), static_cast<uint32_t>(len)});
+        i += len;
         if (index > 0) symbols_[index - 1].next = index;
     }
     for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols_.size()); ++i) consider(i);
@@ -66,8 +75,16 @@ void BpeSession::encode_piece(std::string_view piece, std::vector<int32_t>& out)
         consider(left.prev);
         consider(c.left);
     }
-    for (int32_t i = symbols_.empty() ? -1 : 0; i >= 0; i = symbols_[i].next)
-        out.push_back(symbols_[i].id);
+    for (int32_t i = symbols_.empty() ? -1 : 0; i >= 0; i = symbols_[i].next) {
+        const Symbol& s = symbols_[i];
+        if (s.id != kNoToken) {
+            out.push_back(s.id);
+            continue;
+        }
+        for (char c : piece.substr(s.offset, s.length))
+            if (const int32_t b = vocab_.byte_token(static_cast<uint8_t>(c)); b != kNoToken)
+                out.push_back(b);
+    }
 }
 
 }  // namespace fluoro::tok

@@ -1,8 +1,10 @@
-// Byte-level BPE merging for one pre-tokenized piece (already spelled in the byte-level
-// alphabet): start from its characters, repeatedly merge the adjacent pair with the lowest merge
-// rank (leftmost on ties), emit the final symbols' ids. Characters the vocabulary lacks are
-// dropped before merging, as HuggingFace's BPE does without an unk token. One session per
-// encode() call; its buffers are reused across pieces.
+// BPE merging for one pre-tokenized piece (spelled in the byte-level alphabet, or raw UTF-8 with
+// "▁" for spaces for Gemma 4): start from its characters, repeatedly merge the adjacent pair with
+// the lowest merge rank (leftmost on ties), emit the final symbols' ids. Characters a byte-level
+// vocabulary lacks are dropped before merging, as HuggingFace's BPE does without an unk token;
+// in a raw UTF-8 vocabulary they fall back to <0xNN> byte tokens. With ignore_merges a piece that
+// is itself a token is emitted whole. One session per encode() call; its buffers are reused
+// across pieces.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +23,9 @@ class BpeSession {
   private:
     struct Symbol {
         int32_t id;
-        int32_t prev;  // index of the previous live symbol, -1 at the start
-        int32_t next;  // index of the next live symbol, -1 at the end
+        int32_t prev;             // index of the previous live symbol, -1 at the start
+        int32_t next;             // index of the next live symbol, -1 at the end
+        uint32_t offset, length;  // the character in the piece (for the byte fallback)
     };
     struct Candidate {
         int32_t rank;

@@ -9,52 +9,6 @@
 
 namespace fluoro::tok {
 
-namespace {
-
-// GPT-2's split as HuggingFace's ByteLevel pre-tokenizer writes it. (llama.cpp drops the final
-// "|\s+"; the unmatched whitespace then becomes a gap piece, which is the same piece.)
-constexpr std::string_view kGpt2 =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-// Llama 3 / Qwen 2 with "(?i:'s|...)" spelled out as llama.cpp does, so Unicode case folding
-// cannot turn "'ſ" (long s) into a contraction.
-constexpr std::string_view kLlama3 =
-    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|)"
-    R"(\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kQwen2 =
-    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|)"
-    R"(\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-// SmolLM2's published pipeline: Digits(individual_digits=True), then ByteLevel's GPT-2 split.
-constexpr std::string_view kSmollm[] = {R"(\p{N})", kGpt2};
-constexpr std::string_view kGpt2List[] = {kGpt2};
-constexpr std::string_view kLlama3List[] = {kLlama3};
-constexpr std::string_view kQwen2List[] = {kQwen2};
-// llama.cpp's fallback for files without a known pre-tokenizer.
-constexpr std::string_view kDefault[] = {
-    R"([\p{P}\$\+<=>\^~\|]+)",
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S))",
-    R"(\p{N}+)",
-    R"([0-9][0-9][0-9])",
-};
-
-}  // namespace
-
-std::span<const std::string_view> pre_tokenizer_patterns(PreTokenizer pre) {
-    switch (pre) {
-        case PreTokenizer::Gpt2:
-            return kGpt2List;
-        case PreTokenizer::Smollm:
-            return kSmollm;
-        case PreTokenizer::Llama3:
-            return kLlama3List;
-        case PreTokenizer::Qwen2:
-            return kQwen2List;
-        case PreTokenizer::Default:
-            break;
-    }
-    return kDefault;
-}
-
 struct RegexSplitter::Compiled {
     pcre2_code* code = nullptr;
     std::string pattern;
@@ -123,8 +77,9 @@ RegexSplitter::RegexSplitter(std::span<const std::string_view> patterns) {
         const std::string expanded = with_unicode_white_space(p);
         int err = 0;
         PCRE2_SIZE err_at = 0;
-        c->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(expanded.data()), expanded.size(),
-                                PCRE2_UTF | PCRE2_UCP, &err, &err_at, nullptr);
+        c->code =
+            pcre2_compile(reinterpret_cast<PCRE2_SPTR>(expanded.data()), expanded.size(),
+                          PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &err, &err_at, nullptr);
         if (!c->code)
             throw Error("tokenizer: pre-tokenizer regex /" + c->pattern + "/ does not compile at " +
                         std::to_string(err_at) + ": " + pcre2_message(err));
@@ -160,7 +115,13 @@ void RegexSplitter::split(std::string_view text, std::vector<TextSpan>& pieces,
                                 "/ failed: " + pcre2_message(rc));
                 const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data.md);
                 const size_t start = ov[0], end = ov[1];
-                if (end == start) {  // empty match: step one character
+                if (end == start) {
+                    // An empty match cuts the text there (superbpe's digit groups), then the
+                    // search steps one character on.
+                    if (start > kept) {
+                        scratch.push_back({piece.offset + kept, start - kept});
+                        kept = start;
+                    }
                     pos = start + 1;
                     while (pos < piece.length && (subject[pos] & 0xC0) == 0x80) ++pos;
                     continue;

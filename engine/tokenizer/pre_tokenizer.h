@@ -3,7 +3,8 @@
 // list of published regexes applied in turn: each one re-splits every piece of the previous
 // step, and both its matches and the gaps between them become pieces. Each piece is matched as
 // its own subject, so a lookahead never sees past the piece (as in HuggingFace's Sequence of
-// pre-tokenizers). The regexes run on PCRE2 (UTF + UCP, JIT when available).
+// pre-tokenizers). An empty match cuts the piece where it matches. The regexes run on PCRE2 (UTF +
+// UCP, "$" only at the very end, JIT when available); the families are in pre_tokenizer_table.h.
 #pragma once
 
 #include <memory>
@@ -11,12 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/vocab.h"
+#include "tokenizer/pre_tokenizer_table.h"
 
 namespace fluoro::tok {
-
-// The regexes of a family, in application order.
-std::span<const std::string_view> pre_tokenizer_patterns(PreTokenizer pre);
 
 struct TextSpan {
     size_t offset;

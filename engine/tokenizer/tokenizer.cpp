@@ -23,6 +23,17 @@ std::vector<int32_t> user_defined_ids(const Vocab& v) {
     return ids;
 }
 
+// Spaces as "▁" (SentencePiece and Gemma 4 vocabularies spell them so).
+void append_escaped(std::string_view text, std::string& out) {
+    for (char c : text) {
+        if (c == ' ') {
+            out += kSpaceMarker;
+        } else {
+            out.push_back(c);
+        }
+    }
+}
+
 void append_unescaped(std::string_view text, std::string& out) {
     size_t pos = 0;
     for (size_t hit; (hit = text.find(kSpaceMarker, pos)) != std::string_view::npos;) {
@@ -159,6 +170,13 @@ void Tokenizer::encode_fragment(std::string_view fragment, bool after_special,
     std::string& buf = scratch.text;
     buf.clear();
     if (vocab_.model() == TokenizerModel::Bpe) {
+        if (!vocab_.byte_level()) {  // raw UTF-8 (Gemma 4): spaces are "▁" before splitting
+            append_escaped(fragment, buf);
+            splitter_->split(buf, scratch.pieces, scratch.split_scratch);
+            for (const TextSpan& p : scratch.pieces)
+                scratch.bpe.encode_piece(std::string_view(buf).substr(p.offset, p.length), out);
+            return;
+        }
         splitter_->split(fragment, scratch.pieces, scratch.split_scratch);
         for (const TextSpan& p : scratch.pieces) {
             buf.clear();
@@ -169,13 +187,7 @@ void Tokenizer::encode_fragment(std::string_view fragment, bool after_special,
     }
     // SentencePiece: optional dummy prefix, then every space becomes "▁".
     if (vocab_.add_space_prefix() && after_special) buf += kSpaceMarker;
-    for (char c : fragment) {
-        if (c == ' ') {
-            buf += kSpaceMarker;
-        } else {
-            buf.push_back(c);
-        }
-    }
+    append_escaped(fragment, buf);
     scratch.spm.encode(buf, out);
 }
 
@@ -204,7 +216,7 @@ void Tokenizer::append_piece(int32_t id, bool render_special, std::string& out) 
         case TokenType::Undefined:
             break;
     }
-    if (vocab_.model() == TokenizerModel::Bpe) {
+    if (vocab_.model() == TokenizerModel::Bpe && vocab_.byte_level()) {
         byte_level_decode(text, out);
     } else {
         append_unescaped(text, out);

@@ -12,27 +12,6 @@ namespace fluoro::tok {
 
 namespace {
 
-struct PreEntry {
-    std::string_view name;
-    PreTokenizer pre;
-};
-
-// tokenizer.ggml.pre names whose regexes match one of our families (llama.cpp groups them the
-// same way in llm_tokenizer_bpe).
-constexpr PreEntry kPreNames[] = {
-    {"default", PreTokenizer::Default},  {"gpt-2", PreTokenizer::Gpt2},
-    {"phi-2", PreTokenizer::Gpt2},       {"roberta-bpe", PreTokenizer::Gpt2},
-    {"mpt", PreTokenizer::Gpt2},         {"olmo", PreTokenizer::Gpt2},
-    {"jais", PreTokenizer::Gpt2},        {"smollm", PreTokenizer::Smollm},
-    {"starcoder", PreTokenizer::Smollm}, {"refact", PreTokenizer::Smollm},
-    {"command-r", PreTokenizer::Smollm}, {"codeshell", PreTokenizer::Smollm},
-    {"exaone", PreTokenizer::Smollm},    {"minerva", PreTokenizer::Smollm},
-    {"llama3", PreTokenizer::Llama3},    {"llama-v3", PreTokenizer::Llama3},
-    {"llama-bpe", PreTokenizer::Llama3}, {"falcon3", PreTokenizer::Llama3},
-    {"qwen2", PreTokenizer::Qwen2},      {"deepseek-r1-qwen", PreTokenizer::Qwen2},
-    {"stablelm2", PreTokenizer::Qwen2},  {"megrez", PreTokenizer::Qwen2},
-};
-
 // Texts that mark the end of a turn, in the order an eot token is guessed from them when the file
 // names none (llama.cpp's list, made deterministic by this order).
 constexpr std::string_view kEotTexts[] = {
@@ -63,22 +42,6 @@ std::string_view model_name(TokenizerModel m) {
     return m == TokenizerModel::Bpe ? "gpt2" : "llama";
 }
 
-std::string_view pre_tokenizer_name(PreTokenizer p) {
-    switch (p) {
-        case PreTokenizer::Default:
-            return "default";
-        case PreTokenizer::Gpt2:
-            return "gpt-2";
-        case PreTokenizer::Smollm:
-            return "smollm";
-        case PreTokenizer::Llama3:
-            return "llama3";
-        case PreTokenizer::Qwen2:
-            return "qwen2";
-    }
-    return "default";
-}
-
 Vocab Vocab::build(VocabData data, std::string_view source) {
     const size_t n = data.tokens.size();
     const std::string src(source);
@@ -95,6 +58,7 @@ Vocab Vocab::build(VocabData data, std::string_view source) {
                           " entries but tokenizer.ggml.tokens has " + std::to_string(n));
 
     Vocab v;
+    bool no_default_bos = false;
     v.model_ = data.model;
     v.scores_ = std::move(data.scores);
     v.types_ =
@@ -106,25 +70,28 @@ Vocab Vocab::build(VocabData data, std::string_view source) {
 
     if (v.model_ == TokenizerModel::Bpe) {
         v.pre_name_ = data.pre.value_or("");
-        const auto* entry = std::find_if(std::begin(kPreNames), std::end(kPreNames),
-                                         [&](const PreEntry& e) { return e.name == v.pre_name_; });
-        if (entry != std::end(kPreNames)) {
-            v.pre_ = entry->pre;
-            if (v.pre_ == PreTokenizer::Default)
-                v.warnings_.push_back(
-                    "pre-tokenizer 'default': generic regexes, tokenization "
-                    "may not match the model's own tokenizer");
-        } else {
+        // As llama.cpp: a missing name means its generic regexes (with a warning), an unknown one
+        // is refused - another split gives other tokens, and the model would read nonsense.
+        const PreTokenizerSpec* spec = find_pre_tokenizer(data.pre ? v.pre_name_ : "default");
+        if (!spec)
+            throw FormatError(src + ": tokenizer.ggml.pre = " + quoted(v.pre_name_) +
+                              " is not a pre-tokenizer this build knows (llama.cpp's names; see "
+                              "engine/tokenizer/pre_tokenizer_table.cpp)");
+        v.pre_ = spec->family;
+        if (!data.pre) {
             v.warnings_.push_back(
-                (data.pre ? "unknown pre-tokenizer " + quoted(v.pre_name_)
-                          : std::string("tokenizer.ggml.pre is missing")) +
-                "; using the default regexes, tokenization may not match the model's own "
-                "tokenizer");
-            v.pre_ = PreTokenizer::Default;
+                "tokenizer.ggml.pre is missing; using the default regexes, tokenization may not "
+                "match the model's own tokenizer");
+        } else if (v.pre_ == PreTokenizer::Default) {
+            v.warnings_.push_back(
+                "pre-tokenizer 'default': generic regexes, tokenization "
+                "may not match the model's own tokenizer");
         }
-        v.ignore_merges_ = v.pre_ == PreTokenizer::Llama3;
+        v.ignore_merges_ = spec->ignore_merges;
+        v.byte_level_ = !pre_tokenizer_is_raw_utf8(v.pre_);
+        no_default_bos = spec->no_bos;
         v.build_merges(data.merges, source);
-        v.add_bos_ = data.add_bos.value_or(v.pre_ == PreTokenizer::Llama3);
+        v.add_bos_ = data.add_bos.value_or(spec->add_bos);
         v.add_space_prefix_ = data.add_space_prefix.value_or(false);
     } else {
         v.pre_name_ = data.pre.value_or("");
@@ -132,7 +99,7 @@ Vocab Vocab::build(VocabData data, std::string_view source) {
         v.add_space_prefix_ = data.add_space_prefix.value_or(true);
     }
     v.add_eos_ = data.add_eos.value_or(false);
-    v.resolve_specials(data, source);
+    v.resolve_specials(data, source, no_default_bos);
     v.build_byte_tokens();
     return v;
 }
@@ -198,7 +165,7 @@ void Vocab::build_merges(const std::vector<std::string>& merges, std::string_vie
                             " merges name tokens that are not in the vocabulary; ignored");
 }
 
-void Vocab::resolve_specials(const VocabData& data, std::string_view source) {
+void Vocab::resolve_specials(const VocabData& data, std::string_view source, bool no_default_bos) {
     const bool spm = model_ == TokenizerModel::Spm;
     auto resolve = [&](const std::optional<int64_t>& value, const char* key,
                        int32_t fallback) -> int32_t {
@@ -210,8 +177,10 @@ void Vocab::resolve_specials(const VocabData& data, std::string_view source) {
         return static_cast<int32_t>(*value);
     };
     // llama.cpp's defaults when a key is absent: SPM bos=1 eos=2 unk=0, byte-level BPE bos=eos=11.
-    bos_ = resolve(data.bos, "bos_token_id", spm ? 1 : 11);
-    eos_ = resolve(data.eos, "eos_token_id", spm ? 2 : 11);
+    // Gemma 4 has no defaults (ids come from the file), chatglm no default BOS.
+    const bool raw = !spm && !byte_level_;
+    bos_ = resolve(data.bos, "bos_token_id", spm ? 1 : raw || no_default_bos ? kNoToken : 11);
+    eos_ = resolve(data.eos, "eos_token_id", spm ? 2 : raw ? kNoToken : 11);
     eot_ = resolve(data.eot, "eot_token_id", kNoToken);
     eom_ = resolve(data.eom, "eom_token_id", kNoToken);
     unk_ = resolve(data.unk, "unknown_token_id", spm ? 0 : kNoToken);
@@ -260,7 +229,7 @@ void Vocab::resolve_specials(const VocabData& data, std::string_view source) {
 
 void Vocab::build_byte_tokens() {
     for (unsigned b = 0; b < 256; ++b) {
-        if (model_ == TokenizerModel::Spm) {
+        if (model_ == TokenizerModel::Spm || !byte_level_) {
             char name[8];
             std::snprintf(name, sizeof name, "<0x%02X>", b);
             byte_tokens_[b] = find(name);

@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/pre_tokenizer_table.h"
+
 namespace fluoro::gguf {
 class GgufFile;
 }
@@ -33,20 +35,18 @@ enum class TokenType : uint8_t {
     Byte = 6,
 };
 
-// tokenizer.ggml.model: "gpt2" is byte-level BPE, "llama" is SentencePiece-style.
+// tokenizer.ggml.model: "gpt2" is BPE after a regex pre-tokenizer (byte-level, or raw UTF-8 for
+// "gemma4", which load_vocab reads as "gpt2" with tokenizer.ggml.pre "gemma4", as llama.cpp does);
+// "llama" is SentencePiece-style.
 enum class TokenizerModel : uint8_t { Bpe, Spm };
 
-// Regex families for byte-level BPE, chosen by tokenizer.ggml.pre (see pre_tokenizer.h).
-enum class PreTokenizer : uint8_t { Default, Gpt2, Smollm, Llama3, Qwen2 };
-
 std::string_view model_name(TokenizerModel m);  // "gpt2" / "llama"
-std::string_view pre_tokenizer_name(PreTokenizer p);
 
 // Everything a vocabulary is built from, as plain values: what load_vocab reads from a GGUF file,
 // and what tests write by hand. Optional fields take llama.cpp's per-model defaults.
 struct VocabData {
     TokenizerModel model = TokenizerModel::Bpe;
-    std::optional<std::string> pre;   // tokenizer.ggml.pre (BPE only)
+    std::optional<std::string> pre;   // tokenizer.ggml.pre (BPE only; see pre_tokenizer_table.h)
     std::vector<std::string> tokens;  // index = token id
     std::vector<float> scores;        // empty: all 0
     std::vector<TokenType> types;     // empty: all Normal
@@ -63,7 +63,8 @@ struct MergeRule {
 class Vocab {
   public:
     // Validates `data` and builds the lookup tables. Throws FormatError naming `source` and the
-    // offending key, index or token; recoverable oddities (unknown pre-tokenizer, merges naming
+    // offending key, index or token, also for a tokenizer.ggml.pre llama.cpp does not know (it
+    // would change the tokens); recoverable oddities (a missing pre-tokenizer, merges naming
     // tokens that do not exist) are recorded in warnings() instead.
     static Vocab build(VocabData data, std::string_view source = "vocabulary");
 
@@ -93,6 +94,9 @@ class Vocab {
     const std::string& pre_name() const { return pre_name_; }  // as written in the file
     PreTokenizer pre_tokenizer() const { return pre_; }
     bool ignore_merges() const { return ignore_merges_; }  // llama3: whole-word tokens win
+    // BPE over GPT-2's byte alphabet (true), or over raw UTF-8 with "▁" for spaces and <0xNN>
+    // byte tokens (Gemma 4).
+    bool byte_level() const { return byte_level_; }
 
     int32_t bos() const { return bos_; }
     int32_t eos() const { return eos_; }
@@ -117,7 +121,7 @@ class Vocab {
     Vocab() = default;
     void index_tokens(const std::vector<std::string>& tokens, std::string_view source);
     void build_merges(const std::vector<std::string>& merges, std::string_view source);
-    void resolve_specials(const VocabData& data, std::string_view source);
+    void resolve_specials(const VocabData& data, std::string_view source, bool no_default_bos);
     void build_byte_tokens();
 
     std::vector<char> text_pool_;    // all token texts back to back (vector: moves keep data())
@@ -134,6 +138,7 @@ class Vocab {
     std::string pre_name_;
     PreTokenizer pre_ = PreTokenizer::Default;
     bool ignore_merges_ = false;
+    bool byte_level_ = true;
     int32_t bos_ = kNoToken, eos_ = kNoToken, eot_ = kNoToken, eom_ = kNoToken;
     int32_t unk_ = kNoToken, pad_ = kNoToken;
     bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;

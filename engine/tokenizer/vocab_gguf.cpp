@@ -61,6 +61,16 @@ std::optional<int64_t> token_id(const gguf::GgufFile& f, const char* name) {
     return static_cast<int64_t>(*v);
 }
 
+// What llama.cpp calls the tokenizer models we do not implement, for the error message.
+std::string unsupported_kind(std::string_view model) {
+    if (model == "bert") return ", WordPiece";
+    if (model == "t5") return ", Unigram";
+    if (model == "rwkv") return ", RWKV greedy trie";
+    if (model == "plamo2") return ", PLaMo-2 Aho-Corasick";
+    if (model == "no_vocab" || model == "none") return ", no vocabulary";
+    return "";
+}
+
 }  // namespace
 
 Vocab load_vocab(const gguf::GgufFile& file) {
@@ -69,17 +79,21 @@ Vocab load_vocab(const gguf::GgufFile& file) {
         throw FormatError(file.name() + ": " + std::string(kModelKey) +
                           " is missing; the file has no tokenizer");
     VocabData data;
+    data.pre = file.get_string("tokenizer.ggml.pre");
     if (*model == "gpt2") {
         data.model = TokenizerModel::Bpe;
+    } else if (*model == "gemma4") {
+        // BPE over raw UTF-8; llama.cpp ignores the file's pre-tokenizer name for this model.
+        data.model = TokenizerModel::Bpe;
+        data.pre = "gemma4";
     } else if (*model == "llama") {
         data.model = TokenizerModel::Spm;
     } else {
         throw UnsupportedError(file.name() + ": tokenizer model '" + *model + "' (" +
-                               std::string(kModelKey) +
-                               ") is not supported; supported: gpt2 (byte-level BPE), llama "
-                               "(SentencePiece)");
+                               std::string(kModelKey) + unsupported_kind(*model) +
+                               ") is not supported; supported: gpt2 (BPE), gemma4 (BPE on "
+                               "UTF-8), llama (SentencePiece)");
     }
-    data.pre = file.get_string("tokenizer.ggml.pre");
     data.tokens = string_array(file, "tokenizer.ggml.tokens", true);
     data.scores = numeric_array<float>(file, "tokenizer.ggml.scores");
     for (int64_t t : numeric_array<int64_t>(file, "tokenizer.ggml.token_type"))

@@ -1,4 +1,5 @@
 #include "tokenizer/vocab.h"
+#include "tokenizer/pre_tokenizer.h"
 
 #include <gtest/gtest.h>
 
@@ -95,12 +96,50 @@ TEST(Vocab, SpecialIdOutOfRangeNamesTheKey) {
     }
 }
 
-TEST(Vocab, UnknownPreTokenizerWarnsAndUsesDefault) {
-    const Vocab v = Vocab::build(bpe_data({}, {}, "made-up-pre"));
+// As llama.cpp: an unknown name is refused (another split gives other tokens), a missing one
+// means the default regexes with a warning.
+TEST(Vocab, UnknownPreTokenizerIsAFormatErrorNamingKeyValueAndFile) {
+    try {
+        Vocab::build(bpe_data({}, {}, "made-up-pre"), "m.gguf");
+        FAIL() << "expected FormatError";
+    } catch (const FormatError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("tokenizer.ggml.pre"), std::string::npos) << what;
+        EXPECT_NE(what.find("'made-up-pre'"), std::string::npos) << what;
+        EXPECT_NE(what.find("m.gguf"), std::string::npos) << what;
+    }
+}
+
+TEST(Vocab, MissingPreTokenizerWarnsAndUsesDefault) {
+    const Vocab v = Vocab::build([] {
+        VocabData d = bpe_data({}, {});
+        d.pre.reset();
+        return d;
+    }());
     EXPECT_EQ(v.pre_tokenizer(), PreTokenizer::Default);
-    EXPECT_EQ(v.pre_name(), "made-up-pre");
     ASSERT_FALSE(v.warnings().empty());
-    EXPECT_NE(v.warnings().front().find("made-up-pre"), std::string::npos);
+    EXPECT_NE(v.warnings().front().find("tokenizer.ggml.pre"), std::string::npos);
+}
+
+// Every name in the table compiles to a working splitter (a typo in a regex fails here, not when
+// someone loads that model).
+TEST(Vocab, EveryKnownPreTokenizerBuildsATokenizer) {
+    for (const PreTokenizerSpec& spec : pre_tokenizer_specs()) {
+        SCOPED_TRACE(std::string(spec.name));
+        const Vocab v = Vocab::build(bpe_data({}, {}, std::string(spec.name)));
+        EXPECT_EQ(v.pre_tokenizer(), spec.family);
+        EXPECT_EQ(v.ignore_merges(), spec.ignore_merges);
+        RegexSplitter splitter(pre_tokenizer_patterns(spec.family));
+        std::vector<TextSpan> pieces, scratch;
+        const std::string text = "Hello World's 1234567 \xe4\xbd\xa0\xe5\xa5\xbd\n\n  x";
+        splitter.split(text, pieces, scratch);
+        size_t covered = 0;
+        for (const TextSpan& p : pieces) {
+            EXPECT_EQ(p.offset, covered);
+            covered += p.length;
+        }
+        EXPECT_EQ(covered, text.size());
+    }
 }
 
 TEST(Vocab, PreNamesAndFlags) {
