@@ -3,14 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "model/act_view.h"
 #include "model/decoder_buffers.h"
 #include "model/weight_binder.h"
 
 namespace fluoro {
 
-LlamaArchitecture::LlamaArchitecture(const Hparams& hp, RopeMode rope_mode, bool qkv_bias)
-    : hp_(hp), rope_mode_(rope_mode), qkv_bias_(qkv_bias) {}
+LlamaArchitecture::LlamaArchitecture(const Hparams& hp, LlamaOptions options)
+    : hp_(hp), opt_(options) {}
+
+std::unique_ptr<Architecture> make_llama(const Hparams& hp) {
+    LlamaOptions o;
+    o.rope_freqs = true;
+    return std::make_unique<LlamaArchitecture>(hp, o);
+}
 
 void LlamaArchitecture::bind(const WeightBinder& w) {
     w.require_equal_head_dims(hp_);
@@ -19,6 +26,13 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
     output_norm_ = w.required("output_norm.weight", {d});
     output_ = w.optional("output.weight", {d, nv});
     if (!output_.present()) output_ = token_embd_;  // tied LM head (SmolLM2)
+    if (opt_.rope_freqs) {
+        // llama3 scaling (Llama 3.1+): the angle of rotated pair i is divided by factor i.
+        rope_freqs_ = w.optional("rope_freqs.weight", {int64_t(hp_.n_rot / 2)});
+        if (rope_freqs_.present() && rope_freqs_.type != GgmlType::F32)
+            throw FormatError(w.file_name() + ": tensor 'rope_freqs.weight' is " +
+                              std::string(type_name(rope_freqs_.type)) + ", expected F32");
+    }
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
         Layer& L = layers_[size_t(il)];
@@ -31,7 +45,11 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
         L.wk = w.required(name("attn_k.weight"), {d, nkv});
         L.wv = w.required(name("attn_v.weight"), {d, nkv});
         L.wo = w.required(name("attn_output.weight"), {nq, d});
-        if (qkv_bias_) {
+        if (opt_.qk_norm) {
+            L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
+            L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+        }
+        if (opt_.qkv_bias) {
             L.bq = w.required(name("attn_q.bias"), {nq});
             L.bk = w.required(name("attn_k.bias"), {nkv});
             L.bv = w.required(name("attn_v.bias"), {nkv});
@@ -52,7 +70,7 @@ KvShape LlamaArchitecture::kv_shape() const {
 }
 
 RopeParams LlamaArchitecture::layer_rope(int64_t) const {
-    return {int64_t(hp_.n_rot), hp_.rope_freq_base, hp_.rope_freq_scale, rope_mode_};
+    return decoder_rope(hp_, opt_.rope_mode, rope_freqs_.present() ? &rope_freqs_ : nullptr);
 }
 
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
@@ -77,10 +95,14 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
         const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
         be.matmul_many(t, qkv, OpCategory::Matmul);
-        if (qkv_bias_) {
+        if (opt_.qkv_bias) {
             be.add_bias(q, L.bq);
             be.add_bias(k, L.bk);
             be.add_bias(v, L.bv);
+        }
+        if (opt_.qk_norm) {
+            be.rms_norm(q, L.q_norm, eps, q);  // per head (groups of hd), before RoPE
+            be.rms_norm(k, L.k_norm, eps, k);
         }
         be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
         const AttentionParams ap{
