@@ -81,9 +81,10 @@ Dims dims(const TestModelSpec& s) {
 }
 
 void check_spec(const TestModelSpec& s) {
-    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3")
+    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
+        s.arch != "granite")
         throw Error("test model: unknown arch '" + s.arch +
-                    "'; expected llama, qwen2, qwen3 or gemma3");
+                    "'; expected llama, qwen2, qwen3, gemma3 or granite");
     if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.n_ff == 0)
         throw Error("test model: n_layer, n_embd, n_head, n_head_kv and n_ff must be non-zero");
     if (s.n_head % s.n_head_kv != 0) throw Error("test model: n_head_kv must divide n_head");

@@ -81,6 +81,12 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 
     be.get_rows(token_embd_, b.tokens, x);  // x: (n, n_embd)
+    // Granite: x *= embedding_scale; each block's output *= residual_scale before the residual
+    // add; q·k scaled by attention.scale; logits /= logit_scale.
+    const bool granite = opt_.granite_scales;
+    if (granite && hp_.embedding_scale) be.scale(x, float(*hp_.embedding_scale));
+    const float kq_scale =
+        granite && hp_.attention_scale ? float(*hp_.attention_scale) : 1.0f / std::sqrt(float(hd));
     // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
     // the next layer's attention norm.
     const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
@@ -105,15 +111,16 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
             be.rms_norm(k, L.k_norm, eps, k);
         }
         be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
-        const AttentionParams ap{
-            il, nh, nkv, hd, int64_t(hp_.head_dim_v), 1.0f / std::sqrt(float(hd)), 0, 0.0f};
+        const AttentionParams ap{il, nh, nkv, hd, int64_t(hp_.head_dim_v), kq_scale, 0, 0.0f};
         be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
+        if (granite && hp_.residual_scale) be.scale(t, float(*hp_.residual_scale));
         be.add_rms_norm(x, t, L.ffn_norm, eps, t);  // residual; t = norm(x)
         const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};  // (n, n_ff)
         be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.swiglu(gate, up);  // gate = silu(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
+        if (granite && hp_.residual_scale) be.scale(t, float(*hp_.residual_scale));
         if (il + 1 < n_run)
             be.add_rms_norm(x, t, layers_[size_t(il + 1)].attn_norm, eps, t);
         else
@@ -125,6 +132,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     be.rms_norm(last, output_norm_, eps, last);
     Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
     be.matmul(output_, last, logits, OpCategory::LmHead);
+    if (granite && hp_.logit_scale) be.scale(logits, 1.0f / float(*hp_.logit_scale));
     return logits;
 }
 

@@ -1,6 +1,7 @@
 // The llama architecture (SmolLM2, Llama 2/3/3.1/3.2/3.3, TinyLlama, Mistral-style) — and, with
 // options, qwen2 (QKV biases, NEOX RoPE; arch_qwen2.cpp) and qwen3 (per-head Q/K RMSNorm, NEOX
-// RoPE; arch_qwen3.cpp), which build it from this file.
+// RoPE; arch_qwen3.cpp) and granite (its four multipliers; arch_granite.cpp), which build it
+// from this file.
 #pragma once
 
 #include <vector>
@@ -17,6 +18,8 @@ struct LlamaOptions {
     // rope_freqs.weight, llama3's per-pair frequency divisors (optional; llama only: llama.cpp
     // reads it for llama, so a qwen file holding it is refused as an unknown tensor).
     bool rope_freqs = false;
+    // Granite's multipliers from Hparams (embedding, residual, attention and logit scales).
+    bool granite_scales = false;
 };
 
 class LlamaArchitecture : public Architecture {

@@ -10,10 +10,11 @@
 
 namespace fluoro {
 
-std::unique_ptr<Architecture> make_llama(const Hparams& hp);   // arch_llama.cpp
-std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);   // arch_qwen2.cpp
-std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);   // arch_qwen3.cpp
-std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);  // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_llama(const Hparams& hp);    // arch_llama.cpp
+std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);    // arch_qwen2.cpp
+std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);    // arch_qwen3.cpp
+std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);   // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_granite(const Hparams& hp);  // arch_granite.cpp
 
 namespace {
 
@@ -55,6 +56,8 @@ constexpr KnownKey kDecoderKeys[] = {
     {"rope.scaling.finetuned", KeyUse::NoEffect},
     // The non-RMS norm epsilon some converters also write; these decoders only use RMSNorm.
     {"attention.layer_norm_epsilon", KeyUse::NoEffect},
+    // Older converters' note of the source checkpoint's layout (the tensors are converted).
+    {"tensor_data_layout", KeyUse::NoEffect},
     {"expert_count", KeyUse::ZeroOnly},
     {"expert_used_count", KeyUse::ZeroOnly},
 };
@@ -63,6 +66,13 @@ constexpr KnownKey kGemma3Keys[] = {
     {"rope.freq_base_swa", KeyUse::Read},
     {"final_logit_softcapping", KeyUse::Read},
     {"attn_logit_softcapping", KeyUse::Read},
+};
+
+constexpr KnownKey kGraniteKeys[] = {
+    {"embedding_scale", KeyUse::Read},
+    {"residual_scale", KeyUse::Read},
+    {"attention.scale", KeyUse::Read},
+    {"logit_scale", KeyUse::Read},
 };
 
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
@@ -78,6 +88,7 @@ constexpr Entry kArchitectures[] = {
     {"qwen2", make_qwen2, {}},
     {"qwen3", make_qwen3, {}},
     {"gemma3", make_gemma3, kGemma3Keys},
+    {"granite", make_granite, kGraniteKeys},
 };
 
 const Entry* find_entry(const std::string& arch) {

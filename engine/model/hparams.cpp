@@ -162,6 +162,11 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     hp.rms_eps = *eps;
     hp.n_vocab = vocab_size(file, r);
     hp.sliding_window = r.uint("attention.sliding_window").value_or(0);
+    hp.rope_finetuned = file.get_bool(r.key("rope.scaling.finetuned")).value_or(true);
+    hp.embedding_scale = r.positive_real("embedding_scale");
+    hp.residual_scale = r.positive_real("residual_scale");
+    hp.attention_scale = r.positive_real("attention.scale");
+    hp.logit_scale = r.positive_real("logit_scale");
     if (auto c = r.positive_real("final_logit_softcapping")) hp.final_logit_softcap = c;
     if (auto c = r.positive_real("attn_logit_softcapping")) hp.attn_logit_softcap = c;
     hp.file_type = file.get_uint("general.file_type");

@@ -37,6 +37,12 @@ struct Hparams {
     double rms_eps = 0;                        // attention.layer_norm_rms_epsilon
     uint64_t n_vocab = 0;                      // <arch>.vocab_size or tokenizer token count
     uint64_t sliding_window = 0;               // attention.sliding_window (0 = none)
+    bool rope_finetuned = true;  // rope.scaling.finetuned (granite: false = layers without RoPE)
+    // Granite's multipliers (granite only: other architectures refuse these keys).
+    std::optional<double> embedding_scale;  // embedding_scale: embeddings *= it
+    std::optional<double> residual_scale;   // residual_scale: each block's output *= it
+    std::optional<double> attention_scale;  // attention.scale: q·k scale instead of 1/sqrt(hd)
+    std::optional<double> logit_scale;      // logit_scale: logits /= it
     std::optional<double> final_logit_softcap;
     std::optional<double> attn_logit_softcap;
     std::optional<uint64_t> file_type;  // general.file_type (llama_ftype)

@@ -13,7 +13,9 @@ feed-forward matrices in one model), and the metadata real files of that family 
                   size 16, pairs fall in all three bands (kept, smoothed, divided by 8);
   * llama_linear: rope.scaling.type linear, factor 4;
   * llama_yarn:   rope.scaling.type yarn, factor 4, original_context_length 128;
-  * qwen3:        per-head Q/K RMSNorm, NEOX RoPE, head size 32 != n_embd / n_head.
+  * qwen3:        per-head Q/K RMSNorm, NEOX RoPE, head size 32 != n_embd / n_head;
+  * granite:      the llama layer with Granite 3's embedding / residual / attention / logit
+                  multipliers.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
@@ -49,7 +51,8 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
             "type_k": "f16 (default)", "type_v": "f16 (default)"}
 
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
-            base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None)
+            base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
+            granite=None)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -58,6 +61,11 @@ MODELS = {
     "llama_yarn": dict(BASE, arch="llama", ctx=512,
                        scaling=dict(type="yarn", factor=4.0, original_context_length=128)),
     "qwen3": dict(BASE, arch="qwen3", head_dim=32, base=1000000.0, eps=1e-6, ctx=40960),
+    # Granite 3.x's multipliers (granite-3.1-2b: 12, 0.22, 0.015625, 8), attention scale for
+    # head size 16 of the same order as its 1/64.
+    "granite": dict(BASE, arch="granite", ctx=4096,
+                    granite=dict(embedding_scale=12.0, residual_scale=0.22,
+                                 attention_scale=0.125, logit_scale=8.0)),
 }
 
 
@@ -142,6 +150,11 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
         w.add_rope_scaling_factor(sc["factor"])
         if "original_context_length" in sc:
             w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+    if g := cfg["granite"]:
+        w.add_embedding_scale(g["embedding_scale"])
+        w.add_residual_scale(g["residual_scale"])
+        w.add_attention_scale(g["attention_scale"])
+        w.add_logit_scale(g["logit_scale"])
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)

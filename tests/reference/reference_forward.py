@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling),
-qwen2, qwen3 and gemma3 GGUF architectures.
+qwen2, qwen3, granite and gemma3 GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -143,7 +143,9 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     pos = np.arange(len(tokens))
     angles = rope_angles(m, n_rot, base)
     embd = m.weight("token_embd.weight")
-    h = embd[tokens]
+    h = embd[tokens] * float(m.hp("embedding_scale", 1.0))  # granite's multipliers
+    res_scale = float(m.hp("residual_scale", 1.0))
+    kq_scale = float(m.hp("attention.scale", 1.0 / math.sqrt(head_dim)))
     for il in range(int(m.hp("block_count"))):
         p = f"blk.{il}."
         x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
@@ -160,16 +162,16 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
         neox = m.arch in ("qwen2", "qwen3")
         q = rope(q, pos, n_rot, base, neox, angles)
         k = rope(k, pos, n_rot, base, neox, angles)
-        a = attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(len(tokens), -1)
-        h = h + a @ m.weight(p + "attn_output.weight").T
+        a = attention(q, k, v, kq_scale).reshape(len(tokens), -1)
+        h = h + res_scale * (a @ m.weight(p + "attn_output.weight").T)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
         g = silu(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
-        h = h + g @ m.weight(p + "ffn_down.weight").T
+        h = h + res_scale * (g @ m.weight(p + "ffn_down.weight").T)
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
     head = m.weight("output.weight") if m.has("output.weight") else embd
-    return h @ head.T
+    return (h @ head.T) / float(m.hp("logit_scale", 1.0))
 
 
 def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
@@ -215,7 +217,7 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
 
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
-    if m.arch in ("llama", "qwen2", "qwen3"):
+    if m.arch in ("llama", "qwen2", "qwen3", "granite"):
         return forward_llama(m, tokens, last_only)
     if m.arch == "gemma3":
         return forward_gemma3(m, tokens, last_only)

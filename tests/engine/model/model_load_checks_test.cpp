@@ -47,7 +47,7 @@ std::vector<std::byte> image_of(const gguf::GgufWriter& w) {
 }
 
 TEST(ModelLoadChecks, TheUnchangedTestModelsLoad) {
-    for (const char* arch : {"llama", "qwen2", "qwen3", "gemma3"}) {
+    for (const char* arch : {"llama", "qwen2", "qwen3", "gemma3", "granite"}) {
         gguf::TestModelSpec spec;
         spec.arch = arch;
         EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), arch), "") << arch;
@@ -170,6 +170,28 @@ TEST(ModelLoadChecks, AMetadataKeyTheArchitectureDoesNotUnderstandIsRefusedNamin
     gguf::GgufWriter moe = gguf::make_test_model(spec);
     moe.add_u32("llama.expert_count", 8);
     EXPECT_NE(load_error(image_of(moe), "moe").find("'llama.expert_count'"), std::string::npos);
+}
+
+// Granite 4's layers without RoPE are not implemented: refused naming the key and the file.
+// Granite's multipliers are granite's only: on a llama they are unknown keys.
+TEST(ModelLoadChecks, GraniteWithoutRopeIsRefusedAndItsMultipliersAreGranitesOnly) {
+    gguf::TestModelSpec spec;
+    spec.arch = "granite";
+    gguf::GgufWriter w = gguf::make_test_model(spec);
+    w.add_bool("granite.rope.scaling.finetuned", false);
+    const std::string e = load_error(image_of(w), "granite_nope");
+    EXPECT_NE(e.find("'granite.rope.scaling.finetuned'"), std::string::npos) << e;
+    EXPECT_NE(e.find("load_checks_granite_nope"), std::string::npos) << e;
+    gguf::GgufWriter g = gguf::make_test_model(spec);
+    for (const char* k : {"granite.embedding_scale", "granite.residual_scale",
+                          "granite.attention.scale", "granite.logit_scale"})
+        g.add_f32(k, 0.5f);
+    EXPECT_EQ(load_error(image_of(g), "granite_scales"), "");
+    gguf::TestModelSpec llama;
+    gguf::GgufWriter l = gguf::make_test_model(llama);
+    l.add_f32("llama.residual_scale", 0.5f);
+    EXPECT_NE(load_error(image_of(l), "llama_residual").find("'llama.residual_scale'"),
+              std::string::npos);
 }
 
 // llama reads rope_freqs (llama3 scaling); the qwen architectures do not (nor does llama.cpp),
