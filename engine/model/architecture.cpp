@@ -5,8 +5,6 @@
 
 #include "core/error.h"
 #include "gguf/gguf_file.h"
-#include "model/arch_gemma3.h"
-#include "model/arch_llama.h"
 
 namespace fluoro {
 
@@ -15,6 +13,7 @@ std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);    // arch_qwen2.cp
 std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);    // arch_qwen3.cpp
 std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);   // arch_gemma3.cpp
 std::unique_ptr<Architecture> make_granite(const Hparams& hp);  // arch_granite.cpp
+std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);    // arch_olmo2.cpp
 
 namespace {
 
@@ -89,6 +88,7 @@ constexpr Entry kArchitectures[] = {
     {"qwen3", make_qwen3, {}},
     {"gemma3", make_gemma3, kGemma3Keys},
     {"granite", make_granite, kGraniteKeys},
+    {"olmo2", make_olmo2, {}},
 };
 
 const Entry* find_entry(const std::string& arch) {

@@ -14,6 +14,8 @@ feed-forward matrices in one model), and the metadata real files of that family 
   * llama_linear: rope.scaling.type linear, factor 4;
   * llama_yarn:   rope.scaling.type yarn, factor 4, original_context_length 128;
   * qwen3:        per-head Q/K RMSNorm, NEOX RoPE, head size 32 != n_embd / n_head;
+  * olmo2:        no pre-norms; post-attention / post-FFN RMSNorms; RMSNorm of the whole Q
+                  and K projections; NEOX RoPE;
   * granite:      the llama layer with Granite 3's embedding / residual / attention / logit
                   multipliers.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
@@ -63,6 +65,7 @@ MODELS = {
     "qwen3": dict(BASE, arch="qwen3", head_dim=32, base=1000000.0, eps=1e-6, ctx=40960),
     # Granite 3.x's multipliers (granite-3.1-2b: 12, 0.22, 0.015625, 8), attention scale for
     # head size 16 of the same order as its 1/64.
+    "olmo2": dict(BASE, arch="olmo2", eps=1e-6, base=500000.0),
     "granite": dict(BASE, arch="granite", ctx=4096,
                     granite=dict(embedding_scale=12.0, residual_scale=0.22,
                                  attention_scale=0.125, logit_scale=8.0)),
@@ -174,17 +177,26 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     if cfg["rope_freqs"]:
         add_tensor(w, "rope_freqs.weight", llama3_rope_factors(hd, cfg["base"], cfg["rope_freqs"]),
                    "F32")
+    olmo2 = arch == "olmo2"
     for il in range(cfg["n_layer"]):
         p = f"blk.{il}."
-        add_tensor(w, p + "attn_norm.weight", norm(d), "F32")
+        if not olmo2:
+            add_tensor(w, p + "attn_norm.weight", norm(d), "F32")
         add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
         add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
         add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
         if arch == "qwen3":
             add_tensor(w, p + "attn_q_norm.weight", norm(hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(hd), "F32")
+        if olmo2:  # over the whole projections
+            add_tensor(w, p + "attn_q_norm.weight", norm(nh * hd), "F32")
+            add_tensor(w, p + "attn_k_norm.weight", norm(nkv * hd), "F32")
         add_tensor(w, p + "attn_output.weight", mat(d, nh * hd), "F16")
-        add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
+        if olmo2:
+            add_tensor(w, p + "post_attention_norm.weight", 0.5 * norm(d), "F32")
+            add_tensor(w, p + "post_ffw_norm.weight", 0.5 * norm(d), "F32")
+        else:
+            add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
         add_tensor(w, p + "ffn_gate.weight", mat(ff, d), cfg["ffn_type"])
         add_tensor(w, p + "ffn_up.weight", mat(ff, d), cfg["ffn_type"])
         add_tensor(w, p + "ffn_down.weight", mat(d, ff), cfg["ffn_type"])

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling),
-qwen2, qwen3, granite and gemma3 GGUF architectures.
+qwen2, qwen3, granite, olmo2 and gemma3 GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -215,12 +215,47 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
     return logits
 
 
+def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+    """OLMo 2: no pre-norms; RMSNorm of the attention and FFN outputs before each residual add;
+    RMSNorm over the whole Q and K projections (not per head) before NEOX RoPE."""
+    n_head = int(m.hp("attention.head_count"))
+    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
+    n_embd = int(m.hp("embedding_length"))
+    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
+    n_rot = int(m.hp("rope.dimension_count", head_dim))
+    base = float(m.hp("rope.freq_base", 10000.0))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    pos = np.arange(len(tokens))
+    angles = rope_angles(m, n_rot, base)
+    h = m.weight("token_embd.weight")[tokens]
+    n = len(tokens)
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        q = rms_norm(h @ m.weight(p + "attn_q.weight").T, m.weight(p + "attn_q_norm.weight"), eps)
+        k = rms_norm(h @ m.weight(p + "attn_k.weight").T, m.weight(p + "attn_k_norm.weight"), eps)
+        v = (h @ m.weight(p + "attn_v.weight").T).reshape(n, n_head_kv, head_dim)
+        q = rope(q.reshape(n, n_head, head_dim), pos, n_rot, base, True, angles)
+        k = rope(k.reshape(n, n_head_kv, head_dim), pos, n_rot, base, True, angles)
+        a = attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(n, -1)
+        h = h + rms_norm(a @ m.weight(p + "attn_output.weight").T,
+                         m.weight(p + "post_attention_norm.weight"), eps)
+        g = silu(h @ m.weight(p + "ffn_gate.weight").T) * (h @ m.weight(p + "ffn_up.weight").T)
+        h = h + rms_norm(g @ m.weight(p + "ffn_down.weight").T,
+                         m.weight(p + "post_ffw_norm.weight"), eps)
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    return h @ m.weight("output.weight").T
+
+
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
     if m.arch in ("llama", "qwen2", "qwen3", "granite"):
         return forward_llama(m, tokens, last_only)
     if m.arch == "gemma3":
         return forward_gemma3(m, tokens, last_only)
+    if m.arch == "olmo2":
+        return forward_olmo2(m, tokens, last_only)
     raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
 
 
