@@ -12,6 +12,7 @@
 
 #include "backend/attention_capture.h"
 #include "backend/batch.h"
+#include "backend/rope.h"
 #include "backend/tensor_ref.h"
 #include "kv/kv_cache.h"
 
@@ -21,15 +22,6 @@ struct TensorInfo;
 }  // namespace fluoro::gguf
 
 namespace fluoro {
-
-enum class RopeMode { Norm, Neox };  // adjacent pairs (llama) / halves (gpt-neox, qwen2, gemma)
-
-struct RopeParams {
-    int64_t n_rot = 0;  // rotated dims per head (the rest pass through)
-    double freq_base = 10000.0;
-    double freq_scale = 1.0;  // positions are multiplied by this (linear scaling)
-    RopeMode mode = RopeMode::Norm;
-};
 
 struct AttentionParams {
     int64_t layer = 0;

@@ -81,8 +81,10 @@ Dims dims(const TestModelSpec& s) {
 }
 
 void check_spec(const TestModelSpec& s) {
-    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "gemma3")
-        throw Error("test model: unknown arch '" + s.arch + "'; expected llama, qwen2 or gemma3");
+    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
+        s.arch != "granite")
+        throw Error("test model: unknown arch '" + s.arch +
+                    "'; expected llama, qwen2, qwen3, gemma3 or granite");
     if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.n_ff == 0)
         throw Error("test model: n_layer, n_embd, n_head, n_head_kv and n_ff must be non-zero");
     if (s.n_head % s.n_head_kv != 0) throw Error("test model: n_head_kv must divide n_head");
@@ -162,7 +164,7 @@ void add_layer(Builder& b, const TestModelSpec& s, uint32_t il) {
         b.tensor(p + "attn_k.bias", {d.kv}, Init::Bias);
         b.tensor(p + "attn_v.bias", {d.kv}, Init::Bias);
     }
-    if (s.arch == "gemma3") {
+    if (s.arch == "gemma3" || s.arch == "qwen3") {
         b.tensor(p + "attn_q_norm.weight", {d.head_dim}, Init::Norm);
         b.tensor(p + "attn_k_norm.weight", {d.head_dim}, Init::Norm);
     }

@@ -1,7 +1,7 @@
 // Small synthetic models for tests: a complete GGUF (hyperparameter keys, a tiny tokenizer and
-// the full tensor set llama.cpp expects) for the llama, qwen2 and gemma3 architectures, with
-// seeded random weights, so model loading, forward passes and the tokenizer can be tested end
-// to end without the real model files.
+// the full tensor set llama.cpp expects) for the llama, qwen2, qwen3, gemma3 and granite
+// architectures, with seeded random weights, so model loading, forward passes and the tokenizer can
+// be tested end to end without the real model files.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +18,7 @@
 namespace fluoro::gguf {
 
 struct TestModelSpec {
-    std::string arch = "llama";  // "llama", "qwen2" or "gemma3"
+    std::string arch = "llama";  // "llama", "qwen2", "qwen3", "gemma3" or "granite"
     uint32_t n_layer = 2;
     uint32_t n_embd = 64;
     uint32_t n_head = 4;

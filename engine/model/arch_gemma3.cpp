@@ -49,8 +49,12 @@ KvShape Gemma3Architecture::kv_shape() const {
 
 RopeParams Gemma3Architecture::layer_rope(int64_t il) const {
     const bool global = is_global_layer(il);
-    return {int64_t(hp_.n_rot), global ? hp_.rope_freq_base : kLocalRopeBase,
-            global ? hp_.rope_freq_scale : 1.0, RopeMode::Neox};
+    if (global) return decoder_rope(hp_, RopeMode::Neox);
+    RopeParams local;  // unscaled, at the local base (rope.freq_base_swa, by default 10000)
+    local.n_rot = int64_t(hp_.n_rot);
+    local.freq_base = hp_.rope_freq_base_swa.value_or(kLocalRopeBase);
+    local.mode = RopeMode::Neox;
+    return local;
 }
 
 Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
@@ -109,6 +113,14 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     be.matmul(output_, last, logits, OpCategory::LmHead);
     if (hp_.final_logit_softcap) be.softcap(logits, float(*hp_.final_logit_softcap));
     return logits;
+}
+
+}  // namespace fluoro
+
+namespace fluoro {
+
+std::unique_ptr<Architecture> make_gemma3(const Hparams& hp) {
+    return std::make_unique<Gemma3Architecture>(hp);
 }
 
 }  // namespace fluoro

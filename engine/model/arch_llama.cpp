@@ -3,14 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "model/act_view.h"
 #include "model/decoder_buffers.h"
 #include "model/weight_binder.h"
 
 namespace fluoro {
 
-LlamaArchitecture::LlamaArchitecture(const Hparams& hp, RopeMode rope_mode, bool qkv_bias)
-    : hp_(hp), rope_mode_(rope_mode), qkv_bias_(qkv_bias) {}
+LlamaArchitecture::LlamaArchitecture(const Hparams& hp, LlamaOptions options)
+    : hp_(hp), opt_(options) {}
+
+std::unique_ptr<Architecture> make_llama(const Hparams& hp) {
+    LlamaOptions o;
+    o.rope_freqs = true;
+    return std::make_unique<LlamaArchitecture>(hp, o);
+}
 
 void LlamaArchitecture::bind(const WeightBinder& w) {
     w.require_equal_head_dims(hp_);
@@ -19,6 +26,13 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
     output_norm_ = w.required("output_norm.weight", {d});
     output_ = w.optional("output.weight", {d, nv});
     if (!output_.present()) output_ = token_embd_;  // tied LM head (SmolLM2)
+    if (opt_.rope_freqs) {
+        // llama3 scaling (Llama 3.1+): the angle of rotated pair i is divided by factor i.
+        rope_freqs_ = w.optional("rope_freqs.weight", {int64_t(hp_.n_rot / 2)});
+        if (rope_freqs_.present() && rope_freqs_.type != GgmlType::F32)
+            throw FormatError(w.file_name() + ": tensor 'rope_freqs.weight' is " +
+                              std::string(type_name(rope_freqs_.type)) + ", expected F32");
+    }
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
         Layer& L = layers_[size_t(il)];
@@ -31,7 +45,11 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
         L.wk = w.required(name("attn_k.weight"), {d, nkv});
         L.wv = w.required(name("attn_v.weight"), {d, nkv});
         L.wo = w.required(name("attn_output.weight"), {nq, d});
-        if (qkv_bias_) {
+        if (opt_.qk_norm) {
+            L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
+            L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+        }
+        if (opt_.qkv_bias) {
             L.bq = w.required(name("attn_q.bias"), {nq});
             L.bk = w.required(name("attn_k.bias"), {nkv});
             L.bv = w.required(name("attn_v.bias"), {nkv});
@@ -52,7 +70,7 @@ KvShape LlamaArchitecture::kv_shape() const {
 }
 
 RopeParams LlamaArchitecture::layer_rope(int64_t) const {
-    return {int64_t(hp_.n_rot), hp_.rope_freq_base, hp_.rope_freq_scale, rope_mode_};
+    return decoder_rope(hp_, opt_.rope_mode, rope_freqs_.present() ? &rope_freqs_ : nullptr);
 }
 
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
@@ -63,6 +81,12 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 
     be.get_rows(token_embd_, b.tokens, x);  // x: (n, n_embd)
+    // Granite: x *= embedding_scale; each block's output *= residual_scale before the residual
+    // add; q·k scaled by attention.scale; logits /= logit_scale.
+    const bool granite = opt_.granite_scales;
+    if (granite && hp_.embedding_scale) be.scale(x, float(*hp_.embedding_scale));
+    const float kq_scale =
+        granite && hp_.attention_scale ? float(*hp_.attention_scale) : 1.0f / std::sqrt(float(hd));
     // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
     // the next layer's attention norm.
     const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
@@ -77,21 +101,26 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
         const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
         be.matmul_many(t, qkv, OpCategory::Matmul);
-        if (qkv_bias_) {
+        if (opt_.qkv_bias) {
             be.add_bias(q, L.bq);
             be.add_bias(k, L.bk);
             be.add_bias(v, L.bv);
         }
+        if (opt_.qk_norm) {
+            be.rms_norm(q, L.q_norm, eps, q);  // per head (groups of hd), before RoPE
+            be.rms_norm(k, L.k_norm, eps, k);
+        }
         be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
-        const AttentionParams ap{
-            il, nh, nkv, hd, int64_t(hp_.head_dim_v), 1.0f / std::sqrt(float(hd)), 0, 0.0f};
+        const AttentionParams ap{il, nh, nkv, hd, int64_t(hp_.head_dim_v), kq_scale, 0, 0.0f};
         be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
+        if (granite && hp_.residual_scale) be.scale(t, float(*hp_.residual_scale));
         be.add_rms_norm(x, t, L.ffn_norm, eps, t);  // residual; t = norm(x)
         const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};  // (n, n_ff)
         be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.swiglu(gate, up);  // gate = silu(gate) * up
         be.matmul(L.down, gate, t, OpCategory::Ffn);
+        if (granite && hp_.residual_scale) be.scale(t, float(*hp_.residual_scale));
         if (il + 1 < n_run)
             be.add_rms_norm(x, t, layers_[size_t(il + 1)].attn_norm, eps, t);
         else
@@ -103,6 +132,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     be.rms_norm(last, output_norm_, eps, last);
     Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
     be.matmul(output_, last, logits, OpCategory::LmHead);
+    if (granite && hp_.logit_scale) be.scale(logits, 1.0f / float(*hp_.logit_scale));
     return logits;
 }
 

@@ -1,5 +1,7 @@
-// The llama architecture (SmolLM2, Llama 2/3, TinyLlama, Mistral-style) — and, with QKV biases and
-// NEOX RoPE, qwen2, which derives from it in arch_qwen2.cpp.
+// The llama architecture (SmolLM2, Llama 2/3/3.1/3.2/3.3, TinyLlama, Mistral-style) — and, with
+// options, qwen2 (QKV biases, NEOX RoPE; arch_qwen2.cpp) and qwen3 (per-head Q/K RMSNorm, NEOX
+// RoPE; arch_qwen3.cpp) and granite (its four multipliers; arch_granite.cpp), which build it
+// from this file.
 #pragma once
 
 #include <vector>
@@ -9,10 +11,20 @@
 
 namespace fluoro {
 
+struct LlamaOptions {
+    RopeMode rope_mode = RopeMode::Norm;
+    bool qkv_bias = false;  // attn_{q,k,v}.bias (qwen2)
+    bool qk_norm = false;   // attn_{q,k}_norm.weight: RMSNorm over each head before RoPE (qwen3)
+    // rope_freqs.weight, llama3's per-pair frequency divisors (optional; llama only: llama.cpp
+    // reads it for llama, so a qwen file holding it is refused as an unknown tensor).
+    bool rope_freqs = false;
+    // Granite's multipliers from Hparams (embedding, residual, attention and logit scales).
+    bool granite_scales = false;
+};
+
 class LlamaArchitecture : public Architecture {
   public:
-    explicit LlamaArchitecture(const Hparams& hp, RopeMode rope_mode = RopeMode::Norm,
-                               bool qkv_bias = false);
+    explicit LlamaArchitecture(const Hparams& hp, LlamaOptions options = {});
     void bind(const WeightBinder& w) override;
     void reserve(Backend& backend, int64_t max_tokens, int64_t max_logit_rows) override;
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
@@ -22,13 +34,14 @@ class LlamaArchitecture : public Architecture {
   private:
     struct Layer {
         Weight attn_norm, wq, wk, wv, wo, bq, bk, bv;  // wq: (n_embd -> n_head*hd)
+        Weight q_norm, k_norm;                         // (hd), qk_norm only
         Weight ffn_norm, gate, up, down;               // gate/up: (n_embd -> n_ff)
     };
 
     Hparams hp_;
-    RopeMode rope_mode_;
-    bool qkv_bias_;
+    LlamaOptions opt_;
     Weight token_embd_, output_norm_, output_;  // output_ = token_embd_ when tied
+    Weight rope_freqs_;                         // (n_rot / 2), absent unless llama3 scaling
     std::vector<Layer> layers_;
     DecoderBuffers buf_;
 };

@@ -6,7 +6,10 @@
 namespace fluoro {
 
 std::unique_ptr<Architecture> make_qwen2(const Hparams& hp) {
-    return std::make_unique<LlamaArchitecture>(hp, RopeMode::Neox, /*qkv_bias=*/true);
+    LlamaOptions o;
+    o.rope_mode = RopeMode::Neox;
+    o.qkv_bias = true;
+    return std::make_unique<LlamaArchitecture>(hp, o);
 }
 
 }  // namespace fluoro

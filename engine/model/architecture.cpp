@@ -1,36 +1,124 @@
 #include "model/architecture.h"
 
+#include <span>
+#include <string_view>
+
 #include "core/error.h"
-#include "model/arch_gemma3.h"
-#include "model/arch_llama.h"
+#include "gguf/gguf_file.h"
 
 namespace fluoro {
 
-std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);  // arch_qwen2.cpp
+std::unique_ptr<Architecture> make_llama(const Hparams& hp);    // arch_llama.cpp
+std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);    // arch_qwen2.cpp
+std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);    // arch_qwen3.cpp
+std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);   // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_granite(const Hparams& hp);  // arch_granite.cpp
+std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);    // arch_olmo2.cpp
 
 namespace {
 
 using Factory = std::unique_ptr<Architecture> (*)(const Hparams&);
 
+// How the engine treats an `<arch>.*` metadata key it knows.
+enum class KeyUse {
+    Read,      // read by read_hparams and implemented
+    NoEffect,  // informational: does not change the math (rope.scaling.finetuned, ...)
+    ZeroOnly,  // accepted when 0 (expert_count: a dense model); anything else is refused
+};
+struct KnownKey {
+    std::string_view suffix;
+    KeyUse use;
+};
+
+// The keys of every decoder here (hparams.cpp reads them).
+constexpr KnownKey kDecoderKeys[] = {
+    {"context_length", KeyUse::Read},
+    {"embedding_length", KeyUse::Read},
+    {"block_count", KeyUse::Read},
+    {"feed_forward_length", KeyUse::Read},
+    {"vocab_size", KeyUse::Read},
+    {"attention.head_count", KeyUse::Read},
+    {"attention.head_count_kv", KeyUse::Read},
+    {"attention.key_length", KeyUse::Read},
+    {"attention.value_length", KeyUse::Read},
+    {"attention.layer_norm_rms_epsilon", KeyUse::Read},
+    {"rope.dimension_count", KeyUse::Read},
+    {"rope.freq_base", KeyUse::Read},
+    {"rope.scaling.type", KeyUse::Read},
+    {"rope.scaling.factor", KeyUse::Read},
+    {"rope.scale_linear", KeyUse::Read},
+    {"rope.scaling.attn_factor", KeyUse::Read},
+    {"rope.scaling.original_context_length", KeyUse::Read},
+    {"rope.scaling.yarn_ext_factor", KeyUse::Read},
+    {"rope.scaling.yarn_beta_fast", KeyUse::Read},
+    {"rope.scaling.yarn_beta_slow", KeyUse::Read},
+    {"rope.scaling.finetuned", KeyUse::NoEffect},
+    // The non-RMS norm epsilon some converters also write; these decoders only use RMSNorm.
+    {"attention.layer_norm_epsilon", KeyUse::NoEffect},
+    // Older converters' note of the source checkpoint's layout (the tensors are converted).
+    {"tensor_data_layout", KeyUse::NoEffect},
+    {"expert_count", KeyUse::ZeroOnly},
+    {"expert_used_count", KeyUse::ZeroOnly},
+};
+constexpr KnownKey kGemma3Keys[] = {
+    {"attention.sliding_window", KeyUse::Read},
+    {"rope.freq_base_swa", KeyUse::Read},
+    {"final_logit_softcapping", KeyUse::Read},
+    {"attn_logit_softcapping", KeyUse::Read},
+};
+
+constexpr KnownKey kGraniteKeys[] = {
+    {"embedding_scale", KeyUse::Read},
+    {"residual_scale", KeyUse::Read},
+    {"attention.scale", KeyUse::Read},
+    {"logit_scale", KeyUse::Read},
+};
+
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
-// its arch_*.cpp file). The order is the order of the supported list in error messages.
+// its arch_*.cpp file), with the metadata keys it reads besides kDecoderKeys. The order is the
+// order of the supported list in error messages.
 struct Entry {
     const char* name;
     Factory make;
+    std::span<const KnownKey> keys;
 };
 constexpr Entry kArchitectures[] = {
-    {"llama",
-     [](const Hparams& hp) -> std::unique_ptr<Architecture> {
-         return std::make_unique<LlamaArchitecture>(hp);
-     }},
-    {"qwen2", make_qwen2},
-    {"gemma3",
-     [](const Hparams& hp) -> std::unique_ptr<Architecture> {
-         return std::make_unique<Gemma3Architecture>(hp);
-     }},
+    {"llama", make_llama, {}},
+    {"qwen2", make_qwen2, {}},
+    {"qwen3", make_qwen3, {}},
+    {"gemma3", make_gemma3, kGemma3Keys},
+    {"granite", make_granite, kGraniteKeys},
+    {"olmo2", make_olmo2, {}},
 };
 
+const Entry* find_entry(const std::string& arch) {
+    for (const Entry& e : kArchitectures)
+        if (arch == e.name) return &e;
+    return nullptr;
+}
+
+const KnownKey* find_key(std::span<const KnownKey> keys, std::string_view suffix) {
+    for (const KnownKey& k : keys)
+        if (k.suffix == suffix) return &k;
+    return nullptr;
+}
+
 }  // namespace
+
+RopeParams decoder_rope(const Hparams& hp, RopeMode mode, const Weight* freq_factors) {
+    RopeParams p;
+    p.n_rot = int64_t(hp.n_rot);
+    p.freq_base = hp.rope_freq_base;
+    p.freq_scale = hp.rope_freq_scale;
+    p.mode = mode;
+    p.freq_factors = freq_factors;
+    p.ext_factor = float(hp.yarn_ext_factor);
+    p.attn_factor = float(hp.rope_attn_factor);
+    p.beta_fast = float(hp.yarn_beta_fast);
+    p.beta_slow = float(hp.yarn_beta_slow);
+    p.n_ctx_orig = int64_t(hp.rope_n_ctx_orig);
+    return p;
+}
 
 const std::vector<std::string>& supported_architectures() {
     static const std::vector<std::string> names = [] {
@@ -42,12 +130,32 @@ const std::vector<std::string>& supported_architectures() {
 }
 
 std::unique_ptr<Architecture> make_architecture(const Hparams& hp) {
-    for (const Entry& e : kArchitectures)
-        if (hp.arch == e.name) return e.make(hp);
+    if (const Entry* e = find_entry(hp.arch)) return e->make(hp);
     std::string list;
     for (const auto& a : supported_architectures()) list += (list.empty() ? "" : ", ") + a;
     throw UnsupportedError("architecture '" + hp.arch + "' is not supported (supported: " + list +
                            ")");
+}
+
+void check_metadata_keys(const gguf::GgufFile& file, const Hparams& hp) {
+    const Entry* e = find_entry(hp.arch);
+    if (!e) return;  // make_architecture refuses the architecture itself
+    const std::string prefix = hp.arch + ".";
+    for (const gguf::KeyValue& kv : file.metadata()) {
+        if (!kv.key.starts_with(prefix)) continue;
+        const std::string_view suffix = std::string_view(kv.key).substr(prefix.size());
+        const KnownKey* k = find_key(kDecoderKeys, suffix);
+        if (!k) k = find_key(e->keys, suffix);
+        if (!k)
+            throw UnsupportedError(file.name() + ": metadata key '" + kv.key +
+                                   "' is not understood by the " + hp.arch +
+                                   " architecture as this engine implements it; it may change "
+                                   "the model's math, so the model is refused");
+        if (k->use == KeyUse::ZeroOnly && file.get_uint(kv.key).value_or(1) != 0)
+            throw UnsupportedError(file.name() + ": metadata key '" + kv.key + "' is " +
+                                   kv.value.to_display() + ": only 0 is supported (" + hp.arch +
+                                   " here is a dense model)");
+    }
 }
 
 }  // namespace fluoro

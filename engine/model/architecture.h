@@ -1,7 +1,7 @@
 // What every architecture file provides: bind its weights (checking names and shapes), size its
 // activation buffers, and run the forward pass over a Batch through the Backend's operations.
-// One file per architecture (arch_llama.cpp, arch_qwen2.cpp, arch_gemma3.cpp), each with a
-// short forward function that reads like the model's paper.
+// One file per architecture (arch_llama.cpp, arch_qwen2.cpp, arch_qwen3.cpp, arch_gemma3.cpp), each
+// with a short forward function that reads like the model's paper.
 #pragma once
 
 #include <memory>
@@ -36,9 +36,17 @@ class Architecture {
     virtual RopeParams layer_rope(int64_t il) const = 0;
 };
 
+// The RoPE of a decoder's layers from its hyperparameters: rope.freq_base, linear or YaRN
+// scaling (rope.scaling.*); freq_factors = llama3's rope_freqs tensor (nullptr: none).
+RopeParams decoder_rope(const Hparams& hp, RopeMode mode, const Weight* freq_factors = nullptr);
+
 // The architectures this engine runs, by general.architecture.
 const std::vector<std::string>& supported_architectures();
 // Throws UnsupportedError naming the architecture and listing the supported ones.
 std::unique_ptr<Architecture> make_architecture(const Hparams& hp);
+// Every `<arch>.*` metadata key of the file must be one this engine understands for that
+// architecture (reads and implements, or knows to leave the math unchanged): a key that would
+// change the math is never silently ignored. Throws UnsupportedError naming the key and the file.
+void check_metadata_keys(const gguf::GgufFile& file, const Hparams& hp);
 
 }  // namespace fluoro

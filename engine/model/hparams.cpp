@@ -71,6 +71,50 @@ uint64_t vocab_size(const gguf::GgufFile& file, const KeyReader& r) {
     return 0;
 }
 
+// rope.scaling.*: the kind (none, linear, yarn), its factor and YaRN's parameters. Every other
+// kind (longrope, ...) and the YaRN keys not implemented here change the rotations: refused
+// rather than run with the wrong ones. llama3's scaling comes as the rope_freqs tensor instead.
+void read_rope_scaling(const gguf::GgufFile& file, const KeyReader& r, Hparams& hp) {
+    hp.rope_freq_base_swa = r.positive_real("rope.freq_base_swa");
+    hp.rope_scaling_type = file.get_string(r.key("rope.scaling.type")).value_or("");
+    const std::string& type = hp.rope_scaling_type;
+    if (!type.empty() && type != "none" && type != "linear" && type != "yarn")
+        r.fail("rope.scaling.type",
+               "is '" + type + "': only none, linear and yarn RoPE scaling are supported");
+    std::optional<double> factor = r.positive_real("rope.scaling.factor");
+    if (!factor) factor = r.positive_real("rope.scale_linear");  // the older key
+    // Without a type the factor is linear scaling (llama.cpp reads it so); "none" ignores it.
+    if (factor && type != "none") hp.rope_freq_scale = 1.0 / *factor;
+    hp.rope_attn_factor = r.positive_real("rope.scaling.attn_factor").value_or(1.0);
+    hp.rope_n_ctx_orig =
+        r.nonzero("rope.scaling.original_context_length",
+                  r.uint("rope.scaling.original_context_length").value_or(hp.n_ctx_train));
+    for (const char* key : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_log_multiplier"})
+        if (file.find(r.key(key)))
+            r.fail(key,
+                   "is present: this YaRN variant is not implemented here (it changes the "
+                   "rotations' magnitude), so the model is refused");
+    if (type == "yarn") {
+        if (!factor) r.fail("rope.scaling.factor", "is missing (rope.scaling.type is 'yarn')");
+        hp.yarn_ext_factor = 1.0;
+        if (auto e = r.real("rope.scaling.yarn_ext_factor")) {
+            if (!(std::isfinite(*e) && *e >= 0 && *e <= 1))
+                r.fail("rope.scaling.yarn_ext_factor",
+                       "(" + std::to_string(*e) + ") must be between 0 and 1");
+            hp.yarn_ext_factor = *e;
+        }
+        hp.yarn_beta_fast = r.positive_real("rope.scaling.yarn_beta_fast").value_or(32.0);
+        hp.yarn_beta_slow = r.positive_real("rope.scaling.yarn_beta_slow").value_or(1.0);
+    } else {
+        for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_beta_fast",
+                                "rope.scaling.yarn_beta_slow"})
+            if (file.find(r.key(key)))
+                r.fail(key, "is present but rope.scaling.type is " +
+                                (type.empty() ? std::string("absent") : "'" + type + "'") +
+                                ", not 'yarn': the file contradicts itself");
+    }
+}
+
 }  // namespace
 
 uint64_t Hparams::kv_bytes_per_token(uint64_t elem_bytes) const {
@@ -109,16 +153,7 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     // Each value range-checked against its meaning: a NaN, zero or negative base or factor
     // loads fine and then turns every rotation (and every logit) into garbage.
     hp.rope_freq_base = r.positive_real("rope.freq_base").value_or(10000.0);
-    if (auto factor = r.positive_real("rope.scaling.factor")) hp.rope_freq_scale = 1.0 / *factor;
-    if (auto linear = r.positive_real("rope.scale_linear")) hp.rope_freq_scale = 1.0 / *linear;
-    hp.rope_scaling_type = file.get_string(r.key("rope.scaling.type")).value_or("");
-    // Scaling this engine applies: none, or linear (rope.scaling.factor as a frequency scale).
-    // Any other kind (yarn, longrope, llama3 …) changes the math in ways not implemented here:
-    // refuse it rather than run the model with the wrong rotations.
-    if (!hp.rope_scaling_type.empty() && hp.rope_scaling_type != "none" &&
-        hp.rope_scaling_type != "linear")
-        r.fail("rope.scaling.type",
-               "is '" + hp.rope_scaling_type + "': only linear RoPE scaling is supported");
+    read_rope_scaling(file, r, hp);
     auto eps = r.positive_real("attention.layer_norm_rms_epsilon");
     if (!eps) r.fail("attention.layer_norm_rms_epsilon", "is missing");
     if (*eps >= 1.0)
@@ -127,6 +162,11 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     hp.rms_eps = *eps;
     hp.n_vocab = vocab_size(file, r);
     hp.sliding_window = r.uint("attention.sliding_window").value_or(0);
+    hp.rope_finetuned = file.get_bool(r.key("rope.scaling.finetuned")).value_or(true);
+    hp.embedding_scale = r.positive_real("embedding_scale");
+    hp.residual_scale = r.positive_real("residual_scale");
+    hp.attention_scale = r.positive_real("attention.scale");
+    hp.logit_scale = r.positive_real("logit_scale");
     if (auto c = r.positive_real("final_logit_softcapping")) hp.final_logit_softcap = c;
     if (auto c = r.positive_real("attn_logit_softcapping")) hp.attn_logit_softcap = c;
     hp.file_type = file.get_uint("general.file_type");

@@ -26,11 +26,23 @@ struct Hparams {
     uint64_t head_dim_v = 0;          // value_length, default n_embd / n_head
     uint64_t n_rot = 0;               // rope.dimension_count, default head_dim_k
     double rope_freq_base = 10000.0;  // rope.freq_base
-    double rope_freq_scale = 1.0;     // 1 / rope.scaling.factor (or scale_linear)
-    std::string rope_scaling_type;    // rope.scaling.type ("" = none)
-    double rms_eps = 0;               // attention.layer_norm_rms_epsilon
-    uint64_t n_vocab = 0;             // <arch>.vocab_size or tokenizer token count
-    uint64_t sliding_window = 0;      // attention.sliding_window (0 = none)
+    double rope_freq_scale = 1.0;     // 1 / rope.scaling.factor (or scale_linear); 1 under "none"
+    std::string rope_scaling_type;    // rope.scaling.type ("" = none): none, linear or yarn
+    double rope_attn_factor = 1.0;    // rope.scaling.attn_factor (magnitude of the rotation)
+    uint64_t rope_n_ctx_orig = 0;     // rope.scaling.original_context_length, default n_ctx_train
+    double yarn_ext_factor = 0.0;     // 1 under yarn (or rope.scaling.yarn_ext_factor), else 0
+    double yarn_beta_fast = 32.0;     // rope.scaling.yarn_beta_fast
+    double yarn_beta_slow = 1.0;      // rope.scaling.yarn_beta_slow
+    std::optional<double> rope_freq_base_swa;  // rope.freq_base_swa (gemma3's local layers)
+    double rms_eps = 0;                        // attention.layer_norm_rms_epsilon
+    uint64_t n_vocab = 0;                      // <arch>.vocab_size or tokenizer token count
+    uint64_t sliding_window = 0;               // attention.sliding_window (0 = none)
+    bool rope_finetuned = true;  // rope.scaling.finetuned (granite: false = layers without RoPE)
+    // Granite's multipliers (granite only: other architectures refuse these keys).
+    std::optional<double> embedding_scale;  // embedding_scale: embeddings *= it
+    std::optional<double> residual_scale;   // residual_scale: each block's output *= it
+    std::optional<double> attention_scale;  // attention.scale: q·k scale instead of 1/sqrt(hd)
+    std::optional<double> logit_scale;      // logit_scale: logits /= it
     std::optional<double> final_logit_softcap;
     std::optional<double> attn_logit_softcap;
     std::optional<uint64_t> file_type;  // general.file_type (llama_ftype)

@@ -26,7 +26,12 @@ Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
     };
     chat_format_ =
         ChatFormat::from_file(chat_template_, hp_.arch, token_text(v.bos()), token_text(v.eos()));
-    arch_ = make_architecture(hp_);
+    try {
+        arch_ = make_architecture(hp_);
+    } catch (const UnsupportedError& e) {
+        throw UnsupportedError(file_.name() + ": " + e.what());  // which file it was
+    }
+    check_metadata_keys(file_, hp_);
     WeightBinder binder(backend_, file_);
     arch_->bind(binder);
     binder.check_all_used(hp_.arch, hp_.n_layer);

@@ -44,6 +44,10 @@ std::optional<uint64_t> layer_of(std::string_view name) {
 
 }  // namespace
 
+const std::string& WeightBinder::file_name() const {
+    return file_.name();
+}
+
 void WeightBinder::check_all_used(std::string_view arch, uint64_t n_layer) const {
     for (const gguf::TensorInfo& t : file_.tensors()) {
         if (asked_.contains(t.name)) continue;

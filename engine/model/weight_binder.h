@@ -1,9 +1,10 @@
 // Looks up a model's tensors by name and checks their shapes before binding them into a
 // backend, so a file with a missing or misshapen tensor fails at load with the tensor's name,
 // what was expected and what was found — never later inside a kernel. It remembers every name an
-// architecture asked for, so that a tensor the architecture never asked for (llama3's rope_freqs,
-// a layer past block_count) is refused by check_all_used() instead of silently ignored: anything
-// in a file that would change the math and that we do not understand is an error. One-dimensional
+// architecture asked for, so that a tensor the architecture never asked for (rope_freqs in a
+// qwen file, a layer past block_count) is refused by check_all_used() instead of silently
+// ignored: anything in a file that would change the math and that we do not understand is an
+// error. One-dimensional
 // tensors (norms, biases) are checked for non-finite values: a NaN there poisons every logit.
 #pragma once
 
@@ -30,6 +31,7 @@ class WeightBinder {
     Weight required(const std::string& name, std::vector<int64_t> shape) const;
     // An absent tensor gives an empty Weight (present() == false); a present one is checked.
     Weight optional(const std::string& name, std::vector<int64_t> shape) const;
+    const std::string& file_name() const;  // for errors
     static std::string layer(int64_t il, const char* suffix) {
         return "blk." + std::to_string(il) + "." + suffix;
     }

@@ -325,6 +325,41 @@ TEST_P(CudaModelTest, CapturedAttentionMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaModelTest, ::testing::Values(0, 1, 2, 3));
 
+// The architectures and RoPE scalings beyond the default models (tests/reference/fixtures/
+// arch_*.gguf, checked against llama.cpp on the CPU by arch_llamacpp_test.cpp): llama3's
+// rope_freqs, linear and YaRN scaling, qwen3's Q/K norms, granite's multipliers, olmo2's
+// post-norms, on the GPU against the CPU — prefill at positions past the original contexts, then an
+// eviction whose key re-rotation (rope_shift_kv) uses the same scaled angles, then decode.
+class CudaArchFixtureTest : public test::CudaTest<::testing::TestWithParam<const char*>> {};
+
+TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
+    const std::filesystem::path path =
+        std::filesystem::path(FLUORO_FIXTURES_DIR) / (std::string("arch_") + GetParam() + ".gguf");
+    Side cpu = load(path, false, 64, 512), gpu = load(path, true, 64, 512);
+    std::vector<int32_t> ids;
+    for (int32_t i = 0; i < 200; ++i) ids.push_back(3 + (i * 37) % 250);
+    const std::vector<float> a = run(cpu, ids, 0, 64, true), b = run(gpu, ids, 0, 64, true);
+    const double e = nrmse(b, a);
+    std::cout << GetParam() << ": prefill nrmse " << e << '\n';
+    // As CudaModelTest's bounds: F16 weights differ only by f16 rounding (prefill GEMM, KV) and
+    // summation order; llama3's Q8_0 feed-forward also by activation quantization.
+    const double tol = std::string(GetParam()) == "llama3" ? 0.15 : 0.01;
+    EXPECT_LE(e, tol);
+    std::vector<int64_t> keep{0, 1, 2, 3};
+    for (int64_t i = 120; i < 200; ++i) keep.push_back(i);
+    cpu.model->compact_kv(*cpu.kv, 0, keep);
+    gpu.model->compact_kv(*gpu.kv, 0, keep);
+    const std::vector<int32_t> next{ids[7], ids[8], ids[9]};
+    const int64_t p0 = int64_t(keep.size());
+    const double e2 = nrmse(run(gpu, next, p0, 1, false), run(cpu, next, p0, 1, false));
+    std::cout << GetParam() << ": decode after compaction nrmse " << e2 << '\n';
+    EXPECT_LE(e2, tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, CudaArchFixtureTest,
+                         ::testing::Values("llama3", "llama_linear", "llama_yarn", "qwen3",
+                                           "granite", "olmo2"));
+
 class CudaBackendErrors : public test::CudaTest<> {};
 
 TEST_F(CudaBackendErrors, QuantizedKvIsRefusedWithAClearError) {

@@ -271,6 +271,51 @@ TEST_F(CudaOpsTest, RopeMatchesCpu) {
     }
 }
 
+// Scaled RoPE (llama3 per-pair factors, linear, YaRN): the kernels compute the angles with the
+// CPU's own rope_cos_sin (backend/rope.h), so they match the CPU backend as plain RoPE does.
+TEST_F(CudaOpsTest, ScaledRopeMatchesCpu) {
+    cpu::CpuBackend be(1);
+    std::mt19937 rng(5);
+    const int64_t rows = 7, n_head = 4, hd = 64;
+    std::vector<float> factors(size_t(hd / 2));
+    for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.25f * float(i);
+    DeviceBuffer<float> d_factors = to_device(factors);
+    Weight cpu_w, dev_w;
+    cpu_w.name = dev_w.name = "rope_freqs.weight";
+    cpu_w.ne[0] = dev_w.ne[0] = int64_t(factors.size());
+    cpu_w.data = factors.data();
+    dev_w.data = d_factors.data();
+    for (const int kind : {0, 1, 2}) {  // llama3 factors, linear, yarn
+        for (const bool neox : {false, true}) {
+            SCOPED_TRACE("kind " + std::to_string(kind) + (neox ? " neox" : " norm"));
+            RopeParams p;
+            p.n_rot = hd;
+            p.freq_base = 500000.0;
+            p.mode = neox ? RopeMode::Neox : RopeMode::Norm;
+            if (kind == 1) p.freq_scale = 0.25;
+            if (kind == 2) {
+                p.freq_scale = 0.25;
+                p.ext_factor = 1.0f;
+                p.n_ctx_orig = 4096;
+            }
+            const int64_t width = n_head * hd;
+            std::vector<float> x = random_floats(size_t(rows * width), -2.0f, 2.0f, rng);
+            const std::vector<int32_t> pos = {0, 1, 100, 4095, 4096, 20000, 131071};
+            DeviceBuffer<float> d_x = to_device(x);
+            DeviceBuffer<int32_t> d_pos = to_device(pos);
+            RopeArgs a;
+            a.n_rot = hd;
+            a.coeffs = rope_coeffs(p);
+            a.factors = kind == 0 ? d_factors.data() : nullptr;
+            a.neox = neox;
+            cuda::rope(d_x.data(), rows, n_head, hd, a, d_pos.data(), nullptr);
+            if (kind == 0) p.freq_factors = &cpu_w;
+            be.rope(Act{x.data(), rows, width}, n_head, hd, p, pos);
+            expect_close(to_host(d_x), x, kRopeTol, width, "scaled rope");
+        }
+    }
+}
+
 // rope_pair (queries and keys in one launch) is rope() of each, bit for bit.
 TEST_F(CudaOpsTest, RopePairEqualsTwoRopes) {
     std::mt19937 rng(77);

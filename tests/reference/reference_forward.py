@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""An independent float64 forward pass for the llama and gemma3 GGUF architectures.
+"""An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling),
+qwen2, qwen3, granite, olmo2 and gemma3 GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -50,13 +51,47 @@ def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * w
 
 
-def rope(x: np.ndarray, positions: np.ndarray, n_rot: int, base: float, neox: bool) -> np.ndarray:
+def rope_angles(m: "GgufModel", n_rot: int, base: float) -> tuple[np.ndarray, float]:
+    """Per-pair angle per position (inv_freq, (half,)) and the magnitude of cos/sin, from the
+    file's RoPE scaling: llama3's rope_freqs divisors, linear (rope.scaling.factor), YaRN."""
+    half = n_rot // 2
+    inv = base ** (-np.arange(half, dtype=np.float64) * 2.0 / n_rot)
+    if m.has("rope_freqs.weight"):  # llama3: angle of pair i divided by factor i
+        inv = inv / m.weight("rope_freqs.weight").reshape(-1)[:half]
+    kind = m.hp("rope.scaling.type", "linear")
+    factor = float(m.hp("rope.scaling.factor", m.hp("rope.scale_linear", 1.0)))
+    if kind == "none" or factor == 0:
+        factor = 1.0
+    mscale = float(m.hp("rope.scaling.attn_factor", 1.0))
+    if kind != "yarn":
+        return inv / factor, mscale
+    # YaRN (Peng et al. 2023): pairs turning more than beta_fast times over the original context
+    # keep their frequency, those turning fewer than beta_slow times are interpolated by the
+    # factor, a linear ramp between (bounds rounded outward); q and k scaled by 0.1 ln(s) + 1.
+    n_orig = float(m.hp("rope.scaling.original_context_length", m.hp("context_length")))
+    beta_fast = float(m.hp("rope.scaling.yarn_beta_fast", 32.0))
+    beta_slow = float(m.hp("rope.scaling.yarn_beta_slow", 1.0))
+    ext = float(m.hp("rope.scaling.yarn_ext_factor", 1.0))
+
+    def pair_turning(turns: float) -> float:
+        return n_rot * math.log(n_orig / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    lo = max(0.0, math.floor(pair_turning(beta_fast)))
+    hi = min(n_rot - 1.0, math.ceil(pair_turning(beta_slow)))
+    ramp = np.clip((np.arange(half) - lo) / max(0.001, hi - lo), 0.0, 1.0)
+    keep = (1.0 - ramp) * ext
+    inv = (inv / factor) * (1.0 - keep) + inv * keep
+    return inv, mscale * (1.0 + 0.1 * math.log(factor))
+
+
+def rope(x: np.ndarray, positions: np.ndarray, n_rot: int, base: float, neox: bool,
+         angles: tuple[np.ndarray, float] | None = None) -> np.ndarray:
     """x: (n_tok, n_head, head_dim). Rotates the first n_rot dims of each head."""
     out = x.copy()
     half = n_rot // 2
-    inv_freq = base ** (-np.arange(half, dtype=np.float64) * 2.0 / n_rot)
+    inv_freq, mscale = angles or (base ** (-np.arange(half, dtype=np.float64) * 2.0 / n_rot), 1.0)
     theta = positions[:, None].astype(np.float64) * inv_freq[None, :]  # (n_tok, half)
-    cos, sin = np.cos(theta)[:, None, :], np.sin(theta)[:, None, :]
+    cos, sin = mscale * np.cos(theta)[:, None, :], mscale * np.sin(theta)[:, None, :]
     if neox:
         a, b = x[..., :half], x[..., half:n_rot]
     else:
@@ -101,13 +136,16 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     n_head = int(m.hp("attention.head_count"))
     n_head_kv = int(m.hp("attention.head_count_kv", n_head))
     n_embd = int(m.hp("embedding_length"))
-    head_dim = n_embd // n_head
+    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
     n_rot = int(m.hp("rope.dimension_count", head_dim))
     base = float(m.hp("rope.freq_base", 10000.0))
     eps = float(m.hp("attention.layer_norm_rms_epsilon"))
     pos = np.arange(len(tokens))
+    angles = rope_angles(m, n_rot, base)
     embd = m.weight("token_embd.weight")
-    h = embd[tokens]
+    h = embd[tokens] * float(m.hp("embedding_scale", 1.0))  # granite's multipliers
+    res_scale = float(m.hp("residual_scale", 1.0))
+    kq_scale = float(m.hp("attention.scale", 1.0 / math.sqrt(head_dim)))
     for il in range(int(m.hp("block_count"))):
         p = f"blk.{il}."
         x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
@@ -118,18 +156,22 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
             q = q + m.weight(p + "attn_q.bias").reshape(n_head, head_dim)
             k = k + m.weight(p + "attn_k.bias").reshape(n_head_kv, head_dim)
             v = v + m.weight(p + "attn_v.bias").reshape(n_head_kv, head_dim)
-        neox = m.arch == "qwen2"
-        q, k = rope(q, pos, n_rot, base, neox), rope(k, pos, n_rot, base, neox)
-        a = attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(len(tokens), -1)
-        h = h + a @ m.weight(p + "attn_output.weight").T
+        if m.has(p + "attn_q_norm.weight"):  # qwen3: RMSNorm over each head, before RoPE
+            q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
+            k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
+        neox = m.arch in ("qwen2", "qwen3")
+        q = rope(q, pos, n_rot, base, neox, angles)
+        k = rope(k, pos, n_rot, base, neox, angles)
+        a = attention(q, k, v, kq_scale).reshape(len(tokens), -1)
+        h = h + res_scale * (a @ m.weight(p + "attn_output.weight").T)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
         g = silu(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
-        h = h + g @ m.weight(p + "ffn_down.weight").T
+        h = h + res_scale * (g @ m.weight(p + "ffn_down.weight").T)
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
     head = m.weight("output.weight") if m.has("output.weight") else embd
-    return h @ head.T
+    return (h @ head.T) / float(m.hp("logit_scale", 1.0))
 
 
 def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
@@ -173,12 +215,47 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
     return logits
 
 
+def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+    """OLMo 2: no pre-norms; RMSNorm of the attention and FFN outputs before each residual add;
+    RMSNorm over the whole Q and K projections (not per head) before NEOX RoPE."""
+    n_head = int(m.hp("attention.head_count"))
+    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
+    n_embd = int(m.hp("embedding_length"))
+    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
+    n_rot = int(m.hp("rope.dimension_count", head_dim))
+    base = float(m.hp("rope.freq_base", 10000.0))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    pos = np.arange(len(tokens))
+    angles = rope_angles(m, n_rot, base)
+    h = m.weight("token_embd.weight")[tokens]
+    n = len(tokens)
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        q = rms_norm(h @ m.weight(p + "attn_q.weight").T, m.weight(p + "attn_q_norm.weight"), eps)
+        k = rms_norm(h @ m.weight(p + "attn_k.weight").T, m.weight(p + "attn_k_norm.weight"), eps)
+        v = (h @ m.weight(p + "attn_v.weight").T).reshape(n, n_head_kv, head_dim)
+        q = rope(q.reshape(n, n_head, head_dim), pos, n_rot, base, True, angles)
+        k = rope(k.reshape(n, n_head_kv, head_dim), pos, n_rot, base, True, angles)
+        a = attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(n, -1)
+        h = h + rms_norm(a @ m.weight(p + "attn_output.weight").T,
+                         m.weight(p + "post_attention_norm.weight"), eps)
+        g = silu(h @ m.weight(p + "ffn_gate.weight").T) * (h @ m.weight(p + "ffn_up.weight").T)
+        h = h + rms_norm(g @ m.weight(p + "ffn_down.weight").T,
+                         m.weight(p + "post_ffw_norm.weight"), eps)
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    return h @ m.weight("output.weight").T
+
+
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
-    if m.arch in ("llama", "qwen2"):
+    if m.arch in ("llama", "qwen2", "qwen3", "granite"):
         return forward_llama(m, tokens, last_only)
     if m.arch == "gemma3":
         return forward_gemma3(m, tokens, last_only)
+    if m.arch == "olmo2":
+        return forward_olmo2(m, tokens, last_only)
     raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
 
 

@@ -182,17 +182,33 @@ void CpuBackend::rms_norm(const Act& x, const Weight& w, float eps, Act y) {
              [&](int64_t r) { vm.rms_norm(x.data + r * n, g, y.data + r * n, n, eps); });
 }
 
+namespace {
+
+// The factors of rope_freqs (llama3) as host floats, checked against the rotated pairs.
+const float* rope_factors(const RopeParams& p, const char* op) {
+    if (!p.freq_factors) return nullptr;
+    if (p.freq_factors->n_in() < p.n_rot / 2)
+        throw Error(std::string("cpu backend: ") + op + ": '" + p.freq_factors->name + "' has " +
+                    std::to_string(p.freq_factors->n_in()) + " factors for " +
+                    std::to_string(p.n_rot / 2) + " rotated pairs");
+    return f32_data(*p.freq_factors, op);
+}
+
+}  // namespace
+
 void CpuBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
                       std::span<const int32_t> positions) {
     if (x.width != n_head * head_dim || int64_t(positions.size()) != x.rows)
         throw Error("cpu backend: rope: activation shape does not match heads x head_dim");
-    // theta_i = pos * freq_scale * base^(-2i/n_rot), stepped in float32 as ggml does.
-    const float theta_scale = std::pow(float(p.freq_base), -2.0f / float(p.n_rot));
+    // theta_i = pos * base^(-2i/n_rot), stepped in float32 as ggml does; scaling in rope.h.
+    const RopeCoeffs k = rope_coeffs(p);
+    const float* ff = rope_factors(p, "rope");
     const int64_t half = p.n_rot / 2;
     for_rows(pool_, x.rows, x.width, [&](int64_t r) {
-        float theta = float(positions[size_t(r)]) * float(p.freq_scale);
+        float theta = float(positions[size_t(r)]);
         for (int64_t i = 0; i < half; ++i) {
-            const float c = std::cos(theta), s = std::sin(theta);
+            float c, s;
+            rope_cos_sin(theta, ff ? ff[i] : 1.0f, i, k, &c, &s);
             for (int64_t h = 0; h < n_head; ++h) {
                 float* v = x.data + r * x.width + h * head_dim;
                 const int64_t a = p.mode == RopeMode::Neox ? i : 2 * i;
@@ -201,7 +217,7 @@ void CpuBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams&
                 v[a] = x0 * c - x1 * s;
                 v[b] = x0 * s + x1 * c;
             }
-            theta *= theta_scale;
+            theta *= k.theta_scale;
         }
     });
 }
@@ -227,20 +243,22 @@ void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t 
     // computed exactly as rope() steps theta (so a shift equals rope() at that position).
     std::vector<int64_t> table_of(static_cast<size_t>(n));
     std::vector<float> tables;  // per table: half cosines, then half sines
-    const float theta_scale = std::pow(float(p.freq_base), -2.0f / float(p.n_rot));
+    // A pure rotation: the cached keys already carry YaRN's magnitude.
+    const RopeCoeffs coeffs = rope_coeffs(p, /*magnitude=*/false);
+    const float* ff = rope_factors(p, "kv_rope_shift");
     for (int64_t r = 0; r < n; ++r) {
         if (r > 0 && deltas[size_t(r)] == deltas[size_t(r - 1)]) {
             table_of[size_t(r)] = table_of[size_t(r - 1)];
             continue;
         }
         table_of[size_t(r)] = int64_t(tables.size()) / (2 * half);
-        float theta = float(deltas[size_t(r)]) * float(p.freq_scale);
+        float theta = float(deltas[size_t(r)]);
         const size_t at = tables.size();
         tables.resize(at + size_t(2 * half));
         for (int64_t i = 0; i < half; ++i) {
-            tables[at + size_t(i)] = std::cos(theta);
-            tables[at + size_t(half + i)] = std::sin(theta);
-            theta *= theta_scale;
+            rope_cos_sin(theta, ff ? ff[i] : 1.0f, i, coeffs, &tables[at + size_t(i)],
+                         &tables[at + size_t(half + i)]);
+            theta *= coeffs.theta_scale;
         }
     }
     // Rows in parallel chunks through a float buffer: load (dequantize), rotate, store.

@@ -26,6 +26,23 @@ namespace {
     throw Error("cuda backend: " + op + ": " + what);
 }
 
+// The kernels' form of a RopeParams: angle constants from rope_coeffs (backend/rope.h, shared
+// with the CPU backend), llama3's factors as a device pointer, checked here.
+RopeArgs rope_args(const std::string& op, const RopeParams& p, bool magnitude = true) {
+    RopeArgs a;
+    a.n_rot = p.n_rot;
+    if (p.n_rot > 0) a.coeffs = rope_coeffs(p, magnitude);
+    a.neox = p.mode == RopeMode::Neox;
+    if (p.freq_factors) {
+        const Weight& f = *p.freq_factors;
+        if (f.type != GgmlType::F32 || f.n_in() < p.n_rot / 2)
+            fail(op, "frequency factors '" + f.name + "' must be at least " +
+                         std::to_string(p.n_rot / 2) + " f32 values");
+        a.factors = static_cast<const float*>(f.data);
+    }
+    return a;
+}
+
 std::string dims(const Act& a) {
     return std::to_string(a.rows) + " x " + std::to_string(a.width);
 }
@@ -229,9 +246,8 @@ void CudaBackend::rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int6
                          std::to_string(n_head_q) + " / " + std::to_string(n_head_k) + " heads x " +
                          std::to_string(head_dim) + " for " + std::to_string(rows) + " positions");
     if (rows == 0) return;
-    cuda::rope_pair(q.data, n_head_q, k.data, n_head_k, rows, head_dim, p.n_rot, float(p.freq_base),
-                    float(p.freq_scale), p.mode == RopeMode::Neox, uploads_->get(positions),
-                    stream_);
+    cuda::rope_pair(q.data, n_head_q, k.data, n_head_k, rows, head_dim, rope_args("rope", p),
+                    uploads_->get(positions), stream_);
 }
 
 void CudaBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
@@ -264,8 +280,8 @@ void CudaBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams
                          " heads x " + std::to_string(head_dim) + " for " +
                          std::to_string(positions.size()) + " positions");
     if (x.rows == 0) return;
-    cuda::rope(x.data, x.rows, n_head, head_dim, p.n_rot, float(p.freq_base), float(p.freq_scale),
-               p.mode == RopeMode::Neox, uploads_->get(positions), stream_);
+    cuda::rope(x.data, x.rows, n_head, head_dim, rope_args("rope", p), uploads_->get(positions),
+               stream_);
 }
 
 void CudaBackend::attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
@@ -472,9 +488,10 @@ void CudaBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t
         const int64_t slot = begin + i;
         rows[size_t(i)] = int32_t(table[size_t(slot / bt)] * bt + slot % bt);
     }
-    rope_shift_kv(layer_dev(cache, layer), s.n_head_kv[size_t(layer)], s.head_dim_k, p.n_rot,
-                  float(p.freq_base), float(p.freq_scale), p.mode == RopeMode::Neox,
-                  uploads_->get(rows), uploads_->get(deltas), n, stream_);
+    // A pure rotation: the cached keys already carry YaRN's magnitude.
+    rope_shift_kv(layer_dev(cache, layer), s.n_head_kv[size_t(layer)], s.head_dim_k,
+                  rope_args("kv_rope_shift", p, /*magnitude=*/false), uploads_->get(rows),
+                  uploads_->get(deltas), n, stream_);
 }
 
 void CudaBackend::add(Act x, const Act& y) {

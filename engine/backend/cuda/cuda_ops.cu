@@ -6,11 +6,11 @@
 //   s = 1 / sqrtf(float(sum / n) + eps) and y = (x * s) * w, all IEEE-rounded (nvcc's default
 //   -prec-div / -prec-sqrt), so the result matches the CPU to the last bit but for the order of a
 //   double sum. Groups of <= kWarpGroupMax values: one warp each; larger ones: one block each.
-// - rope / rope_shift_kv: one block per row; the block first fills a table of cos/sin of
-//   theta_i in shared memory, theta stepped exactly as the CPU does (theta_0 = float(pos) *
-//   freq_scale, theta_{i+1} = theta_i * theta_scale in f32, theta_scale computed on the host with
-//   the CPU's expression), with precise cosf/sinf; then rotates every head's pairs with
-//   __fmul_rn/__fadd_rn (no FMA contraction, like the CPU build).
+// - rope / rope_shift_kv: one block per row; the block first fills a table of cos/sin of the
+//   angles in shared memory by the CPU's own function (rope_cos_sin, backend/rope.h: theta_0 =
+//   float(pos), theta_{i+1} = theta_i * theta_scale in f32, then llama3 factors, linear / YaRN
+//   scaling, with constants computed on the host by rope_coeffs), with precise cosf/sinf; then
+//   rotates every head's pairs with __fmul_rn/__fadd_rn (no FMA contraction, like the CPU build).
 // - the activations use libdevice's precise expf/tanhf where the CPU's SIMD tables use a
 //   polynomial exp (relative error < 3e-7), so they agree to a few ulps, not bit for bit.
 #include <cuda_fp16.h>
@@ -153,14 +153,14 @@ void launch_rms_norm(const float* x, int64_t n_groups, int64_t group, const void
 
 // --- RoPE ---
 
-// cs[i] = cos(theta_i), cs[half + i] = sin(theta_i) with theta stepped in f32 as the CPU does;
-// ends with a barrier.
-__device__ inline void fill_rope_table(float* cs, int64_t half, float theta0, float theta_scale) {
+// cs[i] = cos(angle_i), cs[half + i] = sin(angle_i) by rope_cos_sin (backend/rope.h), theta
+// stepped in f32 from theta0 = pos as the CPU does; ends with a barrier.
+__device__ inline void fill_rope_table(float* cs, int64_t half, float theta0, const RopeCoeffs& k,
+                                       const float* factors) {
     for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
         float theta = theta0;
-        for (int64_t k = 0; k < i; ++k) theta *= theta_scale;
-        cs[i] = cosf(theta);
-        cs[half + i] = sinf(theta);
+        for (int64_t j = 0; j < i; ++j) theta *= k.theta_scale;
+        rope_cos_sin(theta, factors ? factors[i] : 1.0f, i, k, &cs[i], &cs[half + i]);
     }
     __syncthreads();
 }
@@ -198,7 +198,7 @@ __device__ inline void rotate_row(E* v, int64_t n_head, int64_t head_dim, int64_
 // blockIdx.y 0 rotates x (n_head heads), 1 rotates x2 (n_head2 heads): queries and keys of the
 // same rows in one launch.
 __global__ void rope_kernel(float* x, int64_t n_head, int64_t head_dim, int64_t half, bool neox,
-                            float theta_scale, float freq_scale, const int32_t* pos,
+                            RopeCoeffs coeffs, const float* factors, const int32_t* pos,
                             float* x2 = nullptr, int64_t n_head2 = 0) {
     extern __shared__ float cs[];
     const int64_t r = blockIdx.x;
@@ -206,24 +206,20 @@ __global__ void rope_kernel(float* x, int64_t n_head, int64_t head_dim, int64_t 
         x = x2;
         n_head = n_head2;
     }
-    fill_rope_table(cs, half, __fmul_rn(static_cast<float>(pos[r]), freq_scale), theta_scale);
+    fill_rope_table(cs, half, static_cast<float>(pos[r]), coeffs, factors);
     rotate_row(x + r * n_head * head_dim, n_head, head_dim, half, neox, cs);
 }
 
 template <typename E>
 __global__ void rope_shift_kv_kernel(std::byte* k, size_t row_bytes, int64_t n_head,
-                                     int64_t head_dim, int64_t half, bool neox, float theta_scale,
-                                     float freq_scale, const int32_t* rows, const int32_t* deltas) {
+                                     int64_t head_dim, int64_t half, bool neox, RopeCoeffs coeffs,
+                                     const float* factors, const int32_t* rows,
+                                     const int32_t* deltas) {
     extern __shared__ float cs[];
     const int64_t i = blockIdx.x;
-    fill_rope_table(cs, half, __fmul_rn(static_cast<float>(deltas[i]), freq_scale), theta_scale);
+    fill_rope_table(cs, half, static_cast<float>(deltas[i]), coeffs, factors);
     E* row = reinterpret_cast<E*>(k + static_cast<size_t>(rows[i]) * row_bytes);
     rotate_row(row, n_head, head_dim, half, neox, cs);
-}
-
-// The CPU's theta_scale, computed the same way (powf of floats).
-float rope_theta_scale(float freq_base, int64_t n_rot) {
-    return std::pow(freq_base, -2.0f / static_cast<float>(n_rot));
 }
 
 void check_rope_shape(const char* op, int64_t n_head, int64_t head_dim, int64_t n_rot) {
@@ -346,37 +342,46 @@ void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlTy
     }
 }
 
+RopeArgs plain_rope(int64_t n_rot, float freq_base, float freq_scale, bool neox) {
+    RopeParams p;
+    p.n_rot = n_rot;
+    p.freq_base = freq_base;
+    p.freq_scale = freq_scale;
+    RopeArgs a;
+    a.n_rot = n_rot;
+    if (n_rot > 0) a.coeffs = rope_coeffs(p);
+    a.neox = neox;
+    return a;
+}
+
 void rope_pair(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t rows,
-               int64_t head_dim, int64_t n_rot, float freq_base, float freq_scale, bool neox,
-               const int32_t* pos, cudaStream_t stream) {
-    check_rope_shape("rope", n_head_q, head_dim, n_rot);
-    check_rope_shape("rope", n_head_k, head_dim, n_rot);
+               int64_t head_dim, const RopeArgs& a, const int32_t* pos, cudaStream_t stream) {
+    check_rope_shape("rope", n_head_q, head_dim, a.n_rot);
+    check_rope_shape("rope", n_head_k, head_dim, a.n_rot);
     if (rows < 0) throw Error("CUDA rope: negative row count " + str(rows));
-    if (rows == 0 || n_rot == 0) return;
-    const int64_t half = n_rot / 2;
+    if (rows == 0 || a.n_rot == 0) return;
+    const int64_t half = a.n_rot / 2;
     const auto smem = static_cast<size_t>(2 * half) * sizeof(float);
     rope_kernel<<<dim3(static_cast<unsigned>(rows), 2), kThreads, smem, stream>>>(
-        q, n_head_q, head_dim, half, neox, rope_theta_scale(freq_base, n_rot), freq_scale, pos, k,
-        n_head_k);
+        q, n_head_q, head_dim, half, a.neox, a.coeffs, a.factors, pos, k, n_head_k);
     FLUORO_CHECK_LAUNCH(rope_kernel);
 }
 
-void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot, float freq_base,
-          float freq_scale, bool neox, const int32_t* pos, cudaStream_t stream) {
-    check_rope_shape("rope", n_head, head_dim, n_rot);
+void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, const RopeArgs& a,
+          const int32_t* pos, cudaStream_t stream) {
+    check_rope_shape("rope", n_head, head_dim, a.n_rot);
     if (rows < 0) throw Error("CUDA rope: negative row count " + str(rows));
-    if (rows == 0 || n_rot == 0) return;
-    const int64_t half = n_rot / 2;
+    if (rows == 0 || a.n_rot == 0) return;
+    const int64_t half = a.n_rot / 2;
     const auto smem = static_cast<size_t>(2 * half) * sizeof(float);
     rope_kernel<<<static_cast<unsigned>(rows), kThreads, smem, stream>>>(
-        x, n_head, head_dim, half, neox, rope_theta_scale(freq_base, n_rot), freq_scale, pos);
+        x, n_head, head_dim, half, a.neox, a.coeffs, a.factors, pos);
     FLUORO_CHECK_LAUNCH(rope_kernel);
 }
 
-void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim, int64_t n_rot,
-                   float freq_base, float freq_scale, bool neox, const int32_t* rows,
-                   const int32_t* deltas, int64_t n, cudaStream_t stream) {
-    check_rope_shape("rope_shift_kv", n_head_kv, head_dim, n_rot);
+void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim, const RopeArgs& a,
+                   const int32_t* rows, const int32_t* deltas, int64_t n, cudaStream_t stream) {
+    check_rope_shape("rope_shift_kv", n_head_kv, head_dim, a.n_rot);
     check_count("rope_shift_kv", n);
     const size_t elem_bytes = layer.elem == KvElem::F16 ? sizeof(__half) : sizeof(float);
     const size_t used = static_cast<size_t>(n_head_kv * head_dim) * elem_bytes;
@@ -384,18 +389,17 @@ void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim,
         throw Error("CUDA rope_shift_kv: K row of " + std::to_string(layer.k_row_bytes) +
                     " bytes cannot hold " + str(n_head_kv) + " heads x " + str(head_dim) +
                     " elements of " + std::to_string(elem_bytes) + " bytes");
-    if (n == 0 || n_rot == 0) return;
-    const int64_t half = n_rot / 2;
+    if (n == 0 || a.n_rot == 0) return;
+    const int64_t half = a.n_rot / 2;
     const auto smem = static_cast<size_t>(2 * half) * sizeof(float);
-    const float theta_scale = rope_theta_scale(freq_base, n_rot);
     if (layer.elem == KvElem::F16) {
         rope_shift_kv_kernel<__half><<<static_cast<unsigned>(n), kThreads, smem, stream>>>(
-            layer.k, layer.k_row_bytes, n_head_kv, head_dim, half, neox, theta_scale, freq_scale,
+            layer.k, layer.k_row_bytes, n_head_kv, head_dim, half, a.neox, a.coeffs, a.factors,
             rows, deltas);
         FLUORO_CHECK_LAUNCH(rope_shift_kv_kernel<__half>);
     } else {
         rope_shift_kv_kernel<float><<<static_cast<unsigned>(n), kThreads, smem, stream>>>(
-            layer.k, layer.k_row_bytes, n_head_kv, head_dim, half, neox, theta_scale, freq_scale,
+            layer.k, layer.k_row_bytes, n_head_kv, head_dim, half, a.neox, a.coeffs, a.factors,
             rows, deltas);
         FLUORO_CHECK_LAUNCH(rope_shift_kv_kernel<float>);
     }

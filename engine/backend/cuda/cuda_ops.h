@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "backend/cuda/cuda_attention.h"
+#include "backend/rope.h"
 #include "tensor/ggml_type.h"
 
 namespace fluoro::cuda {
@@ -20,22 +21,51 @@ namespace fluoro::cuda {
 void rms_norm(const float* x, int64_t rows, int64_t width, const void* w, GgmlType w_type,
               int64_t group, float eps, float* y, cudaStream_t stream);
 
-// In place on rows x (n_head * head_dim): rotates the first n_rot dims of each head by
-// theta_i = pos[row] * freq_scale * freq_base^(-2i/n_rot), theta stepped in f32 as the CPU does
-// (theta_{i+1} = theta_i * theta_scale). neox: pairs (i, i + n_rot/2); else (2i, 2i+1).
-void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot, float freq_base,
-          float freq_scale, bool neox, const int32_t* pos, cudaStream_t stream);
+// One RoPE call's constants: n_rot rotated dims per head, the angle constants of
+// backend/rope.h (rope_coeffs on the host), llama3's per-pair frequency divisors (device memory,
+// n_rot / 2 floats; nullptr = none) and the pairing (neox: (i, i + n_rot/2); else (2i, 2i+1)).
+struct RopeArgs {
+    int64_t n_rot = 0;
+    RopeCoeffs coeffs;
+    const float* factors = nullptr;
+    bool neox = false;
+};
+// The args of plain RoPE (no scaling but freq_scale).
+RopeArgs plain_rope(int64_t n_rot, float freq_base, float freq_scale, bool neox);
+
+// In place on rows x (n_head * head_dim): rotates the first n_rot dims of each head by the
+// angles of rope_cos_sin (backend/rope.h) at pos[row], theta stepped in f32 as the CPU does.
+void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, const RopeArgs& a,
+          const int32_t* pos, cudaStream_t stream);
 // rope() of q (n_head_q heads) and of k (n_head_k heads) at the same positions, in one launch.
 void rope_pair(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t rows,
-               int64_t head_dim, int64_t n_rot, float freq_base, float freq_scale, bool neox,
-               const int32_t* pos, cudaStream_t stream);
+               int64_t head_dim, const RopeArgs& a, const int32_t* pos, cudaStream_t stream);
+// The plain forms (the kernels' own tests).
+inline void rope(float* x, int64_t rows, int64_t n_head, int64_t head_dim, int64_t n_rot,
+                 float freq_base, float freq_scale, bool neox, const int32_t* pos,
+                 cudaStream_t stream) {
+    rope(x, rows, n_head, head_dim, plain_rope(n_rot, freq_base, freq_scale, neox), pos, stream);
+}
+inline void rope_pair(float* q, int64_t n_head_q, float* k, int64_t n_head_k, int64_t rows,
+                      int64_t head_dim, int64_t n_rot, float freq_base, float freq_scale, bool neox,
+                      const int32_t* pos, cudaStream_t stream) {
+    rope_pair(q, n_head_q, k, n_head_k, rows, head_dim,
+              plain_rope(n_rot, freq_base, freq_scale, neox), pos, stream);
+}
 
 // Re-rotation of cached keys: for i < n, the K row at pool row rows[i] of `layer` (n_head_kv
 // heads of head_dim, element type layer.elem) is rotated by deltas[i] positions, with the same
-// theta stepping as rope(). rows and deltas are device arrays.
-void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim, int64_t n_rot,
-                   float freq_base, float freq_scale, bool neox, const int32_t* rows,
-                   const int32_t* deltas, int64_t n, cudaStream_t stream);
+// theta stepping as rope() (a.coeffs a pure rotation: rope_coeffs(p, false)). rows and deltas
+// are device arrays.
+void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim, const RopeArgs& a,
+                   const int32_t* rows, const int32_t* deltas, int64_t n, cudaStream_t stream);
+inline void rope_shift_kv(const KvLayerDev& layer, int64_t n_head_kv, int64_t head_dim,
+                          int64_t n_rot, float freq_base, float freq_scale, bool neox,
+                          const int32_t* rows, const int32_t* deltas, int64_t n,
+                          cudaStream_t stream) {
+    rope_shift_kv(layer, n_head_kv, head_dim, plain_rope(n_rot, freq_base, freq_scale, neox), rows,
+                  deltas, n, stream);
+}
 
 void add(float* x, const float* y, int64_t n, cudaStream_t stream);  // x += y
 // x += addend, then y = rms_norm(x) * w over whole rows (group = width): add() then rms_norm(),

@@ -47,7 +47,7 @@ std::vector<std::byte> image_of(const gguf::GgufWriter& w) {
 }
 
 TEST(ModelLoadChecks, TheUnchangedTestModelsLoad) {
-    for (const char* arch : {"llama", "qwen2", "gemma3"}) {
+    for (const char* arch : {"llama", "qwen2", "qwen3", "gemma3", "granite"}) {
         gguf::TestModelSpec spec;
         spec.arch = arch;
         EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), arch), "") << arch;
@@ -100,30 +100,135 @@ TEST(ModelLoadChecks, AValueHeadSizeOtherThanTheKeyHeadSizeIsRefused) {
 }
 
 TEST(ModelLoadChecks, RopeScalingThisEngineDoesNotApplyIsRefused) {
-    for (const char* kind : {"yarn", "llama3", "longrope"}) {
+    for (const char* kind : {"llama3", "longrope", "su"}) {
         gguf::TestModelSpec spec;
         gguf::GgufWriter w = gguf::make_test_model(spec);
         w.add_string("llama.rope.scaling.type", kind);
         const std::string e = load_error(image_of(w), kind);
         EXPECT_NE(e.find("llama.rope.scaling.type"), std::string::npos) << e;
         EXPECT_NE(e.find(kind), std::string::npos) << e;
+        EXPECT_NE(e.find("load_checks_"), std::string::npos) << "names the file: " << e;
     }
-    gguf::TestModelSpec spec;  // linear scaling is applied: it loads
-    gguf::GgufWriter w = gguf::make_test_model(spec);
-    w.add_string("llama.rope.scaling.type", "linear");
-    w.add_f32("llama.rope.scaling.factor", 2.0f);
-    EXPECT_EQ(load_error(image_of(w), "linear"), "");
+    for (const char* kind : {"linear", "yarn", "none"}) {  // applied: they load
+        gguf::TestModelSpec spec;
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        w.add_string("llama.rope.scaling.type", kind);
+        w.add_f32("llama.rope.scaling.factor", 2.0f);
+        EXPECT_EQ(load_error(image_of(w), kind), "") << kind;
+    }
 }
 
-// Llama 3.1 files carry rope_freqs (llama3 RoPE scaling); an engine that ignores it runs with
-// the wrong rotations. Until it is implemented, such a file is refused, naming the tensor.
-TEST(ModelLoadChecks, ATensorTheArchitectureNeverReadsIsRefusedNamingIt) {
+TEST(ModelLoadChecks, YarnKeysThisEngineDoesNotImplementAreRefusedNamingThem) {
+    for (const char* key :
+         {"llama.rope.scaling.yarn_attn_factor", "llama.rope.scaling.yarn_log_multiplier"}) {
+        gguf::TestModelSpec spec;
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        w.add_string("llama.rope.scaling.type", "yarn");
+        w.add_f32("llama.rope.scaling.factor", 4.0f);
+        w.add_f32(key, 0.5f);
+        const std::string e = load_error(image_of(w), "yarn_key");
+        EXPECT_NE(e.find(key), std::string::npos) << e;
+    }
+    gguf::TestModelSpec spec;  // YaRN's parameters without YaRN: the file contradicts itself
+    gguf::GgufWriter w = gguf::make_test_model(spec);
+    w.add_f32("llama.rope.scaling.yarn_beta_fast", 16.0f);
+    const std::string e = load_error(image_of(w), "beta_no_yarn");
+    EXPECT_NE(e.find("llama.rope.scaling.yarn_beta_fast"), std::string::npos) << e;
+    gguf::GgufWriter y = gguf::make_test_model(spec);  // yarn without its factor
+    y.add_string("llama.rope.scaling.type", "yarn");
+    EXPECT_NE(load_error(image_of(y), "yarn_nofactor").find("llama.rope.scaling.factor"),
+              std::string::npos);
+}
+
+// Every <arch>.* key must be understood: one that could change the math (a Granite multiplier,
+// a sliding window on a llama) is refused, naming the key and the file, never ignored.
+TEST(ModelLoadChecks, AMetadataKeyTheArchitectureDoesNotUnderstandIsRefusedNamingIt) {
+    const struct {
+        const char* arch;
+        const char* key;
+    } cases[] = {{"llama", "llama.attention.sliding_window"},
+                 {"llama", "llama.embedding_scale"},
+                 {"qwen2", "qwen2.rope.freq_base_swa"},
+                 {"qwen3", "qwen3.attention.scale"},
+                 {"gemma3", "gemma3.logit_scale"}};
+    for (const auto& c : cases) {
+        gguf::TestModelSpec spec;
+        spec.arch = c.arch;
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        w.add_f32(c.key, 2.0f);
+        const std::string e = load_error(image_of(w), "unknown_key");
+        EXPECT_NE(e.find(std::string("'") + c.key + "'"), std::string::npos) << e;
+        EXPECT_NE(e.find("load_checks_unknown_key"), std::string::npos) << "names the file: " << e;
+    }
+    // Keys that leave the math unchanged, or a dense model's expert_count of 0, load.
     gguf::TestModelSpec spec;
     gguf::GgufWriter w = gguf::make_test_model(spec);
-    const std::vector<float> freqs(spec.n_embd / spec.n_head / 2, 1.0f);
+    w.add_bool("llama.rope.scaling.finetuned", false);
+    w.add_u32("llama.expert_count", 0);
+    w.add_u32("llama.expert_used_count", 0);
+    EXPECT_EQ(load_error(image_of(w), "harmless_keys"), "");
+    gguf::GgufWriter moe = gguf::make_test_model(spec);
+    moe.add_u32("llama.expert_count", 8);
+    EXPECT_NE(load_error(image_of(moe), "moe").find("'llama.expert_count'"), std::string::npos);
+}
+
+// Granite 4's layers without RoPE are not implemented: refused naming the key and the file.
+// Granite's multipliers are granite's only: on a llama they are unknown keys.
+TEST(ModelLoadChecks, GraniteWithoutRopeIsRefusedAndItsMultipliersAreGranitesOnly) {
+    gguf::TestModelSpec spec;
+    spec.arch = "granite";
+    gguf::GgufWriter w = gguf::make_test_model(spec);
+    w.add_bool("granite.rope.scaling.finetuned", false);
+    const std::string e = load_error(image_of(w), "granite_nope");
+    EXPECT_NE(e.find("'granite.rope.scaling.finetuned'"), std::string::npos) << e;
+    EXPECT_NE(e.find("load_checks_granite_nope"), std::string::npos) << e;
+    gguf::GgufWriter g = gguf::make_test_model(spec);
+    for (const char* k : {"granite.embedding_scale", "granite.residual_scale",
+                          "granite.attention.scale", "granite.logit_scale"})
+        g.add_f32(k, 0.5f);
+    EXPECT_EQ(load_error(image_of(g), "granite_scales"), "");
+    gguf::TestModelSpec llama;
+    gguf::GgufWriter l = gguf::make_test_model(llama);
+    l.add_f32("llama.residual_scale", 0.5f);
+    EXPECT_NE(load_error(image_of(l), "llama_residual").find("'llama.residual_scale'"),
+              std::string::npos);
+}
+
+// llama reads rope_freqs (llama3 scaling); the qwen architectures do not (nor does llama.cpp),
+// so there it is a tensor no lookup asked for: refused, naming it.
+TEST(ModelLoadChecks, ATensorTheArchitectureNeverReadsIsRefusedNamingIt) {
+    for (const char* arch : {"qwen2", "qwen3"}) {
+        gguf::TestModelSpec spec;
+        spec.arch = arch;
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        const std::vector<float> freqs(spec.n_embd / spec.n_head / 2, 1.0f);
+        w.add_tensor_f32("rope_freqs.weight", {freqs.size()}, freqs);
+        const std::string e = load_error(image_of(w), "rope_freqs");
+        EXPECT_NE(e.find("'rope_freqs.weight'"), std::string::npos) << e;
+    }
+    gguf::TestModelSpec spec;  // q/k norms are qwen3's and gemma3's, not llama's
+    gguf::GgufWriter w = gguf::make_test_model(spec);
+    const std::vector<float> norm(spec.n_embd / spec.n_head, 1.0f);
+    w.add_tensor_f32("blk.0.attn_q_norm.weight", {norm.size()}, norm);
+    EXPECT_NE(load_error(image_of(w), "q_norm").find("'blk.0.attn_q_norm.weight'"),
+              std::string::npos);
+}
+
+TEST(ModelLoadChecks, Llama3RopeFreqsLoadAndAreCheckedForShape) {
+    gguf::TestModelSpec spec;
+    const size_t half = spec.n_embd / spec.n_head / 2;
+    {
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        const std::vector<float> freqs(half, 2.0f);
+        w.add_tensor_f32("rope_freqs.weight", {freqs.size()}, freqs);
+        EXPECT_EQ(load_error(image_of(w), "rope_freqs_ok"), "");
+    }
+    gguf::GgufWriter w = gguf::make_test_model(spec);
+    const std::vector<float> freqs(half + 1, 2.0f);
     w.add_tensor_f32("rope_freqs.weight", {freqs.size()}, freqs);
-    const std::string e = load_error(image_of(w), "rope_freqs");
+    const std::string e = load_error(image_of(w), "rope_freqs_shape");
     EXPECT_NE(e.find("'rope_freqs.weight'"), std::string::npos) << e;
+    EXPECT_NE(e.find("shape"), std::string::npos) << e;
 }
 
 // block_count 2 with a third layer's tensors in the file: that layer would be silently skipped.

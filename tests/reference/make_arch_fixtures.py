@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Writes tiny synthetic GGUFs of the architectures the engine opens beyond the default models
+(fixtures/arch_<name>.gguf) and llama.cpp's logits on them (fixtures/arch_<name>.json), for
+tests/engine/model/arch_llamacpp_test.cpp.
+
+Each model is written by gguf-py's GGUFWriter from a fixed seed and recipe (MODELS below):
+2-3 layers, n_embd 64, a 300-token byte-level BPE vocabulary, random weights (F16, with Q8_0
+feed-forward matrices in one model), and the metadata real files of that family carry:
+  * llama3:       Llama 3.1's RoPE scaling as the converter writes it — no rope.scaling.type, a
+                  rope_freqs.weight tensor of per-pair divisors computed by Llama 3.1's recipe
+                  (factor 8, low_freq_factor 1, high_freq_factor 4) with
+                  original_max_position_embeddings scaled down from 8192 to 256 so that, at head
+                  size 16, pairs fall in all three bands (kept, smoothed, divided by 8);
+  * llama_linear: rope.scaling.type linear, factor 4;
+  * llama_yarn:   rope.scaling.type yarn, factor 4, original_context_length 128;
+  * qwen3:        per-head Q/K RMSNorm, NEOX RoPE, head size 32 != n_embd / n_head;
+  * olmo2:        no pre-norms; post-attention / post-FFN RMSNorms; RMSNorm of the whole Q
+                  and K projections; NEOX RoPE;
+  * granite:      the llama layer with Granite 3's embedding / residual / attention / logit
+                  multipliers.
+llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
+N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
+lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
+argmax and top-2 gap at every position, and full logit rows at every STRIDE-th position and the
+last — llama.cpp's and, as a second witness written independently of both engines, those of the
+float64 reference forward pass (reference_forward.py) with its distance to llama.cpp. The GGUFs are committed with the JSON (each < 300 KB): they are this script's output, and
+committing them keeps the C++ test independent of Python at test time.
+Usage: pip install gguf llama-cpp-python && python3 tests/reference/make_arch_fixtures.py
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import math
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+import gguf
+from gguf.quants import quantize
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import reference_forward as rf  # noqa: E402
+
+FIXTURES = HERE / "fixtures"
+
+N_TOKENS = 200
+STRIDE = 16
+SEED = 20240532
+SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flash_attn": False,
+            "type_k": "f16 (default)", "type_v": "f16 (default)"}
+
+BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
+            base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
+            granite=None)
+MODELS = {
+    "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
+                   rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                   original_max_position_embeddings=256)),
+    "llama_linear": dict(BASE, arch="llama", ctx=1024, scaling=dict(type="linear", factor=4.0)),
+    "llama_yarn": dict(BASE, arch="llama", ctx=512,
+                       scaling=dict(type="yarn", factor=4.0, original_context_length=128)),
+    "qwen3": dict(BASE, arch="qwen3", head_dim=32, base=1000000.0, eps=1e-6, ctx=40960),
+    # Granite 3.x's multipliers (granite-3.1-2b: 12, 0.22, 0.015625, 8), attention scale for
+    # head size 16 of the same order as its 1/64.
+    "olmo2": dict(BASE, arch="olmo2", eps=1e-6, base=500000.0),
+    "granite": dict(BASE, arch="granite", ctx=4096,
+                    granite=dict(embedding_scale=12.0, residual_scale=0.22,
+                                 attention_scale=0.125, logit_scale=8.0)),
+}
+
+
+def llama3_rope_factors(head_dim: int, base: float, cfg: dict) -> np.ndarray:
+    """Llama 3.1's per-pair frequency divisors (its published rope_scaling recipe)."""
+    freqs = 1.0 / (base ** (np.arange(0, head_dim, 2, dtype=np.float64) / head_dim))
+    old_ctx = cfg["original_max_position_embeddings"]
+    lo, hi, factor = cfg["low_freq_factor"], cfg["high_freq_factor"], cfg["factor"]
+    out = []
+    for f in freqs:
+        wavelen = 2 * math.pi / f
+        if wavelen < old_ctx / hi:
+            out.append(1.0)
+        elif wavelen > old_ctx / lo:
+            out.append(factor)
+        else:
+            smooth = (old_ctx / wavelen - lo) / (hi - lo)
+            out.append(1.0 / ((1 - smooth) / factor + smooth))
+    return np.asarray(out, dtype=np.float32)
+
+
+def byte_symbols() -> list[str]:
+    """GPT-2's byte-to-unicode map."""
+    out, nxt = [], 0x100
+    for b in range(256):
+        printable = 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF
+        out.append(chr(b) if printable else chr(nxt))
+        nxt += 0 if printable else 1
+    return out
+
+
+def vocab() -> tuple[list[str], list[int], list[str]]:
+    sym = byte_symbols()
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + sym
+    types = [3, 3, 3] + [1] * 256
+    merges = []
+    for a, b in [(" ", "t"), ("h", "e"), ("i", "n"), (" ", "a"), ("e", "r"), ("o", "n")]:
+        merges.append(sym[ord(a)] + " " + sym[ord(b)])
+        tokens.append(sym[ord(a)] + sym[ord(b)])
+        types.append(1)
+    while len(tokens) < 300:
+        tokens.append(f"<unused{len(tokens)}>")
+        types.append(5)
+    return tokens, types, merges
+
+
+def add_tensor(w: gguf.GGUFWriter, name: str, a: np.ndarray, qtype: str) -> None:
+    """a: numpy (rows, row_len) or (n,), float32."""
+    if qtype == "F32" or a.ndim == 1:
+        w.add_tensor(name, a.astype(np.float32))
+    elif qtype == "F16":
+        w.add_tensor(name, a.astype(np.float16))
+    else:
+        t = gguf.GGMLQuantizationType[qtype]
+        w.add_tensor(name, quantize(a.astype(np.float32), t), raw_dtype=t)
+
+
+def write_model(name: str, cfg: dict, path: Path) -> None:
+    rng = np.random.default_rng([SEED, sum(map(ord, name))])
+    arch = cfg["arch"]
+    d, hd, nh, nkv, ff = cfg["n_embd"], cfg["head_dim"], cfg["n_head"], cfg["n_head_kv"], cfg["n_ff"]
+    tokens, types, merges = vocab()
+    nv = len(tokens)
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_name(f"fluoro-arch-{name}")
+    w.add_file_type(1)  # MOSTLY_F16
+    w.add_context_length(cfg["ctx"])
+    w.add_embedding_length(d)
+    w.add_block_count(cfg["n_layer"])
+    w.add_feed_forward_length(ff)
+    w.add_head_count(nh)
+    w.add_head_count_kv(nkv)
+    w.add_rope_freq_base(cfg["base"])
+    w.add_layer_norm_rms_eps(cfg["eps"])
+    w.add_rope_dimension_count(hd)
+    w.add_vocab_size(nv)
+    if hd * nh != d:
+        w.add_key_length(hd)
+        w.add_value_length(hd)
+    if sc := cfg["scaling"]:
+        w.add_rope_scaling_type(gguf.RopeScalingType(sc["type"]))
+        w.add_rope_scaling_factor(sc["factor"])
+        if "original_context_length" in sc:
+            w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+    if g := cfg["granite"]:
+        w.add_embedding_scale(g["embedding_scale"])
+        w.add_residual_scale(g["residual_scale"])
+        w.add_attention_scale(g["attention_scale"])
+        w.add_logit_scale(g["logit_scale"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_add_bos_token(False)
+
+    def mat(n_out: int, n_in: int, gain: float = 1.0) -> np.ndarray:
+        return (rng.standard_normal((n_out, n_in)) * gain / math.sqrt(n_in)).astype(np.float32)
+
+    def norm(n: int) -> np.ndarray:
+        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+
+    add_tensor(w, "token_embd.weight", rng.standard_normal((nv, d)).astype(np.float32), "F16")
+    if cfg["rope_freqs"]:
+        add_tensor(w, "rope_freqs.weight", llama3_rope_factors(hd, cfg["base"], cfg["rope_freqs"]),
+                   "F32")
+    olmo2 = arch == "olmo2"
+    for il in range(cfg["n_layer"]):
+        p = f"blk.{il}."
+        if not olmo2:
+            add_tensor(w, p + "attn_norm.weight", norm(d), "F32")
+        add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
+        add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
+        add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
+        if arch == "qwen3":
+            add_tensor(w, p + "attn_q_norm.weight", norm(hd), "F32")
+            add_tensor(w, p + "attn_k_norm.weight", norm(hd), "F32")
+        if olmo2:  # over the whole projections
+            add_tensor(w, p + "attn_q_norm.weight", norm(nh * hd), "F32")
+            add_tensor(w, p + "attn_k_norm.weight", norm(nkv * hd), "F32")
+        add_tensor(w, p + "attn_output.weight", mat(d, nh * hd), "F16")
+        if olmo2:
+            add_tensor(w, p + "post_attention_norm.weight", 0.5 * norm(d), "F32")
+            add_tensor(w, p + "post_ffw_norm.weight", 0.5 * norm(d), "F32")
+        else:
+            add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
+        add_tensor(w, p + "ffn_gate.weight", mat(ff, d), cfg["ffn_type"])
+        add_tensor(w, p + "ffn_up.weight", mat(ff, d), cfg["ffn_type"])
+        add_tensor(w, p + "ffn_down.weight", mat(d, ff), cfg["ffn_type"])
+    add_tensor(w, "output_norm.weight", norm(d), "F32")
+    if not cfg["tied"]:
+        add_tensor(w, "output.weight", mat(nv, d, 4.0), "F16")
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def run_llama_cpp(path: Path, ids: list[int]) -> np.ndarray:
+    import llama_cpp
+    llm = llama_cpp.Llama(str(path), n_ctx=SETTINGS["n_ctx"], n_threads=SETTINGS["n_threads"],
+                          n_batch=SETTINGS["n_batch"], n_ubatch=SETTINGS["n_ubatch"],
+                          flash_attn=SETTINGS["flash_attn"], logits_all=True, verbose=False)
+    llm.reset()
+    llm.eval(ids)
+    return np.asarray(llm.scores[: len(ids)], dtype=np.float64).copy()
+
+
+def make(name: str, cfg: dict) -> None:
+    gguf_path = FIXTURES / f"arch_{name}.gguf"
+    write_model(name, cfg, gguf_path)
+    rng = np.random.default_rng([SEED, 7])
+    ids = [int(i) for i in rng.integers(3, 259, N_TOKENS)]  # byte tokens
+    logits = run_llama_cpp(gguf_path, ids)
+    ref = rf.forward(rf.GgufModel(str(gguf_path)), ids)  # the float64 second witness
+    order = np.argsort(-logits, axis=1, kind="stable")
+    rows = sorted(set(range(0, N_TOKENS, STRIDE)) | {N_TOKENS - 1})
+    out = {
+        "generator": "tests/reference/make_arch_fixtures.py",
+        "llama_cpp_python": importlib.metadata.version("llama-cpp-python"),
+        "gguf": importlib.metadata.version("gguf"),
+        "python": platform.python_version(),
+        "settings": SETTINGS,
+        "model": f"arch_{name}.gguf",
+        "recipe": {k: v for k, v in cfg.items()},
+        "seed": SEED,
+        "ids": ids,
+        "argmax": [int(o[0]) for o in order],
+        "top2_gap": [round(float(logits[i, order[i, 0]] - logits[i, order[i, 1]]), 6)
+                     for i in range(N_TOKENS)],
+        "rows": rows,
+        "logits": [[round(float(v), 6) for v in logits[r]] for r in rows],
+        "reference_f64": [[round(float(v), 6) for v in ref[r]] for r in rows],
+        "llama_cpp_vs_f64_max_abs": round(float(np.abs(logits[rows] - ref[rows]).max()), 6),
+        "llama_cpp_vs_f64_argmax_agree": int((logits.argmax(1) == ref.argmax(1)).sum()),
+    }
+    (FIXTURES / f"arch_{name}.json").write_text(json.dumps(out, indent=None) + "\n")
+    print(f"{name}: {gguf_path.stat().st_size} bytes, argmax[-1]={out['argmax'][-1]}, "
+          f"min top2 gap={min(out['top2_gap']):.5f}, llama.cpp vs f64: max |d| "
+          f"{out['llama_cpp_vs_f64_max_abs']}, argmax agree {out['llama_cpp_vs_f64_argmax_agree']}"
+          f"/{N_TOKENS}")
+
+
+if __name__ == "__main__":
+    for n in sys.argv[1:] or MODELS:
+        make(n, MODELS[n])
