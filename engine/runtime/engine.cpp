@@ -697,6 +697,10 @@ RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::str
     rs.ctx = s.ctx;
     rs.submission = s.submission;
     rs.raw = s.raw;
+    if (!s.raw) {
+        rs.chat_template = std::string(s.model->chat_format().name());
+        rs.chat_template_note = s.model->chat_format().note();
+    }
     return rs;
 }
 

@@ -50,6 +50,9 @@ struct RunStarted {
     // unknown type: template markup such as <|im_start|>), for the prompt inspector. Live runs
     // only: empty for stored runs (the store does not keep it).
     std::vector<uint8_t> prompt_special;
+    // What rendered the prompt (ModelLoaded's chat_template / chat_template_note); empty for a
+    // raw prompt. Live runs only, like prompt_special.
+    std::string chat_template, chat_template_note;
     int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
     TelemetryLevel level = TelemetryLevel::Off;
     int64_t t_ns = 0;

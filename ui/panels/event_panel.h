@@ -20,8 +20,8 @@ class EventPanel : public QWidget {
   public:
     using QWidget::QWidget;
 
-    // Stable id ("attention", "kv", "speculative", "prompt_cache", "profiler", "tokens"), used
-    // for saved dock layout, `--screenshot-panel ID` and export file names.
+    // Stable id ("attention", "kv", "speculative", "prompt_cache", "profiler", "tokens",
+    // "prompt"), used for saved dock layout, `--screenshot-panel ID` and export file names.
     virtual QString panel_id() const = 0;
     virtual QString title() const = 0;
     // Events in engine order. Called with everything since the previous call.

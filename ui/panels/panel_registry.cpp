@@ -3,6 +3,7 @@
 #include "panels/kv_panel.h"
 #include "panels/profiler_panel.h"
 #include "panels/prompt_cache_panel.h"
+#include "panels/prompt_panel.h"
 #include "panels/spec_panel.h"
 #include "panels/token_panel.h"
 
@@ -10,7 +11,8 @@ namespace fluoro::ui {
 
 std::vector<EventPanel*> make_panels(QWidget* parent) {
     return {new AttentionPanel(parent),   new KvPanel(parent),       new SpecPanel(parent),
-            new PromptCachePanel(parent), new ProfilerPanel(parent), new TokenPanel(parent)};
+            new PromptCachePanel(parent), new ProfilerPanel(parent), new TokenPanel(parent),
+            new PromptPanel(parent)};
 }
 
 }  // namespace fluoro::ui
