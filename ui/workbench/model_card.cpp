@@ -94,14 +94,18 @@ QString model_card_html(const std::string& report_json) {
                                    first_of(hp.value("head_count_kv", nlohmann::json())));
     h += row("Vocabulary", first_of(hp.value("vocab_size", nlohmann::json())));
     h += row("KV bytes / token (f16)", human_bytes(j.value("kv_bytes_per_token_f16", 0.0)));
-    if (j.contains("chat_template") && j["chat_template"].is_object())
+    if (j.contains("chat_template") && j["chat_template"].is_object()) {
+        const nlohmann::json& ct = j["chat_template"];
+        const auto field = [&](const char* key) {
+            return QString::fromStdString(ct.value(key, std::string())).toHtmlEscaped();
+        };
+        // "jinja": the file's own template renders the prompts; otherwise a built-in family, and
+        // the report's note says why.
         h += row("Chat template",
-                 QString::fromStdString(j["chat_template"].value("name", std::string("?"))) +
-                     (j["chat_template"].contains("note")
-                          ? " — " + QString::fromStdString(
-                                        j["chat_template"].value("note", std::string()))
-                                        .toHtmlEscaped()
-                          : QString()));
+                 field("name") == QLatin1String("jinja")
+                     ? QStringLiteral("the model's own (Jinja; %1 markup)").arg(field("family"))
+                     : field("name") + (ct.contains("note") ? " — " + field("note") : QString()));
+    }
     h += QStringLiteral("</table><p><b>Quantization mix</b></p><table>");
     for (const auto& t : j.value("type_mix", nlohmann::json::array()))
         h += row(QString::fromStdString(t.value("type", std::string("?"))),
