@@ -102,6 +102,13 @@ ReasoningDelta ReasoningSplitter::finish() {
     return d;
 }
 
+bool is_reasoning_markup(std::string_view token_text) {
+    for (const std::string_view m : kDropped)
+        if (token_text == m) return true;
+    return token_text == kOpen || token_text == kClose || token_text == kChannel ||
+           token_text == kMessage || token_text == kStart;
+}
+
 bool prompt_opens_reasoning(std::string_view prompt_text) {
     const size_t last = prompt_text.find_last_not_of(" \t\r\n");
     if (last == prompt_text.npos) return false;

@@ -45,6 +45,11 @@ class ReasoningSplitter {
     Mode mode_ = Mode::Text;
 };
 
+// Whether `token_text` (a whole token's text) is one of the markers the splitter reads: what a
+// caller feeds for a control token the stream does not render (other control tokens' text would
+// only add markup to the answer).
+bool is_reasoning_markup(std::string_view token_text);
+
 // Whether a rendered prompt leaves the model inside an open reasoning block: its text, trailing
 // whitespace aside, ends with "<think>" (e.g. Qwen 3 / DeepSeek-R1 generation prompts) or with
 // "<|channel|>analysis<|message|>".
