@@ -66,7 +66,9 @@ ChatCommandResult run_chat_command(const std::string& line, ChatState& state) {
         } else if (cmd == "/regen") {
             r.command = Regenerate{};
         } else if (cmd == "/stats") {
-            r.message = state.last ? app::stats_line(result_of(*state.last)) : "(no answer yet)";
+            r.message = state.last
+                            ? app::stats_line(result_of(*state.last), state.last->reasoning_tokens)
+                            : "(no answer yet)";
         } else if (cmd == "/system") {
             std::string text;
             std::getline(in >> std::ws, text);

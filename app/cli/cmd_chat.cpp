@@ -91,7 +91,7 @@ void chat_loop(CLI::App& app, const ChatOpts& o) {
         if (fin.stop == "error") continue;
         if (fin.stop == "cancelled") std::cout << "(stopped)\n";
         state.last = fin;
-        if (!o.quiet) std::cerr << app::stats_line(result_of(fin)) << '\n';
+        if (!o.quiet) std::cerr << app::stats_line(result_of(fin), fin.reasoning_tokens) << '\n';
     }
 }
 

@@ -76,7 +76,7 @@ void add_run_command(CLI::App& app) {
         std::cout << '\n';
         if (fin.stop == "error") throw Error(fin.error);
         if (!o->quiet) {
-            std::cerr << app::stats_line(result_of(fin));
+            std::cerr << app::stats_line(result_of(fin), fin.reasoning_tokens);
             if (o->save.save)
                 std::cerr << " | saved as run " << driver.saved_run_id() << " of conversation "
                           << driver.saved_conversation_id();

@@ -45,7 +45,8 @@ void add_trace_command(CLI::App& app) {
         out << app::run_to_chrome_trace(collector.run()).dump() << '\n';
         if (!out) throw Error("cannot write " + o->output);
         if (!o->quiet)
-            std::cerr << app::stats_line(result_of(fin)) << " | trace: " << o->output << '\n';
+            std::cerr << app::stats_line(result_of(fin), fin.reasoning_tokens)
+                      << " | trace: " << o->output << '\n';
     });
 }
 

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_only_factory.h"
 #include "chat/chat_options.h"
+#include "chat/reasoning_split.h"
 #include "chat/template_detect.h"
 #include "core/error.h"
 #include "decode/chat_tokenize.h"
@@ -733,6 +734,12 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     };
     p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
         return rt_kv_snapshot(run, step, t_ns);
+    };
+    p.control_text = [&s](int32_t id) -> std::string {
+        const tok::Tokenizer& tk = s.model->tokenizer();
+        if (tk.vocab().type(id) != tok::TokenType::Control) return {};
+        std::string text = tk.token_to_piece(id, true);
+        return is_reasoning_markup(text) ? text : std::string();
     };
     return p;
 }

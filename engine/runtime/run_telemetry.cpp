@@ -27,6 +27,12 @@ void RunTelemetry::announce(std::vector<int32_t> prompt_ids, std::vector<std::st
     started_.prompt_ids = std::move(prompt_ids);
     started_.prompt_pieces = std::move(prompt_pieces);
     started_.prompt_special = std::move(prompt_special);
+    // The template's generation prompt may open the reasoning block itself (<think>\n): only
+    // the tail matters, and a raw completion's prompt is the user's text, not a template's.
+    std::string tail;
+    for (size_t i = started_.prompt_pieces.size(); i-- > 0 && tail.size() < 64;)
+        tail.insert(0, started_.prompt_pieces[i]);
+    split_ = ReasoningSplitter(!started_.raw && prompt_opens_reasoning(tail));
     publish(started_);
     announced_ = true;
     profiling_.set_timing(started_.level == TelemetryLevel::Full);
@@ -71,6 +77,19 @@ void RunTelemetry::emit_token(const GeneratedToken& t, TelemetryLevel level) {
             te.top.assign(t.sample->top().begin(), t.sample->top().end());
     }
     te.t_ns = meter_.now_ns();
+    const bool before = split_.in_reasoning();
+    ReasoningDelta d = split_.feed(
+        t.id >= 0 && probes_.control_text ? probes_.control_text(t.id) + te.piece : te.piece);
+    te.split = true;
+    te.reasoning = before || split_.in_reasoning() || !d.reasoning.empty();
+    if (te.reasoning) {
+        if (t.id >= 0) ++reasoning_tokens_;
+        reasoning_ns_ = te.t_ns;
+    }
+    reasoning_text_ += d.reasoning;
+    answer_text_ += d.answer;
+    te.reasoning_text = std::move(d.reasoning);
+    te.answer_text = std::move(d.answer);
     publish(std::move(te));
 }
 
@@ -143,6 +162,20 @@ void RunTelemetry::finish(const GenerateResult& r) {
     const TelemetryLevel level = level_.load();
     // Level Full reported the memory with every step.
     if (level != TelemetryLevel::Off && level != TelemetryLevel::Full) emit_memory(now_ns());
+    if (ReasoningDelta d = split_.finish(); !d.empty()) {
+        TokenEvent te;
+        te.run = started_.run;
+        te.index = n_token_++;
+        te.t_ns = now_ns();
+        te.split = true;
+        te.reasoning = !d.reasoning.empty();
+        if (te.reasoning) reasoning_ns_ = te.t_ns;
+        reasoning_text_ += d.reasoning;
+        answer_text_ += d.answer;
+        te.reasoning_text = std::move(d.reasoning);
+        te.answer_text = std::move(d.answer);
+        publish(std::move(te));
+    }
     RunFinished fin;
     fin.run = started_.run;
     fin.stop = std::string(stop_reason_name(r.stop));
@@ -157,6 +190,10 @@ void RunTelemetry::finish(const GenerateResult& r) {
     fin.decode_steps = r.decode_steps;
     fin.drafted_tokens = r.drafted_tokens;
     fin.accepted_tokens = r.accepted_tokens;
+    fin.reasoning_tokens = reasoning_tokens_;
+    fin.reasoning_ns = reasoning_ns_;
+    fin.reasoning_text = reasoning_text_;
+    fin.answer_text = answer_text_;
     fin.t_ns = now_ns();
     publish(std::move(fin));
 }

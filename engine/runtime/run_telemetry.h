@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/reasoning_split.h"
 #include "decode/generate.h"
 #include "settings/settings.h"  // TelemetryLevel
 #include "speculative/spec_generate.h"
@@ -38,6 +39,9 @@ struct RunProbes {
     std::function<PrefixCacheEvent(int64_t prompt_tokens, int64_t t_ns)> prefix;
     std::function<MemoryCounters(int64_t t_ns)> memory;
     std::function<std::shared_ptr<const KvSnapshot>(int64_t step, int64_t t_ns)> kv_snapshot;
+    // The text of a generated control token, which the decode loop's text leaves out (gpt-oss's
+    // <|channel|> markup), for the reasoning split; "" for other tokens.
+    std::function<std::string(int32_t id)> control_text;
 };
 
 using EventSink = std::function<void(Event)>;
@@ -57,7 +61,10 @@ class RunTelemetry {
     int64_t now_ns() const { return meter_.now_ns(); }
 
     // Publishes RunStarted with the prompt as the model sees it (ids, each one's text, and
-    // which are special tokens: RunStarted::prompt_special, empty when not known).
+    // which are special tokens: RunStarted::prompt_special, empty when not known). A prompt
+    // whose text ends inside an open reasoning block (prompt_opens_reasoning) starts the reply
+    // in the reasoning; every token is then split (TokenEvent::reasoning, reasoning_text,
+    // answer_text) and RunFinished counts the reasoning.
     void announce(std::vector<int32_t> prompt_ids, std::vector<std::string> prompt_pieces,
                   std::vector<uint8_t> prompt_special = {});
 
@@ -77,8 +84,9 @@ class RunTelemetry {
     void token(const GeneratedToken& t);
     spec::SpecCallbacks spec_callbacks(std::string drafter);
 
-    // The end of a successful run: at level Summary the memory counters, then RunFinished with
-    // the result's counts.
+    // The end of a successful run: at level Summary the memory counters, a token event with
+    // id -1 for text the reasoning split still held back (a partial marker at the very end),
+    // then RunFinished with the result's counts.
     void finish(const GenerateResult& r);
     // The run failed with `what`: RunStarted if it was not announced yet, the ErrorEvent, and
     // RunFinished with stop "error".
@@ -103,6 +111,9 @@ class RunTelemetry {
     int64_t n_token_ = 0;  // tokens published
     bool in_prefill_ = true;
     bool announced_ = false;
+    ReasoningSplitter split_;
+    int64_t reasoning_tokens_ = 0, reasoning_ns_ = 0;
+    std::string reasoning_text_, answer_text_;
 };
 
 }  // namespace fluoro

@@ -73,6 +73,15 @@ struct TokenEvent {
     float logprob = 0;
     std::vector<TokenProb> top;  // most likely first; empty at telemetry level Off
     int64_t t_ns = 0;
+    // The reasoning split (chat/reasoning_split.h) of live runs; split == false where it is not
+    // known (stored runs keep the piece alone). reasoning: the token belongs to the model's
+    // reasoning (the markers that open and close it included). reasoning_text / answer_text:
+    // what this token adds to the reasoning block and to the answer, markers removed; a marker
+    // cut across tokens is held back, so its text may come with a later token (or with an
+    // id == -1 event at the end of the run).
+    bool split = false;
+    bool reasoning = false;
+    std::string reasoning_text = {}, answer_text = {};
 };
 
 // One step: a forward pass over `tokens` tokens (a whole prefill counts as one step) and the
@@ -226,6 +235,12 @@ struct RunFinished {
     // Speculative decoding (0 when off): tokens drafted, how many the target accepted.
     int64_t drafted_tokens = 0, accepted_tokens = 0;
     int64_t t_ns = 0;
+    // The reasoning (TokenEvent::reasoning): its tokens (counted in n_tokens too), the time from
+    // the run's start to its last token (the one that closed the block; 0 when none), and the
+    // reply split into reasoning and answer, markers removed (text keeps the reply as generated).
+    int64_t reasoning_tokens = 0;
+    int64_t reasoning_ns = 0;
+    std::string reasoning_text = {}, answer_text = {};
 };
 
 // A command failed; the engine goes on with the next one.

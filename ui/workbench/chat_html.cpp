@@ -4,8 +4,26 @@ namespace fluoro::ui {
 
 std::string ChatMessage::text() const {
     std::string s;
-    for (const auto& p : pieces) s += p.text;
+    for (const auto& p : pieces)
+        if (!p.reasoning) s += p.text;
     return s;
+}
+
+std::string ChatMessage::reasoning() const {
+    std::string s;
+    for (const auto& p : pieces)
+        if (p.reasoning) s += p.text;
+    return s;
+}
+
+bool ChatMessage::has_answer() const {
+    for (const auto& p : pieces)
+        if (!p.reasoning && !p.text.empty()) return true;
+    return false;
+}
+
+bool ChatMessage::reasoning_expanded() const {
+    return reasoning_toggle != 0 ? reasoning_toggle > 0 : !has_answer();
 }
 
 namespace {
@@ -19,12 +37,15 @@ using Line = std::vector<ChatPiece>;
 
 class MessageWriter {
   public:
-    MessageWriter(const ChatMessage& m, const ChatColors& c, const ChatRenderOptions& o)
-        : m_(m), c_(c), o_(o) {}
+    // Writes the pieces of `m` that are (reasoning) or are not its reasoning.
+    MessageWriter(const ChatMessage& m, const ChatColors& c, const ChatRenderOptions& o,
+                  bool reasoning)
+        : m_(m), c_(c), o_(o), reasoning_(reasoning) {}
 
     QString run() {
         Line line;
         for (const auto& p : m_.pieces) {
+            if (p.reasoning != reasoning_) continue;
             size_t start = 0;
             for (size_t nl; (nl = p.text.find('\n', start)) != std::string::npos; start = nl + 1) {
                 line.push_back({p.text.substr(start, nl - start), p.token});
@@ -43,6 +64,9 @@ class MessageWriter {
         std::string plain;
         for (const auto& ch : line) plain += ch.text;
         const auto first = plain.find_first_not_of(" \t");
+        // Blank lines before any text (the "\n\n" after </think>, the newline after <think>)
+        // would only open the block or the answer with empty space.
+        if (first == std::string::npos && out_.isEmpty()) return;
         if (first != std::string::npos && plain.compare(first, 3, "```") == 0) {
             close_block();
             in_code_ = !in_code_;
@@ -84,7 +108,7 @@ class MessageWriter {
         const bool sel = m_.run == o_.selected_run && p.token == o_.selected_token;
         const QString style =
             QStringLiteral("color:%1;text-decoration:none;%2")
-                .arg(c_.text.name(),
+                .arg((reasoning_ ? c_.muted : c_.text).name(),
                      sel ? QStringLiteral("background-color:%1;").arg(c_.selected_bg.name())
                          : QString());
         return QStringLiteral("<a href=\"tok:%1:%2\" style=\"%3\">%4</a>")
@@ -118,6 +142,7 @@ class MessageWriter {
     const ChatMessage& m_;
     const ChatColors& c_;
     const ChatRenderOptions& o_;
+    const bool reasoning_;
     QString out_, language_;
     bool in_code_ = false, open_ = false, in_inline_ = false;
 };
@@ -142,7 +167,24 @@ QString chat_html(const std::vector<ChatMessage>& messages, const ChatColors& c,
                         " &nbsp;<a href=\"edit:%1\" style=\"color:%2;font-size:small;\">edit</a>")
                         .arg(i)
                         .arg(c.muted.name());
-        html += MessageWriter(m, c, opt).run();
+        if (!m.thought.isEmpty()) {
+            const bool open = m.reasoning_expanded();
+            html +=
+                QStringLiteral(
+                    "<p style=\"margin-top:4px;margin-bottom:2px;font-size:small;\">"
+                    "<a href=\"think:%1\" style=\"color:%2;text-decoration:none;\">%3 %4</a>"
+                    "</p>")
+                    .arg(m.run)
+                    .arg(c.muted.name(), open ? QStringLiteral("\u25BE") : QStringLiteral("\u25B8"),
+                         m.thought.toHtmlEscaped());
+            if (open)
+                html += QStringLiteral(
+                            "<table width=\"100%\" cellpadding=\"6\" cellspacing=\"0\" "
+                            "style=\"margin-bottom:4px;\"><tr><td width=\"3\" bgcolor=\"%1\">"
+                            "</td><td style=\"color:%1;\">%2</td></tr></table>")
+                            .arg(c.muted.name(), MessageWriter(m, c, opt, true).run());
+        }
+        html += MessageWriter(m, c, opt, false).run();
         if (!m.error.isEmpty())
             html += QStringLiteral("<p style=\"color:%1;\">%2</p>")
                         .arg(c.error.name(), m.error.toHtmlEscaped());

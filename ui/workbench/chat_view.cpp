@@ -73,7 +73,14 @@ void ChatView::apply(const Event& e) {
         messages_.push_back({"assistant", s->run, {}, {}, {}, true});
     } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
         if (auto* m = reply_of(t->run)) {
-            m->pieces.push_back({t->piece, t->id >= 0 ? t->index : -1});
+            const int64_t index = t->id >= 0 ? t->index : -1;
+            if (!t->split) {  // no reasoning split known (a stored run): the text as generated
+                m->pieces.push_back({t->piece, index});
+            } else {  // the engine's split; a token that is only a marker shows nothing
+                if (!t->reasoning_text.empty())
+                    m->pieces.push_back({t->reasoning_text, index, true});
+                if (!t->answer_text.empty()) m->pieces.push_back({t->answer_text, index});
+            }
             ++tokens_received_;
         }
     } else if (const auto* f = std::get_if<RunFinished>(&e)) {
@@ -84,7 +91,17 @@ void ChatView::apply(const Event& e) {
     } else if (run == 0) {
         return;
     }
-    if (auto* m = run ? reply_of(run) : nullptr) m->stats = stats_[run].line();
+    if (auto* m = run ? reply_of(run) : nullptr) {
+        const RunStats& st = stats_[run];
+        m->stats = st.line();
+        if (st.reasoning_tokens() > 0 || !m->reasoning().empty())
+            m->thought =
+                m->has_answer() || st.finished()
+                    ? QStringLiteral("Thought for %1 tokens \u00B7 %2 s")
+                          .arg(st.reasoning_tokens())
+                          .arg(double(st.reasoning_ns()) / 1e9, 0, 'f', 1)
+                    : QStringLiteral("Thinking\u2026 %1 tokens").arg(st.reasoning_tokens());
+    }
     dirty_ = true;
 }
 
@@ -127,6 +144,12 @@ void ChatView::on_anchor(const QUrl& url) {
         const qint64 index = parts[2].toLongLong();
         select_token(run, index);
         emit token_clicked(run, index);
+    } else if (parts.size() == 2 && parts[0] == QLatin1String("think")) {
+        if (auto* m = reply_of(parts[1].toULongLong())) {
+            m->reasoning_toggle = m->reasoning_expanded() ? -1 : 1;
+            dirty_ = true;
+            render();
+        }
     } else if (parts.size() == 2 && parts[0] == QLatin1String("edit")) {
         const int i = parts[1].toInt();
         if (i >= 0 && size_t(i) < messages_.size())

@@ -1,6 +1,7 @@
 // The chat transcript, driven only by events: a ConversationStarted clears it, a RunStarted keeps
 // its first kept_messages messages and adds the user's message (not for a regenerate) and an empty
-// reply, tokens stream into the reply, RunFinished writes its statistics line. Live and replayed
+// reply, tokens stream into the reply (the engine's reasoning split: reasoning into a block above
+// the answer, "think:RUN" toggles it), RunFinished writes its statistics line. Live and replayed
 // runs therefore render the same. Clicking a generated token emits token_clicked; "edit" on a user
 // message emits edit_requested with the engine's message index.
 #pragma once

@@ -10,7 +10,9 @@ void RunStats::add(const Event& e) {
         prompt_tokens_ = s->prompt_tokens;
         ctx_ = s->ctx;
     } else if (const auto* t = std::get_if<TokenEvent>(&e)) {
+        if (t->reasoning) reasoning_ns_ = t->t_ns;
         if (t->id < 0) return;  // a flush of leftover bytes, not a token
+        if (t->reasoning) ++reasoning_tokens_;
         ++tokens_;
         if (first_token_ns_ < 0) first_token_ns_ = t->t_ns;
         last_token_ns_ = t->t_ns;
@@ -27,6 +29,10 @@ void RunStats::add(const Event& e) {
     } else if (const auto* f = std::get_if<RunFinished>(&e)) {
         stop_ = f->stop;
         tokens_ = f->n_tokens;
+        if (f->stop != "error") {  // a failed run reports no counts
+            reasoning_tokens_ = f->reasoning_tokens;
+            reasoning_ns_ = f->reasoning_ns;
+        }
         prompt_tokens_ = f->prompt_tokens;
         cached_ = f->cached_tokens;
         ttft_ms_ = f->ttft_ms;
@@ -54,6 +60,7 @@ QString RunStats::line() const {
         tps = double(tokens_ - 1) * 1e9 / double(last_token_ns_ - first_token_ns_);
     if (tps) parts << QStringLiteral("decode %1 tok/s").arg(*tps, 0, 'f', 1);
     parts << QStringLiteral("%1 tokens").arg(tokens_);
+    if (reasoning_tokens_ > 0) parts << QStringLiteral("%1 reasoning").arg(reasoning_tokens_);
     parts << QStringLiteral("%1 cached").arg(cached_);
     if (drafted_ > 0)
         parts << QStringLiteral("accepted %1%")

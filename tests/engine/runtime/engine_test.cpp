@@ -552,3 +552,59 @@ TEST(CommandQueue, TaggedPushReplacesAndBlockingPromisesAreKept) {
 
 }  // namespace
 }  // namespace fluoro
+
+namespace fluoro {
+namespace {
+
+// A template whose generation prompt opens <think> (as Qwen 3's and DeepSeek-R1's do): the reply
+// starts inside the reasoning. The tiny model's text is random and never closes the block, so
+// all of it is reasoning; the default ChatML template makes all of it answer. The conversation
+// keeps the reply as generated either way.
+TEST(Engine, TheReplyIsSplitIntoReasoningAndAnswer) {
+    const auto path = test::unique_temp_path("engine_think.gguf");
+    gguf::GgufWriter w = gguf::make_test_model(gguf::TestModelSpec{});
+    ASSERT_TRUE(w.erase("tokenizer.chat_template"));
+    w.add_string("tokenizer.chat_template",
+                 "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+                 "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n"
+                 "{% endif %}");
+    w.write(path);
+    for (const bool thinking : {true, false}) {
+        Engine engine;
+        LoadModel load = load_tiny();
+        if (thinking) load.path = path;
+        engine.submit_blocking(load);
+        engine.submit(greedy(10));
+        engine.submit(SendMessage{"hello"});
+        const auto events = next_run(engine);
+        const RunFinished fin = std::get<RunFinished>(events.back());
+        ASSERT_GT(fin.n_tokens, 0);
+        std::string reasoning, answer;
+        for (const TokenEvent& t : all_of<TokenEvent>(events)) {
+            EXPECT_TRUE(t.split);
+            EXPECT_EQ(t.reasoning, thinking);
+            reasoning += t.reasoning_text;
+            answer += t.answer_text;
+        }
+        EXPECT_EQ(reasoning, fin.reasoning_text);
+        EXPECT_EQ(answer, fin.answer_text);
+        EXPECT_EQ(thinking ? fin.reasoning_text : fin.answer_text, fin.text);
+        EXPECT_EQ(fin.reasoning_tokens, thinking ? fin.n_tokens : 0);
+        if (thinking) {
+            EXPECT_GT(fin.reasoning_ns, 0);
+            EXPECT_LE(fin.reasoning_ns, fin.t_ns);
+        } else {
+            EXPECT_EQ(fin.reasoning_ns, 0);
+        }
+        // The next turn's prompt holds the reply as generated.
+        engine.submit(SendMessage{"again"});
+        const RunStarted next = all_of<RunStarted>(next_run(engine)).at(0);
+        std::string prompt;
+        for (const std::string& p : next.prompt_pieces) prompt += p;
+        EXPECT_NE(prompt.find(fin.text), std::string::npos);
+    }
+    std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace fluoro

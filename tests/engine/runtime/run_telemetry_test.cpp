@@ -356,5 +356,91 @@ TEST_F(RunTelemetryTest, AFailureAfterTheAnnouncementDoesNotRepeatIt) {
                              "error", "finished"}));
 }
 
+// The reasoning split on known text: a prompt that opens <think>, then tokens that cut </think>
+// in three; the tokens up to the one that completes the close (">\n\n") are reasoning, the rest
+// answer.
+class RunTelemetryReasoningTest : public RunTelemetryTest {
+  protected:
+    void run_pieces(RunTelemetry& t, const std::vector<std::string>& prompt,
+                    const std::vector<std::string>& pieces) {
+        t.announce(std::vector<int32_t>(prompt.size(), 1), prompt);
+        GenerateResult r;
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            t.decoded(GeneratedToken{int32_t(100 + i), pieces[i], nullptr, 0});
+            r.tokens.push_back(int32_t(100 + i));
+            r.text += pieces[i];
+        }
+        r.decode_steps = int64_t(pieces.size());
+        t.decode_done(r);
+        t.finish(r);
+    }
+};
+
+TEST_F(RunTelemetryReasoningTest, OpenInThePromptCloseCutAcrossTokens) {
+    RunTelemetry t = make(TelemetryLevel::Summary);
+    run_pieces(t, {"<|im_start|>", "assistant\n", "<think>", "\n"},
+               {"Two", " plus two.</", "think", ">\n\n", "Four", "."});
+    const auto tokens = all<TokenEvent>();
+    ASSERT_EQ(tokens.size(), 6u);
+    const std::vector<bool> reasoning = {true, true, true, true, false, false};
+    std::string r, a;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        EXPECT_TRUE(tokens[i].split);
+        EXPECT_EQ(tokens[i].reasoning, reasoning[i]) << i;
+        r += tokens[i].reasoning_text;
+        a += tokens[i].answer_text;
+    }
+    EXPECT_EQ(tokens[1].reasoning_text, " plus two.");  // "</" held back
+    EXPECT_EQ(r, "Two plus two.");
+    EXPECT_EQ(a, "\n\nFour.");
+    const auto fin = all<RunFinished>();
+    ASSERT_EQ(fin.size(), 1u);
+    EXPECT_EQ(fin[0].reasoning_tokens, 4);
+    EXPECT_EQ(fin[0].n_tokens, 6);
+    EXPECT_EQ(fin[0].reasoning_ns, tokens[3].t_ns);  // the token that closed the block
+    EXPECT_EQ(fin[0].reasoning_text, "Two plus two.");
+    EXPECT_EQ(fin[0].answer_text, "\n\nFour.");
+    EXPECT_EQ(fin[0].text, "Two plus two.</think>\n\nFour.");  // as generated
+}
+
+TEST_F(RunTelemetryReasoningTest, NoReasoningAndAHeldTailFlushedAtTheEnd) {
+    RunTelemetry t = make(TelemetryLevel::Summary);
+    run_pieces(t, {"<|im_start|>", "assistant\n"}, {"a ", "<"});
+    const auto tokens = all<TokenEvent>();
+    ASSERT_EQ(tokens.size(), 3u);  // the held "<" comes with an id -1 event
+    EXPECT_EQ(tokens[2].id, -1);
+    EXPECT_EQ(tokens[2].answer_text, "<");
+    for (const TokenEvent& te : tokens) EXPECT_FALSE(te.reasoning);
+    const auto fin = all<RunFinished>();
+    ASSERT_EQ(fin.size(), 1u);
+    EXPECT_EQ(fin[0].reasoning_tokens, 0);
+    EXPECT_EQ(fin[0].reasoning_ns, 0);
+    EXPECT_EQ(fin[0].answer_text, "a <");
+}
+
+TEST_F(RunTelemetryReasoningTest, ControlTokensOfGptOssComeFromTheProbe) {
+    // The decode loop's text leaves control tokens out; the probe gives their markup.
+    level_.store(TelemetryLevel::Summary);
+    RunStarted rs;
+    rs.run = 7;
+    RunProbes p;
+    const std::vector<std::string> control = {
+        "<|channel|>", "", "<|message|>", "", "<|end|>", "<|start|>", "",
+        "<|channel|>", "", "<|message|>", ""};
+    const std::vector<std::string> text = {"",          "analysis", "",      "hmm", "",  "",
+                                           "assistant", "",         "final", "",    "ok"};
+    p.control_text = [&](int32_t id) { return control[size_t(id - 100)]; };
+    RunTelemetry t(std::move(rs), level_, prof_, std::chrono::steady_clock::now(), 8, std::move(p),
+                   [this](Event e) { events_.push_back(std::move(e)); });
+    run_pieces(t, {"<|start|>assistant"}, text);
+    const auto fin = all<RunFinished>();
+    ASSERT_EQ(fin.size(), 1u);
+    EXPECT_EQ(fin[0].reasoning_text, "hmm");
+    EXPECT_EQ(fin[0].answer_text, "ok");
+    // From the token that opened the analysis message (its <|channel|>analysis header is not
+    // known to be reasoning until <|message|>) to the one that opened final's message.
+    EXPECT_EQ(fin[0].reasoning_tokens, 8);
+}
+
 }  // namespace
 }  // namespace fluoro
