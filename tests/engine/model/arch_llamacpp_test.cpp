@@ -1,6 +1,7 @@
 // The architectures and RoPE scalings beyond the default models, checked against llama.cpp on the
 // same files: tiny synthetic GGUFs (tests/reference/fixtures/arch_<name>.gguf: llama with
-// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2) and
+// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2, phi3,
+// gemma2) and
 // llama.cpp's logits on one 200-token sequence (arch_<name>.json), both written by
 // tests/reference/make_arch_fixtures.py with llama-cpp-python 0.3.36. The same JSON holds the
 // float64 reference forward pass's logits (reference_forward.py), a second witness written
@@ -144,6 +145,12 @@ TEST(ArchLlamaCpp, Granite) {
 }
 TEST(ArchLlamaCpp, Olmo2) {
     check("olmo2");
+}
+TEST(ArchLlamaCpp, Phi3FusedQkvGateUpPartialRotary) {
+    check("phi3");
+}
+TEST(ArchLlamaCpp, Gemma2SoftcapAlternatingWindow) {
+    check("gemma2");
 }
 
 }  // namespace
