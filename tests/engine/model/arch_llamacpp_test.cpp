@@ -29,6 +29,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "model/model.h"
+#include "settings/settings.h"
 #include "test_models.h"
 
 namespace fluoro {
@@ -58,10 +59,11 @@ int32_t argmax(const float* row, int64_t n) {
     return int32_t(std::max_element(row, row + n) - row);
 }
 
-Measured check(const std::string& name) {
+Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionImpl) {
     std::ifstream in(test::fixtures_dir() / ("arch_" + name + ".json"));
     const json fx = json::parse(in);
     cpu::CpuBackend backend(2);
+    backend.set_attention_impl(impl);
     ModelLoadOptions opt;
     opt.max_batch = kChunk;
     opt.max_logit_rows = kChunk;
@@ -150,7 +152,12 @@ TEST(ArchLlamaCpp, Phi3FusedQkvGateUpPartialRotary) {
     check("phi3");
 }
 TEST(ArchLlamaCpp, Gemma2SoftcapAlternatingWindow) {
-    check("gemma2");
+    check("gemma2");  // the default (flash) attention
+}
+// Soft-capping and the window are applied by the standard attention path too.
+TEST(ArchLlamaCpp, Gemma2StandardAttention) {
+    static_assert(kDefaultAttentionImpl == AttentionImpl::Flash);
+    check("gemma2", AttentionImpl::Standard);
 }
 
 }  // namespace
