@@ -82,9 +82,9 @@ Dims dims(const TestModelSpec& s) {
 
 void check_spec(const TestModelSpec& s) {
     if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
-        s.arch != "granite")
+        s.arch != "granite" && s.arch != "phi3")
         throw Error("test model: unknown arch '" + s.arch +
-                    "'; expected llama, qwen2, qwen3, gemma3 or granite");
+                    "'; expected llama, qwen2, qwen3, gemma3, granite or phi3");
     if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.n_ff == 0)
         throw Error("test model: n_layer, n_embd, n_head, n_head_kv and n_ff must be non-zero");
     if (s.n_head % s.n_head_kv != 0) throw Error("test model: n_head_kv must divide n_head");
@@ -156,9 +156,13 @@ void add_layer(Builder& b, const TestModelSpec& s, uint32_t il) {
     const Dims d = dims(s);
     const uint64_t e = s.n_embd;
     b.tensor(p + "attn_norm.weight", {e}, Init::Norm);
-    b.tensor(p + "attn_q.weight", {e, d.q}, Init::Weight);
-    b.tensor(p + "attn_k.weight", {e, d.kv}, Init::Weight);
-    b.tensor(p + "attn_v.weight", {e, d.kv}, Init::Weight);
+    if (s.arch == "phi3") {  // Q, K, V stacked in one matrix
+        b.tensor(p + "attn_qkv.weight", {e, d.q + 2 * d.kv}, Init::Weight);
+    } else {
+        b.tensor(p + "attn_q.weight", {e, d.q}, Init::Weight);
+        b.tensor(p + "attn_k.weight", {e, d.kv}, Init::Weight);
+        b.tensor(p + "attn_v.weight", {e, d.kv}, Init::Weight);
+    }
     if (s.arch == "qwen2") {
         b.tensor(p + "attn_q.bias", {d.q}, Init::Bias);
         b.tensor(p + "attn_k.bias", {d.kv}, Init::Bias);
@@ -171,8 +175,12 @@ void add_layer(Builder& b, const TestModelSpec& s, uint32_t il) {
     b.tensor(p + "attn_output.weight", {d.q, e}, Init::Weight);
     if (s.arch == "gemma3") b.tensor(p + "post_attention_norm.weight", {e}, Init::Norm);
     b.tensor(p + "ffn_norm.weight", {e}, Init::Norm);
-    b.tensor(p + "ffn_gate.weight", {e, s.n_ff}, Init::Weight);
-    b.tensor(p + "ffn_up.weight", {e, s.n_ff}, Init::Weight);
+    if (s.arch == "phi3") {  // gate rows, then up rows
+        b.tensor(p + "ffn_up.weight", {e, 2 * uint64_t(s.n_ff)}, Init::Weight);
+    } else {
+        b.tensor(p + "ffn_gate.weight", {e, s.n_ff}, Init::Weight);
+        b.tensor(p + "ffn_up.weight", {e, s.n_ff}, Init::Weight);
+    }
     b.tensor(p + "ffn_down.weight", {s.n_ff, e}, Init::Weight);
     if (s.arch == "gemma3") b.tensor(p + "post_ffw_norm.weight", {e}, Init::Norm);
 }

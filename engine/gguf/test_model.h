@@ -18,7 +18,7 @@
 namespace fluoro::gguf {
 
 struct TestModelSpec {
-    std::string arch = "llama";  // "llama", "qwen2", "qwen3", "gemma3" or "granite"
+    std::string arch = "llama";  // "llama", "qwen2", "qwen3", "gemma3", "granite" or "phi3"
     uint32_t n_layer = 2;
     uint32_t n_embd = 64;
     uint32_t n_head = 4;

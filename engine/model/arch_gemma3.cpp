@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "model/act_view.h"
 #include "model/decoder_buffers.h"
@@ -14,7 +15,8 @@ void Gemma3Architecture::bind(const WeightBinder& w) {
     const int64_t d = int64_t(hp_.n_embd), nv = int64_t(hp_.n_vocab), hd = int64_t(hp_.head_dim_k);
     token_embd_ = w.required("token_embd.weight", {d, nv});
     output_norm_ = w.required("output_norm.weight", {d});
-    output_ = w.optional("output.weight", {d, nv});
+    // Gemma 2's head is always the embedding (llama.cpp never reads an output.weight there).
+    if (!gemma2_) output_ = w.optional("output.weight", {d, nv});
     if (!output_.present()) output_ = token_embd_;
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
@@ -28,8 +30,10 @@ void Gemma3Architecture::bind(const WeightBinder& w) {
         L.wk = w.required(name("attn_k.weight"), {d, nkv});
         L.wv = w.required(name("attn_v.weight"), {d, nkv});
         L.wo = w.required(name("attn_output.weight"), {nq, d});
-        L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
-        L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+        if (!gemma2_) {
+            L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
+            L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+        }
         L.post_attn_norm = w.required(name("post_attention_norm.weight"), {d});
         L.ffn_norm = w.required(name("ffn_norm.weight"), {d});
         L.gate = w.required(name("ffn_gate.weight"), {d, ff});
@@ -50,6 +54,11 @@ KvShape Gemma3Architecture::kv_shape() const {
 RopeParams Gemma3Architecture::layer_rope(int64_t il) const {
     const bool global = is_global_layer(il);
     if (global) return decoder_rope(hp_, RopeMode::Neox);
+    if (gemma2_) {  // Gemma 2's local layers: the global RoPE (scaling included), at base_swa
+        RopeParams local = decoder_rope(hp_, RopeMode::Neox);
+        local.freq_base = hp_.rope_freq_base_swa.value_or(hp_.rope_freq_base);
+        return local;
+    }
     RopeParams local;  // unscaled, at the local base (rope.freq_base_swa, by default 10000)
     local.n_rot = int64_t(hp_.n_rot);
     local.freq_base = hp_.rope_freq_base_swa.value_or(kLocalRopeBase);
@@ -65,6 +74,15 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
 
     be.get_rows(token_embd_, b.tokens, x);      // x: (n, n_embd)
     be.scale(x, std::sqrt(float(hp_.n_embd)));  // Gemma scales embeddings by √d
+    // Gemma 2: soft-capping on unless its keys say otherwise; the 27B's query scale.
+    const float attn_cap =
+        float(hp_.attn_logit_softcap.value_or(gemma2_ ? kGemma2AttnSoftcap : 0.0));
+    const std::optional<double> final_cap =
+        gemma2_ ? hp_.final_logit_softcap.value_or(kGemma2FinalSoftcap) : hp_.final_logit_softcap;
+    const bool gemma2_27b = gemma2_ && hp_.n_layer == 46;
+    const float kq_scale = 1.0f / std::sqrt(float(gemma2_27b ? hp_.n_embd / hp_.n_head[0] : hd));
+    const int64_t window =
+        gemma2_ && hp_.sliding_window == 0 ? kGemma2Window : int64_t(hp_.sliding_window);
     // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
     // the next layer's attention norm.
     const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
@@ -80,17 +98,19 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         // q: (n, n_head * hd); k, v: (n, n_head_kv * hd)
         const Backend::MatmulOut qkv[] = {{&L.wq, q}, {&L.wk, k}, {&L.wv, v}};
         be.matmul_many(t, qkv, OpCategory::Matmul);
-        be.rms_norm(q, L.q_norm, eps, q);  // per-head norms, before RoPE
-        be.rms_norm(k, L.k_norm, eps, k);
+        if (!gemma2_) {
+            be.rms_norm(q, L.q_norm, eps, q);  // per-head norms, before RoPE
+            be.rms_norm(k, L.k_norm, eps, k);
+        }
         be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
         const AttentionParams ap{il,
                                  nh,
                                  nkv,
                                  hd,
                                  int64_t(hp_.head_dim_v),
-                                 1.0f / std::sqrt(float(hd)),
-                                 is_global_layer(il) ? 0 : int64_t(hp_.sliding_window),
-                                 float(hp_.attn_logit_softcap.value_or(0.0))};
+                                 kq_scale,
+                                 is_global_layer(il) ? 0 : window,
+                                 attn_cap};
         be.attention(ap, q, k, v, b, kv, attn);
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
         be.rms_norm(t, L.post_attn_norm, eps, t);
@@ -111,7 +131,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     be.rms_norm(last, output_norm_, eps, last);
     Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
     be.matmul(output_, last, logits, OpCategory::LmHead);
-    if (hp_.final_logit_softcap) be.softcap(logits, float(*hp_.final_logit_softcap));
+    if (final_cap) be.softcap(logits, float(*final_cap));
     return logits;
 }
 
@@ -121,6 +141,10 @@ namespace fluoro {
 
 std::unique_ptr<Architecture> make_gemma3(const Hparams& hp) {
     return std::make_unique<Gemma3Architecture>(hp);
+}
+
+std::unique_ptr<Architecture> make_gemma2(const Hparams& hp) {
+    return std::make_unique<Gemma3Architecture>(hp, true);
 }
 
 }  // namespace fluoro

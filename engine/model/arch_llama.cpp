@@ -41,9 +41,16 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
         const int64_t ff = int64_t(hp_.n_ff[size_t(il)]);
         const auto name = [&](const char* s) { return WeightBinder::layer(il, s); };
         L.attn_norm = w.required(name("attn_norm.weight"), {d});
-        L.wq = w.required(name("attn_q.weight"), {d, nq});
-        L.wk = w.required(name("attn_k.weight"), {d, nkv});
-        L.wv = w.required(name("attn_v.weight"), {d, nkv});
+        const std::vector<Weight> qkv =
+            opt_.phi3_fused ? w.optional_split(name("attn_qkv.weight"), d, {nq, nkv, nkv})
+                            : std::vector<Weight>{};
+        if (!qkv.empty()) {
+            L.wq = qkv[0], L.wk = qkv[1], L.wv = qkv[2];
+        } else {
+            L.wq = w.required(name("attn_q.weight"), {d, nq});
+            L.wk = w.required(name("attn_k.weight"), {d, nkv});
+            L.wv = w.required(name("attn_v.weight"), {d, nkv});
+        }
         L.wo = w.required(name("attn_output.weight"), {nq, d});
         if (opt_.qk_norm) {
             L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
@@ -55,8 +62,17 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
             L.bv = w.required(name("attn_v.bias"), {nkv});
         }
         L.ffn_norm = w.required(name("ffn_norm.weight"), {d});
-        L.gate = w.required(name("ffn_gate.weight"), {d, ff});
-        L.up = w.required(name("ffn_up.weight"), {d, ff});
+        if (opt_.phi3_fused) {
+            const std::vector<Weight> gate_up =
+                w.optional_split(name("ffn_up.weight"), d, {ff, ff});
+            if (gate_up.empty())
+                throw FormatError(w.file_name() + ": required tensor '" + name("ffn_up.weight") +
+                                  "' is missing");
+            L.gate = gate_up[0], L.up = gate_up[1];
+        } else {
+            L.gate = w.required(name("ffn_gate.weight"), {d, ff});
+            L.up = w.required(name("ffn_up.weight"), {d, ff});
+        }
         L.down = w.required(name("ffn_down.weight"), {ff, d});
     }
 }

@@ -1,7 +1,7 @@
 // The llama architecture (SmolLM2, Llama 2/3/3.1/3.2/3.3, TinyLlama, Mistral-style) — and, with
 // options, qwen2 (QKV biases, NEOX RoPE; arch_qwen2.cpp) and qwen3 (per-head Q/K RMSNorm, NEOX
-// RoPE; arch_qwen3.cpp) and granite (its four multipliers; arch_granite.cpp), which build it
-// from this file.
+// RoPE; arch_qwen3.cpp), granite (its four multipliers; arch_granite.cpp) and phi3 (fused QKV
+// and gate-up matrices; arch_phi3.cpp), which build it from this file.
 #pragma once
 
 #include <vector>
@@ -20,6 +20,10 @@ struct LlamaOptions {
     bool rope_freqs = false;
     // Granite's multipliers from Hparams (embedding, residual, attention and logit scales).
     bool granite_scales = false;
+    // phi3: Q, K and V may come stacked in one attn_qkv.weight, and the gate and up projections
+    // always come stacked in ffn_up.weight (gate rows first); both are split into ordinary
+    // weights at load (WeightBinder::optional_split), so the forward pass is the llama one.
+    bool phi3_fused = false;
 };
 
 class LlamaArchitecture : public Architecture {

@@ -12,8 +12,10 @@ std::unique_ptr<Architecture> make_llama(const Hparams& hp);    // arch_llama.cp
 std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);    // arch_qwen2.cpp
 std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);    // arch_qwen3.cpp
 std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);   // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_gemma2(const Hparams& hp);   // arch_gemma3.cpp
 std::unique_ptr<Architecture> make_granite(const Hparams& hp);  // arch_granite.cpp
 std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);    // arch_olmo2.cpp
+std::unique_ptr<Architecture> make_phi3(const Hparams& hp);     // arch_phi3.cpp
 
 namespace {
 
@@ -74,6 +76,11 @@ constexpr KnownKey kGraniteKeys[] = {
     {"logit_scale", KeyUse::Read},
 };
 
+// Phi's sliding window is accepted and not applied, as llama.cpp does (arch_phi3.cpp).
+constexpr KnownKey kPhi3Keys[] = {
+    {"attention.sliding_window", KeyUse::NoEffect},
+};
+
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
 // its arch_*.cpp file), with the metadata keys it reads besides kDecoderKeys. The order is the
 // order of the supported list in error messages.
@@ -89,6 +96,8 @@ constexpr Entry kArchitectures[] = {
     {"gemma3", make_gemma3, kGemma3Keys},
     {"granite", make_granite, kGraniteKeys},
     {"olmo2", make_olmo2, {}},
+    {"phi3", make_phi3, kPhi3Keys},
+    {"gemma2", make_gemma2, kGemma3Keys},  // the same keys, read the same way
 };
 
 const Entry* find_entry(const std::string& arch) {

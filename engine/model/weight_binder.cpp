@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "tensor/dequantize.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro {
 namespace {
@@ -43,6 +44,10 @@ std::optional<uint64_t> layer_of(std::string_view name) {
 }
 
 }  // namespace
+
+bool WeightBinder::has(std::string_view name) const {
+    return file_.find_tensor(name) != nullptr;
+}
 
 const std::string& WeightBinder::file_name() const {
     return file_.name();
@@ -85,6 +90,38 @@ void WeightBinder::require_equal_head_dims(const Hparams& hp) const {
                            ".attention.value_length' (" + std::to_string(hp.head_dim_v) +
                            ") differs from the key head size (" + std::to_string(hp.head_dim_k) +
                            "): " + hp.arch + " here has one head size for K and V");
+}
+
+std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_t n_in,
+                                                 const std::vector<int64_t>& parts) const {
+    int64_t total = 0;
+    for (const int64_t p : parts) total += p;
+    asked_.insert(name);
+    const gguf::TensorInfo* info = file_.find_tensor(name);
+    if (!info) return {};
+    std::vector<int64_t> found;
+    for (uint32_t d = 0; d < info->n_dims; ++d) found.push_back(int64_t(info->ne[d]));
+    while (found.size() > 2 && found.back() == 1) found.pop_back();
+    if (found != std::vector<int64_t>{n_in, total})
+        throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
+                          ", expected " + shape_text({n_in, total}) +
+                          " from the model's hyperparameters");
+    const std::optional<uint64_t> row = row_bytes(info->type, info->ne[0]);
+    if (!row) throw FormatError(file_.name() + ": tensor '" + name + "' has rows of no size");
+    std::vector<Weight> out;
+    int64_t first = 0;
+    for (const int64_t p : parts) {
+        gguf::TensorInfo part = *info;  // the same type and row length, a range of its rows
+        part.name =
+            name + "[rows " + std::to_string(first) + ".." + std::to_string(first + p) + ")";
+        part.ne[1] = uint64_t(p);
+        part.offset = info->offset + uint64_t(first) * *row;
+        part.n_elements = uint64_t(p) * info->ne[0];
+        part.n_bytes = uint64_t(p) * *row;
+        out.push_back(backend_.load_weight(file_, part));
+        first += p;
+    }
+    return out;
 }
 
 Weight WeightBinder::required(const std::string& name, std::vector<int64_t> shape) const {

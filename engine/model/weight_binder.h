@@ -31,7 +31,15 @@ class WeightBinder {
     Weight required(const std::string& name, std::vector<int64_t> shape) const;
     // An absent tensor gives an empty Weight (present() == false); a present one is checked.
     Weight optional(const std::string& name, std::vector<int64_t> shape) const;
-    const std::string& file_name() const;  // for errors
+    // A tensor holding several matrices stacked along its outputs (phi3's attn_qkv: the Q, K
+    // and V rows; its ffn_up: the gate rows, then the up rows): one Weight per part, in order,
+    // each loaded as a matrix of its own rows (named "<name>[rows a..b)"), so the forward pass
+    // and every backend kernel see ordinary weights. Checks the shape {n_in, sum(parts)}; an
+    // absent tensor gives an empty vector.
+    std::vector<Weight> optional_split(const std::string& name, int64_t n_in,
+                                       const std::vector<int64_t>& parts) const;
+    bool has(std::string_view name) const;  // in the file (does not count as asked for)
+    const std::string& file_name() const;   // for errors
     static std::string layer(int64_t il, const char* suffix) {
         return "blk." + std::to_string(il) + "." + suffix;
     }

@@ -328,8 +328,9 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaModelTest, ::testing::Values(0, 1, 2, 3));
 // The architectures and RoPE scalings beyond the default models (tests/reference/fixtures/
 // arch_*.gguf, checked against llama.cpp on the CPU by arch_llamacpp_test.cpp): llama3's
 // rope_freqs, linear and YaRN scaling, qwen3's Q/K norms, granite's multipliers, olmo2's
-// post-norms, on the GPU against the CPU — prefill at positions past the original contexts, then an
-// eviction whose key re-rotation (rope_shift_kv) uses the same scaled angles, then decode.
+// post-norms, phi3's split fused weights and partial rotary, gemma2's soft-capping and
+// alternating window, on the GPU against the CPU — prefill at positions past the original contexts,
+// then an eviction whose key re-rotation (rope_shift_kv) uses the same scaled angles, then decode.
 class CudaArchFixtureTest : public test::CudaTest<::testing::TestWithParam<const char*>> {};
 
 TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
@@ -358,7 +359,7 @@ TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, CudaArchFixtureTest,
                          ::testing::Values("llama3", "llama_linear", "llama_yarn", "qwen3",
-                                           "granite", "olmo2"));
+                                           "granite", "olmo2", "phi3", "gemma2"));
 
 class CudaBackendErrors : public test::CudaTest<> {};
 

@@ -17,13 +17,21 @@ feed-forward matrices in one model), and the metadata real files of that family 
   * olmo2:        no pre-norms; post-attention / post-FFN RMSNorms; RMSNorm of the whole Q
                   and K projections; NEOX RoPE;
   * granite:      the llama layer with Granite 3's embedding / residual / attention / logit
-                  multipliers.
+                  multipliers;
+  * phi3:         Q, K, V stacked in one attn_qkv.weight and gate, up stacked in ffn_up.weight,
+                  NEOX RoPE over 12 of each head's 16 dims (partial rotary), a tied LM head and
+                  Phi-3-mini's sliding_window 2047 (which llama.cpp does not apply);
+  * gemma2:       attention logit soft-capping (cap 8) and final logit soft-capping (cap 12,
+                  both far lower than Gemma 2's 50 / 30 so that they bend these logits), sliding
+                  window 32 on layers 0 and 2 (every other layer, as llama.cpp decides), post-
+                  attention / post-FFN norms, head size 32 != n_embd / n_head (queries scaled by
+                  1/sqrt(key_length)), embeddings scaled by sqrt(n_embd), GELU-tanh gated FFN.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
 argmax and top-2 gap at every position, and full logit rows at every STRIDE-th position and the
 last — llama.cpp's and, as a second witness written independently of both engines, those of the
-float64 reference forward pass (reference_forward.py) with its distance to llama.cpp. The GGUFs are committed with the JSON (each < 300 KB): they are this script's output, and
+float64 reference forward pass (reference_forward.py) with its distance to llama.cpp. The GGUFs are committed with the JSON (each < 310 KB): they are this script's output, and
 committing them keeps the C++ test independent of Python at test time.
 Usage: pip install gguf llama-cpp-python && python3 tests/reference/make_arch_fixtures.py
 """
@@ -54,7 +62,7 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
 
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
             base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
-            granite=None)
+            granite=None, n_rot=None, fused=False, window=None, softcap=None)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -69,6 +77,10 @@ MODELS = {
     "granite": dict(BASE, arch="granite", ctx=4096,
                     granite=dict(embedding_scale=12.0, residual_scale=0.22,
                                  attention_scale=0.125, logit_scale=8.0)),
+    "phi3": dict(BASE, arch="phi3", n_rot=12, fused=True, tied=True, ctx=4096, window=2047,
+                 scaling=dict(original_context_length=4096)),
+    "gemma2": dict(BASE, arch="gemma2", n_layer=3, head_dim=32, eps=1e-6, ctx=8192, tied=True,
+                   window=32, softcap=dict(attn=8.0, final=12.0)),
 }
 
 
@@ -133,7 +145,8 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     tokens, types, merges = vocab()
     nv = len(tokens)
     w = gguf.GGUFWriter(str(path), arch)
-    w.add_name(f"fluoro-arch-{name}")
+    # Not "phi3" in the name: llama.cpp's vocabulary loader then expects Phi-3's "</s>" token.
+    w.add_name(f"fluoro-arch-{name}".replace("phi3", "phi-three"))
     w.add_file_type(1)  # MOSTLY_F16
     w.add_context_length(cfg["ctx"])
     w.add_embedding_length(d)
@@ -143,16 +156,22 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     w.add_head_count_kv(nkv)
     w.add_rope_freq_base(cfg["base"])
     w.add_layer_norm_rms_eps(cfg["eps"])
-    w.add_rope_dimension_count(hd)
+    w.add_rope_dimension_count(cfg["n_rot"] or hd)
     w.add_vocab_size(nv)
     if hd * nh != d:
         w.add_key_length(hd)
         w.add_value_length(hd)
     if sc := cfg["scaling"]:
-        w.add_rope_scaling_type(gguf.RopeScalingType(sc["type"]))
-        w.add_rope_scaling_factor(sc["factor"])
+        if "type" in sc:
+            w.add_rope_scaling_type(gguf.RopeScalingType(sc["type"]))
+            w.add_rope_scaling_factor(sc["factor"])
         if "original_context_length" in sc:
             w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+    if cfg["window"] is not None:
+        w.add_sliding_window(cfg["window"])
+    if c := cfg["softcap"]:
+        w.add_attn_logit_softcapping(c["attn"])
+        w.add_final_logit_softcapping(c["final"])
     if g := cfg["granite"]:
         w.add_embedding_scale(g["embedding_scale"])
         w.add_residual_scale(g["residual_scale"])
@@ -182,9 +201,13 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
         p = f"blk.{il}."
         if not olmo2:
             add_tensor(w, p + "attn_norm.weight", norm(d), "F32")
-        add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
-        add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
-        add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
+        if cfg["fused"]:  # phi3: Q, K, V rows in one matrix
+            qkv = np.concatenate([mat(nh * hd, d, 2.0), mat(nkv * hd, d, 2.0), mat(nkv * hd, d)])
+            add_tensor(w, p + "attn_qkv.weight", qkv, "F16")
+        else:
+            add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
+            add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
+            add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
         if arch == "qwen3":
             add_tensor(w, p + "attn_q_norm.weight", norm(hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(hd), "F32")
@@ -192,13 +215,17 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "attn_q_norm.weight", norm(nh * hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(nkv * hd), "F32")
         add_tensor(w, p + "attn_output.weight", mat(d, nh * hd), "F16")
-        if olmo2:
+        if olmo2 or arch == "gemma2":
             add_tensor(w, p + "post_attention_norm.weight", 0.5 * norm(d), "F32")
             add_tensor(w, p + "post_ffw_norm.weight", 0.5 * norm(d), "F32")
-        else:
+        if not olmo2:
             add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
-        add_tensor(w, p + "ffn_gate.weight", mat(ff, d), cfg["ffn_type"])
-        add_tensor(w, p + "ffn_up.weight", mat(ff, d), cfg["ffn_type"])
+        if cfg["fused"]:  # phi3: gate rows, then up rows
+            add_tensor(w, p + "ffn_up.weight", np.concatenate([mat(ff, d), mat(ff, d)]),
+                       cfg["ffn_type"])
+        else:
+            add_tensor(w, p + "ffn_gate.weight", mat(ff, d), cfg["ffn_type"])
+            add_tensor(w, p + "ffn_up.weight", mat(ff, d), cfg["ffn_type"])
         add_tensor(w, p + "ffn_down.weight", mat(d, ff), cfg["ffn_type"])
     add_tensor(w, "output_norm.weight", norm(d), "F32")
     if not cfg["tied"]:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling),
-qwen2, qwen3, granite, olmo2 and gemma3 GGUF architectures.
+qwen2, qwen3, granite, olmo2, phi3, gemma2 and gemma3 GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -104,8 +104,9 @@ def rope(x: np.ndarray, positions: np.ndarray, n_rot: int, base: float, neox: bo
     return out
 
 
-def attention(q, k, v, scale: float, window: int = 0) -> np.ndarray:
-    """q: (n, Hq, d), k/v: (n, Hkv, d); causal (and sliding-window if window > 0); GQA."""
+def attention(q, k, v, scale: float, window: int = 0, softcap: float = 0.0) -> np.ndarray:
+    """q: (n, Hq, d), k/v: (n, Hkv, d); causal (and sliding-window if window > 0); GQA;
+    scores soft-capped to cap * tanh(score / cap) before the mask if softcap > 0 (Gemma 2)."""
     n, n_head, d = q.shape
     group = n_head // k.shape[1]
     out = np.zeros((n, n_head, v.shape[2]))
@@ -116,6 +117,8 @@ def attention(q, k, v, scale: float, window: int = 0) -> np.ndarray:
         masked |= (i - j) >= window
     for h in range(n_head):
         s = (q[:, h, :] @ k[:, h // group, :].T) * scale
+        if softcap > 0:
+            s = softcap * np.tanh(s / softcap)
         s = np.where(masked, -np.inf, s)
         s = s - s.max(axis=1, keepdims=True)
         p = np.exp(s)
@@ -149,9 +152,14 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     for il in range(int(m.hp("block_count"))):
         p = f"blk.{il}."
         x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
-        q = (x @ m.weight(p + "attn_q.weight").T).reshape(len(tokens), n_head, head_dim)
-        k = (x @ m.weight(p + "attn_k.weight").T).reshape(len(tokens), n_head_kv, head_dim)
-        v = (x @ m.weight(p + "attn_v.weight").T).reshape(len(tokens), n_head_kv, head_dim)
+        if m.has(p + "attn_qkv.weight"):  # phi3: Q, K, V rows stacked in one matrix
+            wq, wk, wv = np.split(m.weight(p + "attn_qkv.weight"),
+                                  [n_head * head_dim, (n_head + n_head_kv) * head_dim])
+        else:
+            wq, wk, wv = (m.weight(p + f"attn_{t}.weight") for t in "qkv")
+        q = (x @ wq.T).reshape(len(tokens), n_head, head_dim)
+        k = (x @ wk.T).reshape(len(tokens), n_head_kv, head_dim)
+        v = (x @ wv.T).reshape(len(tokens), n_head_kv, head_dim)
         if m.has(p + "attn_q.bias"):
             q = q + m.weight(p + "attn_q.bias").reshape(n_head, head_dim)
             k = k + m.weight(p + "attn_k.bias").reshape(n_head_kv, head_dim)
@@ -159,13 +167,17 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
         if m.has(p + "attn_q_norm.weight"):  # qwen3: RMSNorm over each head, before RoPE
             q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
             k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
-        neox = m.arch in ("qwen2", "qwen3")
+        neox = m.arch in ("qwen2", "qwen3", "phi3")
         q = rope(q, pos, n_rot, base, neox, angles)
         k = rope(k, pos, n_rot, base, neox, angles)
         a = attention(q, k, v, kq_scale).reshape(len(tokens), -1)
         h = h + res_scale * (a @ m.weight(p + "attn_output.weight").T)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
-        g = silu(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
+        if m.has(p + "ffn_gate.weight"):
+            wg, wu = m.weight(p + "ffn_gate.weight"), m.weight(p + "ffn_up.weight")
+        else:  # phi3: gate rows, then up rows, in ffn_up
+            wg, wu = np.split(m.weight(p + "ffn_up.weight"), 2)
+        g = silu(x @ wg.T) * (x @ wu.T)
         h = h + res_scale * (g @ m.weight(p + "ffn_down.weight").T)
     if last_only:
         h = h[-1:]
@@ -180,25 +192,33 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
     n_embd = int(m.hp("embedding_length"))
     head_dim = int(m.hp("attention.key_length", n_embd // n_head))
     eps = float(m.hp("attention.layer_norm_rms_epsilon"))
-    window = int(m.hp("attention.sliding_window", 0))
-    base_global = float(m.hp("rope.freq_base", 1000000.0))
-    base_local = 10000.0  # Gemma 3's local (sliding-window) layers
+    gemma2 = m.arch == "gemma2"
+    window = int(m.hp("attention.sliding_window", 4096 if gemma2 else 0))
+    base_global = float(m.hp("rope.freq_base", 1000000.0 if not gemma2 else 10000.0))
+    # Gemma 3's local (sliding-window) layers turn at base 10000; Gemma 2's at the global base.
+    base_local = float(m.hp("rope.freq_base_swa", base_global if gemma2 else 10000.0))
+    # Gemma 2: attention scores and logits soft-capped (defaults 50 and 30); queries scaled by
+    # 1/sqrt(head size), or 1/sqrt(n_embd / n_head) for the 27B (46 layers; Gemma's config).
+    n_layer = int(m.hp("block_count"))
+    attn_cap = float(m.hp("attn_logit_softcapping", 50.0)) if gemma2 else 0.0
+    scale = 1.0 / math.sqrt(n_embd // n_head if gemma2 and n_layer == 46 else head_dim)
     n = len(tokens)
     pos = np.arange(n)
     embd = m.weight("token_embd.weight")
     h = embd[tokens] * math.sqrt(n_embd)
     for il in range(int(m.hp("block_count"))):
         p = f"blk.{il}."
-        is_global = il % 6 == 5
+        is_global = il % 2 == 1 if gemma2 else il % 6 == 5
         x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
         q = (x @ m.weight(p + "attn_q.weight").T).reshape(n, n_head, head_dim)
         k = (x @ m.weight(p + "attn_k.weight").T).reshape(n, n_head_kv, head_dim)
         v = (x @ m.weight(p + "attn_v.weight").T).reshape(n, n_head_kv, head_dim)
-        q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
-        k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
+        if not gemma2:
+            q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
+            k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
         base = base_global if is_global else base_local
         q, k = rope(q, pos, head_dim, base, True), rope(k, pos, head_dim, base, True)
-        a = attention(q, k, v, 1.0 / math.sqrt(head_dim), 0 if is_global else window)
+        a = attention(q, k, v, scale, 0 if is_global else window, attn_cap)
         a = a.reshape(n, -1) @ m.weight(p + "attn_output.weight").T
         h = h + rms_norm(a, m.weight(p + "post_attention_norm.weight"), eps)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
@@ -209,7 +229,7 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
     logits = h @ embd.T
-    cap = m.hp("final_logit_softcapping")
+    cap = m.hp("final_logit_softcapping", 30.0 if gemma2 else None)
     if cap:
         logits = cap * np.tanh(logits / cap)
     return logits
@@ -250,9 +270,9 @@ def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
 
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
-    if m.arch in ("llama", "qwen2", "qwen3", "granite"):
+    if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3"):
         return forward_llama(m, tokens, last_only)
-    if m.arch == "gemma3":
+    if m.arch in ("gemma3", "gemma2"):
         return forward_gemma3(m, tokens, last_only)
     if m.arch == "olmo2":
         return forward_olmo2(m, tokens, last_only)

@@ -1,6 +1,7 @@
 // The architectures and RoPE scalings beyond the default models, checked against llama.cpp on the
 // same files: tiny synthetic GGUFs (tests/reference/fixtures/arch_<name>.gguf: llama with
-// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2) and
+// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2, phi3,
+// gemma2) and
 // llama.cpp's logits on one 200-token sequence (arch_<name>.json), both written by
 // tests/reference/make_arch_fixtures.py with llama-cpp-python 0.3.36. The same JSON holds the
 // float64 reference forward pass's logits (reference_forward.py), a second witness written
@@ -28,6 +29,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "model/model.h"
+#include "settings/settings.h"
 #include "test_models.h"
 
 namespace fluoro {
@@ -57,10 +59,11 @@ int32_t argmax(const float* row, int64_t n) {
     return int32_t(std::max_element(row, row + n) - row);
 }
 
-Measured check(const std::string& name) {
+Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionImpl) {
     std::ifstream in(test::fixtures_dir() / ("arch_" + name + ".json"));
     const json fx = json::parse(in);
     cpu::CpuBackend backend(2);
+    backend.set_attention_impl(impl);
     ModelLoadOptions opt;
     opt.max_batch = kChunk;
     opt.max_logit_rows = kChunk;
@@ -144,6 +147,17 @@ TEST(ArchLlamaCpp, Granite) {
 }
 TEST(ArchLlamaCpp, Olmo2) {
     check("olmo2");
+}
+TEST(ArchLlamaCpp, Phi3FusedQkvGateUpPartialRotary) {
+    check("phi3");
+}
+TEST(ArchLlamaCpp, Gemma2SoftcapAlternatingWindow) {
+    check("gemma2");  // the default (flash) attention
+}
+// Soft-capping and the window are applied by the standard attention path too.
+TEST(ArchLlamaCpp, Gemma2StandardAttention) {
+    static_assert(kDefaultAttentionImpl == AttentionImpl::Flash);
+    check("gemma2", AttentionImpl::Standard);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ std::vector<std::byte> image_of(const gguf::GgufWriter& w) {
 }
 
 TEST(ModelLoadChecks, TheUnchangedTestModelsLoad) {
-    for (const char* arch : {"llama", "qwen2", "qwen3", "gemma3", "granite"}) {
+    for (const char* arch : {"llama", "qwen2", "qwen3", "gemma3", "granite", "phi3"}) {
         gguf::TestModelSpec spec;
         spec.arch = arch;
         EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), arch), "") << arch;
@@ -212,6 +212,24 @@ TEST(ModelLoadChecks, ATensorTheArchitectureNeverReadsIsRefusedNamingIt) {
     w.add_tensor_f32("blk.0.attn_q_norm.weight", {norm.size()}, norm);
     EXPECT_NE(load_error(image_of(w), "q_norm").find("'blk.0.attn_q_norm.weight'"),
               std::string::npos);
+}
+
+// phi3's LongRoPE factors (Phi-3-mini-128k, Phi-3.5-mini, Phi-4-mini) are not implemented: the
+// file is refused naming the tensor and saying why. Without them, the stacked QKV splits into
+// Q, K and V whatever the KV head count (GQA or not).
+TEST(ModelLoadChecks, Phi3LongRopeIsRefusedAndStackedShapesAreChecked) {
+    gguf::TestModelSpec spec;
+    spec.arch = "phi3";
+    for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
+        gguf::GgufWriter w = gguf::make_test_model(spec);
+        const std::vector<float> factors(spec.n_embd / spec.n_head / 2, 1.0f);
+        w.add_tensor_f32(t, {factors.size()}, factors);
+        const std::string e = load_error(image_of(w), "phi3_longrope");
+        EXPECT_NE(e.find(std::string("'") + t + "'"), std::string::npos) << e;
+        EXPECT_NE(e.find("LongRoPE"), std::string::npos) << e;
+    }
+    spec.n_head_kv = 4;  // the file's head_count_kv says 4, its attn_qkv is built for 4: fine
+    EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), "phi3_mha"), "");
 }
 
 TEST(ModelLoadChecks, Llama3RopeFreqsLoadAndAreCheckedForShape) {
