@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "server/body_coding.h"
 
 namespace fluoro::app {
 
@@ -170,7 +171,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
     std::optional<http::request_parser<http::string_body>> parser;
     asio::steady_timer deadline, write_deadline;
     Phase phase = Phase::header;
-    Clock::time_point since = Clock::now();  // when the current phase began
+    BodyCoding coding = BodyCoding::identity;  // the current request's Content-Encoding
+    Clock::time_point since = Clock::now();    // when the current phase began
     std::list<std::shared_ptr<Connection>>::iterator registry_pos;
     bool reading = false;
     std::string remote;
@@ -381,9 +383,15 @@ void Connection::on_header(beast::error_code ec) {
     }
     const auto& m = parser->get();
     const auto enc = m.find(http::field::content_encoding);
-    if (enc != m.end() && !iequals(trim(sv(enc->value())), "identity")) {
-        impl.bad_encoding.fetch_add(1);
-        return refuse(415, "compressed request bodies are not accepted (Content-Encoding)");
+    coding = BodyCoding::identity;
+    if (enc != m.end()) {
+        const auto c = parse_body_coding(sv(enc->value()));
+        if (!c) {
+            impl.bad_encoding.fetch_add(1);
+            return refuse(415,
+                          "only gzip and deflate request bodies are accepted (Content-Encoding)");
+        }
+        coding = *c;
     }
     const auto te = m.find(http::field::transfer_encoding);
     if (te != m.end() && !iequals(trim(sv(te->value())), "chunked")) {
@@ -449,6 +457,20 @@ void Connection::dispatch() {
     const bool keep_alive = parser->get().keep_alive();
     r.body = std::move(parser->get().body());
     parser.reset();
+    if (coding != BodyCoding::identity) {
+        // Inflated here, under the same limit: a bomb stops at the first byte past it.
+        InflatedBody in = inflate_body(r.body, coding, impl.limits.max_body);
+        r.body.clear();
+        if (in.status == InflatedBody::Status::too_large) {
+            impl.too_large.fetch_add(1);
+            return refuse(413, "the request body is too large once decompressed (more than " +
+                                   std::to_string(impl.limits.max_body) + " bytes)");
+        }
+        if (in.status == InflatedBody::Status::corrupt)
+            return refuse(400, "the compressed request body is invalid: " + in.detail);
+        raise_to(impl.max_body_held, int64_t(in.body.size()));
+        r.body = std::move(in.body);
+    }
     auto ex = std::make_shared<Exchange>(shared_from_this(), std::move(r), keep_alive);
     watch();
     if (impl.hooks.handle) {

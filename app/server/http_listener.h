@@ -12,9 +12,10 @@
 //   waited longest for its headers (idle keep-alive or slow), and only when every connection is
 //   busy with a complete request is the new one refused with an immediate 503;
 // - bodies are counted after chunked decoding and refused with 413 beyond max_body (declared
-//   length: before reading any of it; chunked: as soon as the count passes the limit); any
-//   Content-Encoding other than identity, and any transfer coding other than chunked, is refused
-//   with 415, so nothing is ever inflated;
+//   length: before reading any of it; chunked: as soon as the count passes the limit); a gzip or
+//   deflate body (Content-Encoding) is inflated under the same limit and refused with 413 at the
+//   first byte past it (body_coding.h), so a bomb costs at most the limit; any other
+//   Content-Encoding, and any transfer coding other than chunked, is refused with 415;
 // - an early refusal (401, 404, 413, 415) is followed by a bounded lingering close, so a client
 //   still sending its body reads the answer instead of a reset.
 #pragma once
