@@ -112,25 +112,9 @@ json error_json(std::string_view message, std::string_view type, std::string_vie
                   {"code", or_null(code)}}}};
 }
 
-ContextOverflow context_overflow(std::string_view e) {
-    // engine/decode/sequence.cpp: "the prompt has N tokens but the context holds M; ..."
-    static constexpr std::string_view a = "the prompt has ", b = " tokens but the context holds ";
-    const auto number = [](std::string_view s, size_t& at) {
-        int64_t n = 0;
-        const size_t from = at;
-        while (at < s.size() && s[at] >= '0' && s[at] <= '9' && at - from < 18)
-            n = n * 10 + (s[at++] - '0');
-        return at > from ? n : int64_t(-1);
-    };
-    const size_t p = e.find(a);
-    if (p == std::string_view::npos) return {};
-    size_t at = p + a.size();
-    const int64_t prompt = number(e, at);
-    if (prompt <= 0 || e.substr(at, b.size()) != b) return {};
-    at += b.size();
-    const int64_t context = number(e, at);
-    if (context < 0) return {};
-    return {prompt, context};
+ContextOverflow context_overflow(const RunFinished& f) {
+    if (f.stop != "error" || f.overflow_prompt_tokens <= 0) return {};
+    return {f.overflow_prompt_tokens, f.overflow_context_tokens};
 }
 
 json context_overflow_json(const ContextOverflow& o) {

@@ -46,13 +46,13 @@ nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
 nlohmann::json error_json(std::string_view message, std::string_view type = "invalid_request_error",
                           std::string_view param = {}, std::string_view code = {});
 
-// A run that failed because its prompt does not fit the context, from the engine's message
-// ("the prompt has N tokens but the context holds M"): {N, M}; {0, 0} for any other error.
+// A run that failed because its prompt does not fit the context (the engine's
+// RunFinished::overflow_*): {N, M}; {0, 0} for any other error.
 struct ContextOverflow {
     int64_t prompt_tokens = 0, context_tokens = 0;
     explicit operator bool() const { return prompt_tokens > 0; }
 };
-ContextOverflow context_overflow(std::string_view engine_error);
+ContextOverflow context_overflow(const RunFinished& f);
 // OpenAI's answer to that: code "context_length_exceeded", param "messages", both counts.
 nlohmann::json context_overflow_json(const ContextOverflow& o);
 

@@ -376,7 +376,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         note.stop = f.stop;
     }
     if (f.stop == "error") {
-        const ContextOverflow over = context_overflow(f.error);
+        const ContextOverflow over = context_overflow(f);
         const json err = over ? context_overflow_json(over) : error_json(f.error, "server_error");
         if (!head_sent) {
             ex->respond(over ? 400 : 500, "application/json", dump(err));

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/run_errors.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
 
@@ -209,9 +210,11 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
                                          const std::atomic<bool>* cancel) {
     if (prompt.empty()) throw Error("the prompt is empty: nothing to compute");
     if (!evicting() && int64_t(prompt.size()) > budget())
-        throw Error("the prompt has " + std::to_string(prompt.size()) +
-                    " tokens but the context holds " + std::to_string(budget()) +
-                    "; shorten it, raise the context size or choose an evicting KV policy");
+        throw ContextOverflowError(
+            "the prompt has " + std::to_string(prompt.size()) + " tokens but the context holds " +
+                std::to_string(budget()) +
+                "; shorten it, raise the context size or choose an evicting KV policy",
+            int64_t(prompt.size()), budget());
     model_.file().check_unchanged_on_disk();  // a file truncated under us would fault, not err
     const auto start = std::chrono::steady_clock::now();
     // Longest common prefix with the conversation so far, leaving the last token to compute.

@@ -10,6 +10,7 @@
 #include "chat/reasoning_split.h"
 #include "chat/template_detect.h"
 #include "core/error.h"
+#include "core/run_errors.h"
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
 #include "decode/sequence.h"
@@ -238,6 +239,29 @@ void Engine::rt_save_prefix_cache(bool force) {
     } catch (const std::exception& e) {
         publish(ErrorEvent{0, "save_prefix_cache", e.what(), engine_ns()});
     }
+}
+
+// A run met a NaN or infinity: which K/V rows caused it cannot be told cheaply (a restored entry,
+// the rows this prompt wrote, a kernel), so nothing it read or wrote is kept. The conversation's
+// KV is forgotten (its messages are not: the next run computes them again), every prefix-cache
+// entry is evicted, and the cache file is rewritten at once so a restart cannot bring one back.
+// Returns what to add to the run's error.
+std::string Engine::rt_drop_non_finite_state() {
+    State& s = *state_;
+    if (!s.seq) return {};
+    s.seq->reset();
+    s.drop_drafter();  // a draft model's KV too; rebuilt by the next speculative run
+    int64_t entries = 0;
+    if (s.prefix_cache) {
+        entries = s.prefix_cache->stats().entries;
+        s.prefix_cache->clear();
+        rt_save_prefix_cache(true);
+    }
+    std::string note = "; the conversation's KV was dropped";
+    if (s.prefix_cache)
+        note += " and the prefix cache emptied (" + std::to_string(entries) + " entr" +
+                (entries == 1 ? "y" : "ies") + ")";
+    return note + ", so the next request computes its prompt afresh";
 }
 
 void Engine::rt_run(const QueuedCommand& q) {
@@ -804,8 +828,10 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         tel.finish(r);
         rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
-        tel.fail(e.what());
-        throw ReportedError(e.what());
+        std::string what = e.what();
+        if (dynamic_cast<const NonFiniteError*>(&e)) what += rt_drop_non_finite_state();
+        tel.fail(what, dynamic_cast<const ContextOverflowError*>(&e));
+        throw ReportedError(what);
     }
 }
 

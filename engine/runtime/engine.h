@@ -73,6 +73,7 @@ class Engine {
     // Saves the persisted prefix cache when due (force: whenever it changed); a failure is an
     // ErrorEvent, never the command's.
     void rt_save_prefix_cache(bool force);
+    std::string rt_drop_non_finite_state();
     // resume: an earlier conversation's id to take up again (0: a new one); title: what to
     // store it as (ConversationStarted::title)
     void rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages = {},

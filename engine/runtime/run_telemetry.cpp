@@ -198,7 +198,7 @@ void RunTelemetry::finish(const GenerateResult& r) {
     publish(std::move(fin));
 }
 
-void RunTelemetry::fail(std::string_view what) {
+void RunTelemetry::fail(std::string_view what, const ContextOverflowError* overflow) {
     if (!announced_) publish(started_);  // failed before it was announced (e.g. tokenizing)
     publish(ErrorEvent{started_.run, std::string(run_kind_name(started_.kind)), std::string(what),
                        now_ns(), started_.submission});
@@ -206,6 +206,10 @@ void RunTelemetry::fail(std::string_view what) {
     fin.run = started_.run;
     fin.stop = "error";
     fin.error = std::string(what);
+    if (overflow) {
+        fin.overflow_prompt_tokens = overflow->prompt_tokens;
+        fin.overflow_context_tokens = overflow->context_tokens;
+    }
     fin.t_ns = now_ns();
     publish(std::move(fin));
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "chat/reasoning_split.h"
+#include "core/run_errors.h"
 #include "decode/generate.h"
 #include "settings/settings.h"  // TelemetryLevel
 #include "speculative/spec_generate.h"
@@ -90,7 +91,8 @@ class RunTelemetry {
     void finish(const GenerateResult& r);
     // The run failed with `what`: RunStarted if it was not announced yet, the ErrorEvent, and
     // RunFinished with stop "error".
-    void fail(std::string_view what);
+    // `overflow`: the prompt did not fit the context (RunFinished::overflow_*).
+    void fail(std::string_view what, const ContextOverflowError* overflow = nullptr);
 
   private:
     void publish(Event e) { sink_(std::move(e)); }

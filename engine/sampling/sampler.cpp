@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/run_errors.h"
 #include "sampling/fast_exp.h"
 #include "sampling/logit_kernels.h"
 
@@ -57,8 +58,8 @@ void Sampler::copy_checked(std::span<const float> logits) {
     std::copy(logits.begin(), logits.end(), logits_.begin());
     const size_t bad = sampling::find_nan_or_pos_inf(logits_);  // -inf (banned) is fine
     if (bad == logits_.size()) return;
-    throw Error("sampler: logit of token " + std::to_string(bad) + " is " + describe(logits_[bad]) +
-                " (the model produced a non-finite value)");
+    throw NonFiniteError("sampler: logit of token " + std::to_string(bad) + " is " +
+                         describe(logits_[bad]) + " (the model produced a non-finite value)");
 }
 
 void Sampler::apply_penalties(std::span<const int32_t> history) {

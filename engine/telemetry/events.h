@@ -227,6 +227,9 @@ struct RunFinished {
     uint64_t run = 0;
     std::string stop;
     std::string error;
+    // stop "error" because the prompt does not fit the context: its tokens and the context's
+    // (0 for any other error).
+    int64_t overflow_prompt_tokens = 0, overflow_context_tokens = 0;
     std::string text;  // the whole reply
     int64_t n_tokens = 0;
     int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0;

@@ -4,14 +4,18 @@
 // type is reported in ModelLoaded and ignored, and the engine works on with an empty cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "core/error.h"
 #include "engine/runtime/engine_test_events.h"
+#include "gguf/gguf_file.h"
 #include "gguf/test_model.h"
 #include "runtime/engine.h"
 #include "test_temp.h"
+#include "tokenizer/tokenizer.h"
 
 namespace fluoro {
 namespace {
@@ -50,6 +54,40 @@ ModelLoaded loaded(Engine& e) {
     return ev.empty() ? ModelLoaded{} : ev.front();
 }
 
+// The small model with token `word`'s embedding row set to NaN: a prompt holding it makes every
+// logit NaN (its K/V rows are NaN, and attention reads them), any other prompt is untouched.
+// `used_in` must tokenize with that token in it.
+std::filesystem::path nan_token_model(const std::string& word, const std::string& used_in) {
+    const auto path = test::unique_temp_path("engine_pc_nan.gguf");
+    gguf::TestModelSpec spec;
+    spec.n_ctx = 1024;
+    spec.n_embd = 128;
+    spec.tied_output = false;  // a tied output matrix would make that token's logit NaN always
+    gguf::write_test_model(path, spec);
+    int64_t token = -1;
+    uint64_t row_at = 0, row_bytes = 0;
+    {
+        const gguf::GgufFile f = gguf::GgufFile::open(path);
+        const tok::Tokenizer tk = tok::Tokenizer::from_gguf(f);
+        const auto ids = tk.encode(word, false, false);
+        EXPECT_EQ(ids.size(), 1u) << word;  // one token, so the rest of the prompt is clean
+        token = ids.at(0);
+        const auto in = tk.encode(used_in, false, false);
+        EXPECT_NE(std::find(in.begin(), in.end(), token), in.end()) << used_in;
+        const gguf::TensorInfo* t = f.find_tensor("token_embd.weight");
+        EXPECT_TRUE(t && t->type == GgmlType::F32);
+        row_bytes = t->ne[0] * sizeof(float);
+        row_at = f.data_offset() + t->offset + uint64_t(token) * row_bytes;
+    }
+    std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
+    const std::vector<float> nan(row_bytes / sizeof(float),
+                                 std::numeric_limits<float>::quiet_NaN());
+    out.seekp(std::streamoff(row_at));
+    out.write(reinterpret_cast<const char*>(nan.data()), std::streamsize(row_bytes));
+    EXPECT_TRUE(out.good());
+    return path;
+}
+
 PrefixCacheEvent ask(Engine& e, const std::string& system, const std::string& user) {
     Complete c{{{"system", system}, {"user", user}}};
     SamplingParams p;
@@ -60,7 +98,8 @@ PrefixCacheEvent ask(Engine& e, const std::string& system, const std::string& us
     const auto events = next_run(e);
     const auto pc = all_of<PrefixCacheEvent>(events);
     EXPECT_EQ(pc.size(), 1u);
-    EXPECT_EQ(std::get<RunFinished>(events.back()).stop, "max_tokens");
+    EXPECT_EQ(std::get<RunFinished>(events.back()).stop, "max_tokens")
+        << std::get<RunFinished>(events.back()).error;
     return pc.empty() ? PrefixCacheEvent{} : pc.front();
 }
 
@@ -151,6 +190,46 @@ TEST(EnginePrefixCacheFile, AFileWithoutCacheSlotsIsAnError) {
     LoadModel c = load(test::unique_temp_path("no_slots.fpc"));
     c.settings.prefix_cache_slots = 0;
     EXPECT_THROW(e.submit_blocking(c), Error);
+}
+
+// Issue 38: a run that meets a NaN logit keeps nothing it read or wrote. Which rows caused it
+// cannot be told (a restored entry, the prompt's own rows, a kernel), so the conversation's KV is
+// dropped and every prefix-cache entry evicted, and the file is rewritten at once: before this, a
+// cache holding poisoned rows failed every request sharing its prefix and was saved again.
+TEST(EnginePrefixCacheFile, ANonFiniteLogitEmptiesTheCacheAndTheFile) {
+    const auto file = test::unique_temp_path("engine_nan.fpc");
+    std::filesystem::remove(file);
+    LoadModel c = load(file);
+    const std::string bad_text = "What does a hammer cost!";  // '!' is in no other prompt here
+    c.path = nan_token_model("!", bad_text);
+    {
+        Engine e;
+        e.submit_blocking(c);
+        loaded(e);
+        EXPECT_EQ(ask(e, kSystem, "Do you have 6 mm screws?").source, "none");
+        EXPECT_GT(ask(e, kSystem, "And nails?").cached_tokens, 20);  // served from the cache
+
+        Complete bad{{{"system", kSystem}, {"user", bad_text}}};
+        bad.max_tokens = 2;
+        e.submit(bad);
+        const auto events = next_run(e);
+        const RunFinished& f = std::get<RunFinished>(events.back());
+        ASSERT_EQ(f.stop, "error");
+        EXPECT_NE(f.error.find("non-finite"), std::string::npos) << f.error;
+        EXPECT_NE(f.error.find("prefix cache emptied"), std::string::npos) << f.error;
+
+        // Nothing cached survives: the same system prompt is computed again, and works.
+        const PrefixCacheEvent after = ask(e, kSystem, "Do you have 6 mm screws?");
+        EXPECT_EQ(after.cached_tokens, 0);
+        EXPECT_EQ(after.source, "none");
+    }
+    // The file written at the failure and again at shutdown (the last, clean conversation)
+    // restores: nothing in it is refused.
+    Engine e2;
+    e2.submit_blocking(c);
+    const std::string note = loaded(e2).prefix_cache_note;
+    EXPECT_NE(note.find("restored"), std::string::npos) << note;
+    EXPECT_EQ(note.find("ignored"), std::string::npos) << note;
 }
 
 }  // namespace
