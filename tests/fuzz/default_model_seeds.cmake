@@ -1,0 +1,15 @@
+# Writes one-layer, 256-token slices of the default models into OUT (model_fuzz seeds).
+#   cmake -DRESHAPE=fluoro_gguf_reshape -DMODELS=models -DOUT=dir -P default_model_seeds.cmake
+file(MAKE_DIRECTORY ${OUT})
+foreach(model SmolLM2-135M-Instruct.Q4_1 gemma-3-270m-q4_k_m)
+  set(in ${MODELS}/${model}.gguf)
+  set(out ${OUT}/${model}.l1v256.gguf)
+  if(NOT EXISTS ${in})
+    message(STATUS "${in} missing: its slice is not among the seeds")
+  elseif(NOT EXISTS ${out})
+    execute_process(COMMAND ${RESHAPE} ${in} ${out} --layers 1 --vocab 256 RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "fluoro_gguf_reshape failed on ${in} (${rc})")
+    endif()
+  endif()
+endforeach()
