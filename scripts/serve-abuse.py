@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Abuses a live `fluoro serve` the way issue 38's probe did and prints what a user would see:
 the resident memory after warm-up, a normal request's latency while 50 clients trickle header
-bytes, the answers to five 10 MiB chunked bodies and five 64 MiB-in-64 KiB gzip bodies, and the
+bytes, the answers to five 10 MiB chunked bodies and five 64 MiB-in-64 KiB gzip bodies (413 each), and the
 resident memory after the abuse and 20 more requests (the probe saw +160 MB with the old server).
   scripts/serve-abuse.py [FLUORO_BINARY] [MODEL.gguf] [PORT]
 Defaults: build/release/app/fluoro, models/SmolLM2-135M-Instruct.Q4_1.gguf, 18089."""
