@@ -13,6 +13,7 @@
 #include "server/access.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
+#include "server/server_metrics.h"
 
 namespace fluoro::app {
 namespace {
@@ -125,6 +126,7 @@ struct OpenAiServer::Impl {
     int admitted = 0;  // completion requests running or waiting
     std::atomic<bool> stopping{false};
     std::atomic<int64_t> completions{0}, cancelled{0}, rejected{0}, timed_out{0};
+    ServerMetrics metrics;
     bool started = false;
 
     // A place among the admitted requests, given back when the last copy goes.
@@ -145,13 +147,15 @@ struct OpenAiServer::Impl {
         return std::make_shared<Ticket>(this);
     }
 
-    Impl(ServerOptions o, CompletionBackend b) : opt(std::move(o)), backend(std::move(b)) {}
+    Impl(ServerOptions o, CompletionBackend b)
+        : opt(std::move(o)), backend(std::move(b)), metrics(opt.model_id) {}
 
     HttpListener::Hooks hooks();
     std::optional<std::pair<int, std::string>> screen(const HttpRequest& req) const;
     void handle(const std::shared_ptr<HttpExchange>& ex);
     void finished(const HttpExchange& ex, int status);
     void handle_models(HttpExchange& ex);
+    void handle_metrics(HttpExchange& ex);
     void handle_completion(const std::shared_ptr<HttpExchange>& ex);
     // On a worker thread: waits for the engine, runs the request, writes the reply.
     void run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
@@ -181,6 +185,7 @@ std::optional<std::pair<int, std::string>> OpenAiServer::Impl::screen(
         return std::pair{401, error_body("invalid or missing API key (Authorization: Bearer KEY)",
                                          "invalid_request_error", {}, "invalid_api_key")};
     const bool known = (req.method == "GET" && req.path == "/v1/models") ||
+                       (req.method == "GET" && req.path == "/metrics") ||
                        (req.method == "POST" && req.path == "/v1/chat/completions");
     if (!known) return std::pair{404, error_body("no such endpoint")};
     return std::nullopt;
@@ -189,6 +194,7 @@ std::optional<std::pair<int, std::string>> OpenAiServer::Impl::screen(
 void OpenAiServer::Impl::handle(const std::shared_ptr<HttpExchange>& ex) {
     ex->note = std::make_shared<RunNote>();
     if (ex->request().path == "/v1/models") return handle_models(*ex);
+    if (ex->request().path == "/metrics") return handle_metrics(*ex);
     handle_completion(ex);
 }
 
@@ -224,14 +230,30 @@ void OpenAiServer::Impl::handle_models(HttpExchange& ex) {
                dump(json{{"object", "list"}, {"data", json::array({model})}}));
 }
 
+void OpenAiServer::Impl::handle_metrics(HttpExchange& ex) {
+    ServerMetrics::Snapshot s;
+    {
+        std::lock_guard<std::mutex> lock(admit_mu);
+        s.admitted = admitted;
+    }
+    s.cancelled = cancelled.load();
+    s.rejected = rejected.load();
+    s.timed_out = timed_out.load();
+    if (listener) s.http = listener->counters();
+    ex.respond(200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(s));
+}
+
 RunFinished OpenAiServer::Impl::run_locked(RunNote& note, Complete c,
                                            const std::function<void(const Event&)>& on_event,
                                            std::optional<PrefixCacheEvent>& cache) {
     completions.fetch_add(1);
+    metrics.run_started(note.start);
     RunFinished f = backend.run(std::move(c), [&](const Event& e) {
         if (const auto* pc = std::get_if<PrefixCacheEvent>(&e)) cache = *pc;
+        metrics.event(e);
         on_event(e);
     });
+    metrics.run_finished(f);
     note_run(note, f, cache ? cache->source : std::string("-"));
     return f;
 }

@@ -61,13 +61,17 @@ install_debs() {
     run_step apt-install as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-# install_pip_openai: the `openai` Python client (tests/server/openai_client_test.py); no-op when
-# it imports already. Debian's pip refuses --user installs without --break-system-packages.
+# install_pip_openai: the Python packages the server tests use - the `openai` client
+# (tests/server/openai_client_test.py) and `prometheus-client`, whose text-format parser reads
+# GET /metrics back (tests/server/metrics_test.py); no-op when both import already. Debian's pip
+# refuses --user installs without --break-system-packages.
 install_pip_openai() {
-    python3 -c "import openai" >/dev/null 2>&1 && return 0
-    note "installing the openai Python package"
-    if ! python3 -m pip install --user --quiet openai >"$FLUORO_LOG_DIR/pip-openai.log" 2>&1; then
-        run_step pip-openai python3 -m pip install --user --quiet --break-system-packages openai
+    python3 -c "import openai, prometheus_client" >/dev/null 2>&1 && return 0
+    note "installing the openai and prometheus-client Python packages"
+    if ! python3 -m pip install --user --quiet openai prometheus-client \
+        >"$FLUORO_LOG_DIR/pip-openai.log" 2>&1; then
+        run_step pip-openai python3 -m pip install --user --quiet --break-system-packages \
+            openai prometheus-client
     fi
 }
 
