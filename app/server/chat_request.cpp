@@ -1,5 +1,6 @@
 #include "server/chat_request.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <exception>
@@ -175,7 +176,17 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
     if (field(j, "functions")) throw RequestError("functions are not supported", "functions");
     if (const json* lp = field(j, "logprobs")) {
         if (!lp->is_boolean()) wrong_type("logprobs", "a boolean", *lp);
-        if (lp->get<bool>()) throw RequestError("logprobs are not supported", "logprobs");
+        r.logprobs = lp->get<bool>();
+    }
+    if (const json* top = field(j, "top_logprobs")) {
+        if (!top->is_number_integer()) wrong_type("top_logprobs", "an integer", *top);
+        const int64_t n = top->get<int64_t>();
+        if (n < 0 || n > 20)
+            throw RequestError(cat("'top_logprobs' must be 0 to 20, not ", std::to_string(n)),
+                               "top_logprobs");
+        if (n > 0 && !r.logprobs)
+            throw RequestError("'top_logprobs' needs 'logprobs': true", "top_logprobs");
+        r.top_logprobs = int(n);
     }
     if (const json* rf = field(j, "response_format")) {
         const json* t = rf->is_object() ? field(*rf, "type") : nullptr;
@@ -185,6 +196,7 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
     }
 
     SamplingParams p = defaults;
+    p.n_probs = std::max(p.n_probs, int32_t(r.top_logprobs));  // the alternatives reported
     p.temperature = float(number(j, "temperature", p.temperature));
     p.top_p = float(number(j, "top_p", p.top_p));
     p.frequency_penalty = float(number(j, "frequency_penalty", p.frequency_penalty));

@@ -30,6 +30,11 @@ struct ChatRequest {
     Complete complete;  // messages, this request's sampling (always set), max_tokens, stop
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
+    // logprobs: each generated token's log probability (under the sampling distribution:
+    // softmax of the penalized logits / temperature) and, top_logprobs > 0, that many most likely
+    // alternatives (0..20, as OpenAI allows; needs logprobs).
+    bool logprobs = false;
+    int top_logprobs = 0;
 };
 
 // Parses `body`. `defaults` are the server's sampling settings, which the request's temperature,

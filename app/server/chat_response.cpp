@@ -60,11 +60,31 @@ json timings_json(const RunFinished& f, const PrefixCacheEvent* cache) {
     return t;
 }
 
-json completion_json(const CompletionIds& ids, const RunFinished& f,
-                     const PrefixCacheEvent* cache) {
+namespace {
+json token_logprob(const std::string& text, float logprob) {
+    json bytes = json::array();
+    for (const unsigned char c : text) bytes.push_back(int(c));
+    return json{{"token", text}, {"logprob", logprob}, {"bytes", std::move(bytes)}};
+}
+json logprobs_field(const json* entries) {
+    return entries ? json{{"content", *entries}} : json(nullptr);
+}
+}  // namespace
+
+json logprob_entry(const TokenEvent& t, int top) {
+    json e = token_logprob(t.token_text, t.logprob);
+    json alts = json::array();
+    for (size_t i = 0; i < t.top.size() && i < t.top_text.size() && int(i) < top; ++i)
+        alts.push_back(token_logprob(t.top_text[i], t.top[i].logprob));
+    e["top_logprobs"] = std::move(alts);
+    return e;
+}
+
+json completion_json(const CompletionIds& ids, const RunFinished& f, const PrefixCacheEvent* cache,
+                     const json* logprobs) {
     json choice{{"index", 0},
                 {"message", {{"role", "assistant"}, {"content", f.text}}},
-                {"logprobs", nullptr},
+                {"logprobs", logprobs_field(logprobs)},
                 {"finish_reason", finish_reason(f)}};
     return json{{"id", ids.id},
                 {"object", "chat.completion"},
@@ -76,11 +96,11 @@ json completion_json(const CompletionIds& ids, const RunFinished& f,
 }
 
 json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
-                std::string_view finish) {
+                std::string_view finish, const json* logprobs) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
     if (finish.empty()) delta["content"] = std::string(content);
-    json choice{{"index", 0}, {"delta", delta}, {"logprobs", nullptr}};
+    json choice{{"index", 0}, {"delta", delta}, {"logprobs", logprobs_field(logprobs)}};
     choice["finish_reason"] = finish.empty() ? json(nullptr) : json(std::string(finish));
     return json{{"id", ids.id},
                 {"object", "chat.completion.chunk"},

@@ -31,13 +31,22 @@ nlohmann::json usage_json(const RunFinished& f);
 // where the reused span came from, where the prompt diverged from what was cached, evictions.
 nlohmann::json timings_json(const RunFinished& f, const PrefixCacheEvent* cache = nullptr);
 
-// The whole non-streaming response.
+// One generated token in OpenAI's logprobs shape: {"token", "logprob", "bytes", "top_logprobs":
+// [the first `top` alternatives, each {"token", "logprob", "bytes"}]}. "token" is the
+// vocabulary's text (a piece of a UTF-8 character shows as U+FFFD there; "bytes" are exact).
+nlohmann::json logprob_entry(const TokenEvent& t, int top);
+
+// The whole non-streaming response; `logprobs` (entries of logprob_entry) becomes the choice's
+// {"content": [...]}, null when not asked for.
 nlohmann::json completion_json(const CompletionIds& ids, const RunFinished& f,
-                               const PrefixCacheEvent* cache = nullptr);
+                               const PrefixCacheEvent* cache = nullptr,
+                               const nlohmann::json* logprobs = nullptr);
 // One streamed chunk: a delta with `content` (and role "assistant" when first), or with
-// finish_reason set when finish_reason is non-empty.
+// finish_reason set when finish_reason is non-empty; `logprobs` as in completion_json, for the
+// tokens this chunk carries.
 nlohmann::json chunk_json(const CompletionIds& ids, std::string_view content, bool first,
-                          std::string_view finish_reason = {});
+                          std::string_view finish_reason = {},
+                          const nlohmann::json* logprobs = nullptr);
 // The last streamed chunk with stream_options.include_usage: usage + timings, no choices.
 nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
                                 const PrefixCacheEvent* cache = nullptr);

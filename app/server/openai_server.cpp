@@ -341,6 +341,18 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     std::optional<PrefixCacheEvent> cache;
     std::string text;  // streamed: text that may begin a stop string is held back
     size_t sent = 0;
+    // logprobs: every token's entry (not streamed), or those not yet sent with a chunk.
+    json logprobs = json::array();
+    const auto take_logprobs = [&]() -> std::optional<json> {
+        if (!cr.logprobs) return std::nullopt;
+        json out = std::move(logprobs);
+        logprobs = json::array();
+        return out;
+    };
+    const auto chunk = [&](std::string_view content, bool is_first, std::string_view finish = {}) {
+        const std::optional<json> lp = take_logprobs();
+        return chunk_json(ids, content, is_first, finish, lp ? &*lp : nullptr);
+    };
     RunFinished f = run_locked(
         note, cr.complete,
         [&](const Event& e) {
@@ -350,6 +362,8 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                 backend.cancel();
             }
             if (gone) return;
+            if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0 && cr.logprobs)
+                logprobs.push_back(logprob_entry(*t, cr.top_logprobs));
             if (!stream) {
                 if (!ex->peer_eof()) return;
                 // A probe every 20 ms at most: a gone client's reset is back within a round
@@ -373,7 +387,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                     sent + releasable(std::string_view(text).substr(sent), stop_strings);
                 if (safe <= sent) return;
                 open_stream();
-                send(chunk_json(ids, text.substr(sent, safe - sent), first));
+                send(chunk(text.substr(sent, safe - sent), first));
                 sent = safe;
                 first = false;
             }
@@ -413,7 +427,9 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         return;
     }
     if (!stream) {
-        const std::string body = dump(completion_json(ids, f, cache ? &*cache : nullptr));
+        const std::optional<json> lp = take_logprobs();
+        const std::string body =
+            dump(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr));
         if (head_sent) {
             ex->write_chunk(body);
             ex->end_chunked();
@@ -425,10 +441,10 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     // What was held back and is part of the reply after all (the engine's text is cut before a
     // stop string).
     if (f.text.size() > sent) {
-        send(chunk_json(ids, f.text.substr(sent), first));
+        send(chunk(f.text.substr(sent), first));
         first = false;
     }
-    send(chunk_json(ids, "", first, finish_reason(f)));
+    send(chunk("", first, finish_reason(f)));
     if (cr.include_usage) send(usage_chunk_json(ids, f, cache ? &*cache : nullptr));
     if (!gone) ex->write_chunk("data: [DONE]\n\n");
     if (gone) {

@@ -126,7 +126,7 @@ void ServerMetrics::run_started(Clock::time_point arrival, Clock::time_point now
 
 void ServerMetrics::event(const Event& e, Clock::time_point now) {
     std::lock_guard lock(mu_);
-    if (std::holds_alternative<TokenEvent>(e)) {
+    if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0) {  // -1: a text flush
         if (!first_token_seen_) {
             ttft_.observe(seconds(now - arrival_));
             first_token_seen_ = true;

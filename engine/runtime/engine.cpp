@@ -759,6 +759,7 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
         return rt_kv_snapshot(run, step, t_ns);
     };
+    p.token_text = [&s](int32_t id) { return s.model->tokenizer().token_to_piece(id, true); };
     p.control_text = [&s](int32_t id) -> std::string {
         const tok::Tokenizer& tk = s.model->tokenizer();
         if (tk.vocab().type(id) != tok::TokenType::Control) return {};

@@ -76,6 +76,11 @@ void RunTelemetry::emit_token(const GeneratedToken& t, TelemetryLevel level) {
         if (level != TelemetryLevel::Off)
             te.top.assign(t.sample->top().begin(), t.sample->top().end());
     }
+    if (probes_.token_text && t.id >= 0) {
+        te.token_text = probes_.token_text(t.id);
+        te.top_text.reserve(te.top.size());
+        for (const TokenProb& p : te.top) te.top_text.push_back(probes_.token_text(p.id));
+    }
     te.t_ns = meter_.now_ns();
     const bool before = split_.in_reasoning();
     ReasoningDelta d = split_.feed(

@@ -43,6 +43,8 @@ struct RunProbes {
     // The text of a generated control token, which the decode loop's text leaves out (gpt-oss's
     // <|channel|> markup), for the reasoning split; "" for other tokens.
     std::function<std::string(int32_t id)> control_text;
+    // Any token's text in the vocabulary, special tokens by name (TokenEvent::token_text).
+    std::function<std::string(int32_t id)> token_text;
 };
 
 using EventSink = std::function<void(Event)>;

@@ -82,6 +82,12 @@ struct TokenEvent {
     bool split = false;
     bool reasoning = false;
     std::string reasoning_text = {}, answer_text = {};
+    // The vocabulary's text of this token and of each `top` entry (token_text: at every level;
+    // top_text: with top): raw bytes, so a token holding part of a UTF-8 character holds that
+    // part (piece above is the complete UTF-8 the token releases), special tokens by name.
+    // What an API's logprobs report as "token" and "bytes".
+    std::string token_text = {};
+    std::vector<std::string> top_text = {};
 };
 
 // One step: a forward pass over `tokens` tokens (a whole prefill counts as one step) and the

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`fluoro serve` against the real `openai` Python client on SmolLM2: one plain and one streamed
-chat completion (temperature 0, max_tokens 8), their usage and the `timings` block; `stop`
+chat completion (temperature 0, max_tokens 8), their usage and the `timings` block; logprobs and
+top_logprobs, streamed or not; `stop`
 (a word of the reply: the reply ends before it, streamed or not); a client that times out on a
 non-streamed request (its generation is cancelled: the server's log says stop=cancelled).
 
@@ -8,6 +9,7 @@ Usage: openai_client_test.py FLUORO_BINARY MODEL.gguf
 Exit 77 (skip) when the model or the openai package is missing, unless FLUORO_REQUIRE_MODELS=1.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -104,6 +106,43 @@ def main():
                     pieces.append(c.delta.content)
                     assert expected.startswith("".join(pieces)), pieces  # never past the cut
         assert "".join(pieces) == expected, pieces
+
+        # logprobs: one entry per generated token, its text the reply's when concatenated
+        # (an ASCII reply here), greedy: the chosen token is the most likely alternative with the
+        # same log probability, and the alternatives' probabilities are a part of one.
+        lp = client.chat.completions.create(model=model_id, messages=messages, temperature=0,
+                                            max_tokens=8, seed=1, logprobs=True, top_logprobs=3)
+        content = lp.choices[0].logprobs.content
+        print("logprobs:", [(e.token, round(e.logprob, 3)) for e in content])
+        assert len(content) == lp.usage.completion_tokens, (content, lp.usage)
+        assert lp.choices[0].message.content == text
+        assert "".join(e.token for e in content).startswith(text), content
+        for e in content:
+            assert bytes(e.bytes).decode() == e.token, e
+            assert len(e.top_logprobs) == 3, e
+            assert e.top_logprobs[0].token == e.token, e
+            assert abs(e.top_logprobs[0].logprob - e.logprob) < 1e-6, e
+            probs = [math.exp(t.logprob) for t in e.top_logprobs]
+            assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-5, e
+        pieces, entries = [], []
+        for chunk in client.chat.completions.create(model=model_id, messages=messages,
+                                                    temperature=0, max_tokens=8, seed=1,
+                                                    stream=True, logprobs=True, top_logprobs=2):
+            for c in chunk.choices:
+                if c.delta.content:
+                    pieces.append(c.delta.content)
+                if c.logprobs and c.logprobs.content:
+                    entries += c.logprobs.content
+        assert "".join(pieces) == text, pieces
+        assert [(e.token, e.logprob) for e in entries] == \
+            [(e.token, e.logprob) for e in content], (entries, content)
+        assert all(len(e.top_logprobs) == 2 for e in entries), entries
+        try:
+            client.chat.completions.create(model=model_id, messages=messages, max_tokens=1,
+                                           top_logprobs=2)
+            raise AssertionError("top_logprobs without logprobs was accepted")
+        except openai.BadRequestError:
+            pass
 
         # A client that gives up on a non-streamed reply: its generation stops.
         try:

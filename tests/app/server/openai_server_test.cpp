@@ -318,6 +318,15 @@ TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
         stop["stop"] = bad;
         expect_error(s.post(stop.dump()), 400, "stop");
     }
+    for (const json& top : {json(21), json(-1), json(2.5), json("3")}) {
+        json lp = request("hi");
+        lp["logprobs"] = true;
+        lp["top_logprobs"] = top;
+        expect_error(s.post(lp.dump()), 400, "top_logprobs");
+    }
+    json top_alone = request("hi");
+    top_alone["top_logprobs"] = 2;  // needs logprobs: true, as OpenAI says
+    expect_error(s.post(top_alone.dump()), 400, "top_logprobs");
     json image = request("hi");
     image["messages"][1]["content"] = json::array({{{"type", "image_url"}, {"image_url", "x"}}});
     expect_error(s.post(image.dump()), 400);

@@ -12,6 +12,12 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = ServerMetrics::Clock;
 
+TokenEvent token() {
+    TokenEvent t;
+    t.id = 1;
+    return t;
+}
+
 bool has_line(const std::string& text, const std::string& line) {
     return text.find('\n' + line + '\n') != std::string::npos;
 }
@@ -26,9 +32,9 @@ TEST(ServerMetrics, ObservationsLandInTheirBucketsAndCountersAddUp) {
     mem.kv_bytes = 1000;
     mem.kv_used_bytes = 250;
     m.event(mem, t0 + 310ms);
-    m.event(TokenEvent{}, t0 + 350ms);
-    m.event(TokenEvent{}, t0 + 370ms);
-    m.event(TokenEvent{}, t0 + 400ms);
+    m.event(token(), t0 + 350ms);
+    m.event(token(), t0 + 370ms);
+    m.event(token(), t0 + 400ms);
     ServerMetrics::Snapshot s;
     s.admitted = 3;  // this one and two waiting
     const std::string during = m.exposition(s);
