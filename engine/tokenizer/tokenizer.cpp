@@ -9,6 +9,7 @@
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/utf8.h"
+#include "tokenizer/wordpiece.h"
 
 namespace fluoro::tok {
 
@@ -74,6 +75,7 @@ Tokenizer::Tokenizer(Vocab vocab)
       user_defined_(vocab_, user_defined_ids(vocab_)) {
     if (vocab_.model() == TokenizerModel::Bpe)
         splitter_ = std::make_unique<RegexSplitter>(pre_tokenizer_patterns(vocab_.pre_tokenizer()));
+    if (vocab_.model() == TokenizerModel::Wpm) wordpiece_ = std::make_unique<WordPiece>(vocab_);
 }
 
 Tokenizer Tokenizer::from_gguf(const gguf::GgufFile& file) {
@@ -162,6 +164,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, std::span<const Te
     }
 
     if (add_special && vocab_.add_eos()) out.push_back(vocab_.eos());
+    if (add_special && wordpiece_ && vocab_.sep() != kNoToken) out.push_back(vocab_.sep());
     return out;
 }
 
@@ -169,6 +172,7 @@ void Tokenizer::encode_fragment(std::string_view fragment, bool after_special,
                                 EncodeScratch& scratch, std::vector<int32_t>& out) const {
     std::string& buf = scratch.text;
     buf.clear();
+    if (wordpiece_) return wordpiece_->encode(vocab_, fragment, out);
     if (vocab_.model() == TokenizerModel::Bpe) {
         if (!vocab_.byte_level()) {  // raw UTF-8 (Gemma 4): spaces are "▁" before splitting
             append_escaped(fragment, buf);
@@ -242,8 +246,9 @@ void Tokenizer::append_decoded(int32_t id, bool render_special, bool& at_start,
     append_piece(id, render_special, out);
     const TokenType t = vocab_.type(id);
     if (!at_start || t == TokenType::Control || t == TokenType::Unknown) return;
-    // The first text token carries the dummy prefix encode() added; SentencePiece drops it.
-    if (vocab_.add_space_prefix() && out.size() > before && out[before] == ' ')
+    // The first text token carries the dummy prefix encode() added (SentencePiece) or the word
+    // marker (WordPiece's "▁"); the decoder drops it.
+    if ((vocab_.add_space_prefix() || wordpiece_) && out.size() > before && out[before] == ' ')
         out.erase(before, 1);
     at_start = false;
 }

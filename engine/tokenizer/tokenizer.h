@@ -23,6 +23,7 @@ class GgufFile;
 namespace fluoro::tok {
 
 class RegexSplitter;
+class WordPiece;
 
 class Tokenizer {
   public:
@@ -69,6 +70,7 @@ class Tokenizer {
 
     Vocab vocab_;
     std::unique_ptr<RegexSplitter> splitter_;  // byte-level BPE only
+    std::unique_ptr<WordPiece> wordpiece_;     // WordPiece only
     SpecialMatcher all_specials_;              // CONTROL + USER_DEFINED + UNKNOWN
     SpecialMatcher user_defined_;              // USER_DEFINED only
 };

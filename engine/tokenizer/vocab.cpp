@@ -39,7 +39,15 @@ std::string quoted(std::string_view s) {
 }  // namespace
 
 std::string_view model_name(TokenizerModel m) {
-    return m == TokenizerModel::Bpe ? "gpt2" : "llama";
+    switch (m) {
+        case TokenizerModel::Bpe:
+            return "gpt2";
+        case TokenizerModel::Spm:
+            return "llama";
+        case TokenizerModel::Wpm:
+            return "bert";
+    }
+    return "?";
 }
 
 Vocab Vocab::build(VocabData data, std::string_view source) {
@@ -93,6 +101,14 @@ Vocab Vocab::build(VocabData data, std::string_view source) {
         v.build_merges(data.merges, source);
         v.add_bos_ = data.add_bos.value_or(spec->add_bos);
         v.add_space_prefix_ = data.add_space_prefix.value_or(false);
+    } else if (v.model_ == TokenizerModel::Wpm) {
+        // As llama.cpp for BERT: [CLS] (the BOS) first and [SEP] last with add_special.
+        v.pre_name_ = data.pre.value_or("");
+        v.add_bos_ = data.add_bos.value_or(true);
+        // BERT's normalizer, llama.cpp's defaults: lowercase unless the file says otherwise,
+        // strip accents when lowercasing unless it says otherwise.
+        v.lowercase_ = data.lowercase.value_or(true);
+        v.strip_accents_ = data.strip_accents.value_or(v.lowercase_);
     } else {
         v.pre_name_ = data.pre.value_or("");
         v.add_bos_ = data.add_bos.value_or(true);
@@ -179,12 +195,23 @@ void Vocab::resolve_specials(const VocabData& data, std::string_view source, boo
     // llama.cpp's defaults when a key is absent: SPM bos=1 eos=2 unk=0, byte-level BPE bos=eos=11.
     // Gemma 4 has no defaults (ids come from the file), chatglm no default BOS.
     const bool raw = !spm && !byte_level_;
-    bos_ = resolve(data.bos, "bos_token_id", spm ? 1 : raw || no_default_bos ? kNoToken : 11);
-    eos_ = resolve(data.eos, "eos_token_id", spm ? 2 : raw ? kNoToken : 11);
+    // WordPiece (BERT): [CLS] 101 is the BOS, [UNK] 100, [SEP] 102, [PAD] 0, no EOS.
+    const bool wpm = model_ == TokenizerModel::Wpm;
+    bos_ = resolve(data.bos, "bos_token_id",
+                   wpm                     ? 101
+                   : spm                   ? 1
+                   : raw || no_default_bos ? kNoToken
+                                           : 11);
+    eos_ = resolve(data.eos, "eos_token_id", wpm ? kNoToken : spm ? 2 : raw ? kNoToken : 11);
     eot_ = resolve(data.eot, "eot_token_id", kNoToken);
     eom_ = resolve(data.eom, "eom_token_id", kNoToken);
-    unk_ = resolve(data.unk, "unknown_token_id", spm ? 0 : kNoToken);
-    pad_ = resolve(data.pad, "padding_token_id", kNoToken);
+    unk_ = resolve(data.unk, "unknown_token_id", wpm ? 100 : spm ? 0 : kNoToken);
+    pad_ = resolve(data.pad, "padding_token_id", wpm ? 0 : kNoToken);
+    sep_ = resolve(data.sep, "seperator_token_id", wpm ? 102 : kNoToken);
+    if (wpm && unk_ == kNoToken)
+        throw FormatError(std::string(source) +
+                          ": a WordPiece vocabulary needs an unknown token (tokenizer.ggml."
+                          "unknown_token_id) for words it cannot spell");
     if (add_bos_ && bos_ == kNoToken)
         throw FormatError(std::string(source) +
                           ": tokenizer.ggml.add_bos_token is true but there is no BOS token");
@@ -229,7 +256,9 @@ void Vocab::resolve_specials(const VocabData& data, std::string_view source, boo
 
 void Vocab::build_byte_tokens() {
     for (unsigned b = 0; b < 256; ++b) {
-        if (model_ == TokenizerModel::Spm || !byte_level_) {
+        if (model_ == TokenizerModel::Wpm) {
+            byte_tokens_[b] = kNoToken;  // WordPiece has no byte fallback: [UNK]
+        } else if (model_ == TokenizerModel::Spm || !byte_level_) {
             char name[8];
             std::snprintf(name, sizeof name, "<0x%02X>", b);
             byte_tokens_[b] = find(name);

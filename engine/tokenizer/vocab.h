@@ -37,10 +37,10 @@ enum class TokenType : uint8_t {
 
 // tokenizer.ggml.model: "gpt2" is BPE after a regex pre-tokenizer (byte-level, or raw UTF-8 for
 // "gemma4", which load_vocab reads as "gpt2" with tokenizer.ggml.pre "gemma4", as llama.cpp does);
-// "llama" is SentencePiece-style.
-enum class TokenizerModel : uint8_t { Bpe, Spm };
+// "llama" is SentencePiece-style; "bert" is WordPiece (tokenizer/wordpiece.h).
+enum class TokenizerModel : uint8_t { Bpe, Spm, Wpm };
 
-std::string_view model_name(TokenizerModel m);  // "gpt2" / "llama"
+std::string_view model_name(TokenizerModel m);  // "gpt2" / "llama" / "bert"
 
 // Everything a vocabulary is built from, as plain values: what load_vocab reads from a GGUF file,
 // and what tests write by hand. Optional fields take llama.cpp's per-model defaults.
@@ -53,6 +53,10 @@ struct VocabData {
     std::vector<std::string> merges;  // "left right", rank = index (BPE only)
     std::optional<int64_t> bos, eos, eot, eom, unk, pad;
     std::optional<bool> add_bos, add_eos, add_space_prefix;
+    // WordPiece only: the separator appended after the text ([SEP]) and the normalizer
+    // (tokenizer.ggml.normalizer.lowercase / .strip_accents; strip_accents defaults to lowercase).
+    std::optional<int64_t> sep;
+    std::optional<bool> lowercase, strip_accents;
 };
 
 struct MergeRule {
@@ -107,6 +111,10 @@ class Vocab {
     bool add_bos() const { return add_bos_; }
     bool add_eos() const { return add_eos_; }
     bool add_space_prefix() const { return add_space_prefix_; }
+    // WordPiece: [SEP], appended after the text with add_special; lowercase the input first.
+    int32_t sep() const { return sep_; }
+    bool lowercase() const { return lowercase_; }
+    bool strip_accents() const { return strip_accents_; }  // NFD, then combining marks dropped
 
     // End of generation: eos, eot, eom and every token whose text is a known end marker.
     bool is_eog(int32_t id) const;
@@ -140,8 +148,9 @@ class Vocab {
     bool ignore_merges_ = false;
     bool byte_level_ = true;
     int32_t bos_ = kNoToken, eos_ = kNoToken, eot_ = kNoToken, eom_ = kNoToken;
-    int32_t unk_ = kNoToken, pad_ = kNoToken;
-    bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false;
+    int32_t unk_ = kNoToken, pad_ = kNoToken, sep_ = kNoToken;
+    bool add_bos_ = false, add_eos_ = false, add_space_prefix_ = false, lowercase_ = false,
+         strip_accents_ = false;
     std::vector<int32_t> eog_;
     std::vector<int32_t> special_;
     std::vector<std::string> warnings_;

@@ -63,7 +63,6 @@ std::optional<int64_t> token_id(const gguf::GgufFile& f, const char* name) {
 
 // What llama.cpp calls the tokenizer models we do not implement, for the error message.
 std::string unsupported_kind(std::string_view model) {
-    if (model == "bert") return ", WordPiece";
     if (model == "t5") return ", Unigram";
     if (model == "rwkv") return ", RWKV greedy trie";
     if (model == "plamo2") return ", PLaMo-2 Aho-Corasick";
@@ -88,11 +87,15 @@ Vocab load_vocab(const gguf::GgufFile& file) {
         data.pre = "gemma4";
     } else if (*model == "llama") {
         data.model = TokenizerModel::Spm;
+    } else if (*model == "bert") {
+        data.model = TokenizerModel::Wpm;
+        data.lowercase = file.get_bool("tokenizer.ggml.normalizer.lowercase");
+        data.strip_accents = file.get_bool("tokenizer.ggml.normalizer.strip_accents");
     } else {
         throw UnsupportedError(file.name() + ": tokenizer model '" + *model + "' (" +
                                std::string(kModelKey) + unsupported_kind(*model) +
                                ") is not supported; supported: gpt2 (BPE), gemma4 (BPE on "
-                               "UTF-8), llama (SentencePiece)");
+                               "UTF-8), llama (SentencePiece), bert (WordPiece)");
     }
     data.tokens = string_array(file, "tokenizer.ggml.tokens", true);
     data.scores = numeric_array<float>(file, "tokenizer.ggml.scores");
@@ -106,6 +109,7 @@ Vocab load_vocab(const gguf::GgufFile& file) {
     data.eom = token_id(file, "eom_token_id");
     data.unk = token_id(file, "unknown_token_id");
     data.pad = token_id(file, "padding_token_id");
+    if (data.model == TokenizerModel::Wpm) data.sep = token_id(file, "seperator_token_id");
     data.add_bos = file.get_bool("tokenizer.ggml.add_bos_token");
     data.add_eos = file.get_bool("tokenizer.ggml.add_eos_token");
     data.add_space_prefix = file.get_bool("tokenizer.ggml.add_space_prefix");
