@@ -21,11 +21,13 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "panels/attention_heatmap.h"
 #include "panels/event_panel.h"
 #include "workbench/chat_view.h"
 #include "workbench/engine_bridge.h"
@@ -153,6 +155,10 @@ void chat_with_attention(MainWindow& w, const QString& model) {
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 120000);
     QVERIFY2(w.error_text().isEmpty(), qPrintable(w.error_text()));
     QVERIFY(w.chat()->tokens_received() > 0);
+    // The attention panel got the captured weights: its heatmap, not the "nothing yet" notice.
+    auto* heatmap = w.panel_dock("attention")->findChild<AttentionHeatmap*>();
+    QVERIFY(heatmap);
+    QTRY_VERIFY_WITH_TIMEOUT(heatmap->isVisible(), 5000);
     QCoreApplication::processEvents();
 }
 
@@ -225,6 +231,17 @@ class LayoutFitTest : public QObject {
             QCoreApplication::processEvents();
             check_fits(w, screen, qPrintable("with panel " + p->panel_id() + " raised"));
             if (QTest::currentTestFailed()) return;
+            // Looks right, too: in the default layout a panel is never wider than its dock (it
+            // may scroll up and down on a short screen, but not sideways).
+            auto* scroll = w.panel_dock(p->panel_id())->findChild<QScrollArea*>();
+            QVERIFY(scroll);
+            QVERIFY2(p->minimumSizeHint().width() <= scroll->viewport()->width(),
+                     qPrintable(QStringLiteral("%1×%2: panel %3 needs %4 px, its dock has %5")
+                                    .arg(width)
+                                    .arg(height)
+                                    .arg(p->panel_id())
+                                    .arg(p->minimumSizeHint().width())
+                                    .arg(scroll->viewport()->width())));
         }
     }
 
