@@ -53,11 +53,11 @@ void MainWindow::apply_default_layout() {
 
 void MainWindow::apply_default_sizes() {
     // After the next layout pass: before it the dock areas have no size to share. The left column
-    // takes a fifth of the width (240-320 px: the conversation titles and the settings' labels),
-    // the panels a third (400-640 px: the attention heatmap's 64 rows readable), the chat the rest
-    // — at 1366 px that is 273 + 455 + the chat's ≈ 620.
+    // takes 21 % of the width (260-340 px: Settings and API server, fields under their labels,
+    // fit without scrolling sideways), the panels a third (400-640 px: the attention heatmap's 64
+    // rows readable), the chat the rest (≈ 600 px in a 1366 px wide window).
     QTimer::singleShot(0, this, [this] {
-        const int left = std::clamp(width() / 5, 240, 320);
+        const int left = std::clamp(width() * 21 / 100, 260, 340);
         const int right = std::clamp(width() / 3, 400, 640);
         resizeDocks({conversations_dock_, card_dock_}, {height() / 2, height() / 2}, Qt::Vertical);
         resizeDocks({card_dock_}, {left}, Qt::Horizontal);
