@@ -51,6 +51,8 @@ AttentionPanel::AttentionPanel(QWidget* parent)
     bar->addWidget(new QLabel(QStringLiteral("Head"), this));
     bar->addWidget(head_box_);
     bar->addWidget(capture_);
+    // Wraps rather than widening the panel (and the window) by its whole line.
+    info_->setWordWrap(true);
     bar->addWidget(info_, 1);
 
     heat_stack_->addWidget(heat_notice_);

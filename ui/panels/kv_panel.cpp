@@ -157,6 +157,7 @@ KvPanel::KvPanel(QWidget* parent)
     layout->addWidget(strip_);
     layout->addWidget(split, 1);
     evictions_->setWordWrap(true);
+    summary_->setWordWrap(true);  // never wider than the dock
     strip_->set_state(&state_);
     refresh();
 }

@@ -201,6 +201,9 @@ SpecPanel::SpecPanel(QWidget* parent)
     split->addWidget(tabs);
     split->addWidget(over_time);
     auto* head = new QHBoxLayout;
+    // Both wrap rather than widening the panel (and the window) by a whole line.
+    summary_->setWordWrap(true);
+    legend->setWordWrap(true);
     head->addWidget(summary_, 1);
     head->addWidget(legend);
     auto* al = new QVBoxLayout(active);

@@ -1,6 +1,5 @@
 #include "workbench/main_window.h"
 
-#include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QHBoxLayout>
@@ -9,10 +8,8 @@
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSettings>
 #include <QStatusBar>
 #include <QThreadPool>
-#include <QTimer>
 #include <QVBoxLayout>
 
 #include "panels/event_panel.h"
@@ -24,6 +21,7 @@
 #include "workbench/model_card.h"
 #include "workbench/panel_feeder.h"
 #include "workbench/run_timeline.h"
+#include "workbench/scroll_dock.h"
 #include "workbench/serve_controller.h"
 #include "workbench/server_panel.h"
 #include "workbench/settings_panel.h"
@@ -41,7 +39,7 @@ MainWindow::MainWindow(const WorkbenchOptions& opt, QWidget* parent)
     setWindowTitle(tr("Fluoroscope"));
     setWindowIcon(app_icon());
     setObjectName("main_window");
-    resize(1440, 900);
+    resize(default_size());
     if (!opt.db.empty() && bridge_->store_error().isEmpty())
         store_ = std::make_unique<StoreWorker>(opt.db);
     build_layout();
@@ -227,39 +225,16 @@ void MainWindow::build_docks() {
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks |
                    QMainWindow::AllowNestedDocks);
     card_ = new ModelCard(this);
-    auto* card_dock = new QDockWidget(tr("Model"), this);
-    card_dock->setObjectName("dock_model");
-    card_dock->setWidget(card_);
+    card_dock_ = make_scroll_dock(tr("Model"), "dock_model", card_, this);
     settings_ = new SettingsPanel(this);
-    auto* settings_dock = new QDockWidget(tr("Settings"), this);
-    settings_dock->setObjectName("dock_settings");
-    settings_dock->setWidget(settings_);
+    settings_dock_ = make_scroll_dock(tr("Settings"), "dock_settings", settings_, this);
     server_panel_ = new ServerPanel(*serve_, this);
     server_panel_->set_sampling_source([this] { return settings_->change_settings().sampling; });
-    auto* server_dock = new QDockWidget(tr("API server"), this);
-    server_dock->setObjectName("dock_server");
-    server_dock->setWidget(server_panel_);
-    addDockWidget(Qt::LeftDockWidgetArea, conversations_dock_);
-    splitDockWidget(conversations_dock_, card_dock, Qt::Vertical);
-    tabifyDockWidget(card_dock, settings_dock);
-    tabifyDockWidget(settings_dock, server_dock);
-    card_dock->raise();
-    // After the first layout pass: before it the dock areas have no size to share.
-    QTimer::singleShot(0, this, [this, card_dock] {
-        resizeDocks({conversations_dock_, card_dock}, {height() / 2, height() / 2}, Qt::Vertical);
-    });
+    server_dock_ = make_scroll_dock(tr("API server"), "dock_server", server_panel_, this);
 
     panels_ = make_panels(this);
-    QDockWidget* first = nullptr;
     for (EventPanel* p : panels_) {
-        auto* dock = new QDockWidget(p->title(), this);
-        dock->setObjectName("dock_" + p->panel_id());
-        dock->setWidget(p);
-        addDockWidget(Qt::RightDockWidgetArea, dock);
-        if (first)
-            tabifyDockWidget(first, dock);
-        else
-            first = dock;
+        QDockWidget* dock = make_scroll_dock(p->title(), "dock_" + p->panel_id(), p, this);
         panel_docks_.push_back(dock);
         connect(p, &EventPanel::request_command, this,
                 [this](const QString& tag, const fluoro::Command& c) {
@@ -268,11 +243,7 @@ void MainWindow::build_docks() {
         connect(p, &EventPanel::token_selected, this, &MainWindow::select_token);
         feeder_->add(p, dock);
     }
-    if (first) {
-        first->raise();
-        resizeDocks({first}, {620}, Qt::Horizontal);
-    }
-    resizeDocks({card_dock}, {300}, Qt::Horizontal);
+    apply_default_layout();
 
     connect(serve_.get(), &ServeController::state_changed, this, [this] {
         serve_label_->setText(tr("API: %1").arg(serve_->url()));
@@ -295,19 +266,6 @@ QDockWidget* MainWindow::panel_dock(const QString& id) const {
 void MainWindow::show_error(const QString& message) {
     banner_->setText(message);
     banner_->setVisible(!message.isEmpty());
-}
-
-void MainWindow::restore_layout() {
-    QSettings st;
-    restoreGeometry(st.value("window/geometry").toByteArray());
-    restoreState(st.value("window/state").toByteArray());
-}
-
-void MainWindow::closeEvent(QCloseEvent* e) {
-    QSettings st;
-    st.setValue("window/geometry", saveGeometry());
-    st.setValue("window/state", saveState());
-    QMainWindow::closeEvent(e);
 }
 
 int64_t MainWindow::panel_events_fed() const {

@@ -5,6 +5,7 @@
 // main_window_menus.cpp (menus, shortcuts, export, theme).
 #pragma once
 
+#include <QByteArray>
 #include <QMainWindow>
 #include <QPointer>
 #include <filesystem>
@@ -63,8 +64,12 @@ class MainWindow : public QMainWindow {
     void show_record(ConversationPtr conversation, const QString& label);
     // remember: keep the choice for the next start (View → Dark theme does).
     void set_dark(bool dark, bool remember = true);
-    // The window geometry and dock layout saved when the window last closed (QSettings).
+    // The window geometry and dock layout saved when the window last closed (QSettings), when
+    // saved by this layout version with the same docks (else the default stays); the geometry is
+    // clamped to the screen it lands on (main_window_layout.cpp).
     void restore_layout();
+    // View → Reset layout: every dock back where a fresh window puts it, sized for this window.
+    void reset_layout();
     // Exports without asking for a file ("trace", "csv", "json", "markdown"); reported by
     // exported(). The Export menu asks for the path, then calls these.
     void export_to(const QString& format, const QString& path);
@@ -105,6 +110,16 @@ class MainWindow : public QMainWindow {
     // main_window.cpp
     void build_layout();
     void build_docks();
+
+    // main_window_layout.cpp
+    // Places every dock (conversations over model/settings/server tabs on the left, the panels as
+    // tabs on the right) and, after the first layout pass, sizes the columns for the window.
+    void apply_default_layout();
+    void apply_default_sizes();
+    // The window's first size: 1600×1000 or the screen's usable area, whichever is smaller.
+    QSize default_size() const;
+    // Shrinks and moves the window so that its frame lies on its screen's available area.
+    void clamp_to_screen();
     void show_error(const QString& message);
     void update_actions();
 
@@ -178,6 +193,8 @@ class MainWindow : public QMainWindow {
     QAction* dark_action_ = nullptr;
     std::vector<EventPanel*> panels_;
     std::vector<QDockWidget*> panel_docks_;
+    QDockWidget *card_dock_ = nullptr, *settings_dock_ = nullptr, *server_dock_ = nullptr;
+    QByteArray default_state_;  // saveState() of apply_default_layout(), for Reset layout
 
     QString pending_model_;
     std::optional<int> editing_;    // engine message index being edited

@@ -87,6 +87,10 @@ void MainWindow::build_menus() {
     connect(dark_action_, &QAction::toggled, this, [this](bool dark) { set_dark(dark); });
     view->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
+    view->addSeparator();
+    QAction* reset = view->addAction(tr("&Reset layout"), this, &MainWindow::reset_layout);
+    reset->setObjectName("reset_layout");
+    reset->setToolTip(tr("Every panel back where a new window puts it"));
 
     QMenu* exp = menuBar()->addMenu(tr("&Export"));
     exp->addAction(tr("Run as Chrome &trace (Perfetto)…"), this, [this] { export_run("trace"); });

@@ -47,8 +47,10 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     port_->setRange(0, 65535);
     port_->setValue(st.value("server/port", 8080).toInt());
     port_->setToolTip(tr("0: any free port"));
-    public_ = new QCheckBox(tr("Reachable from other machines (listen on 0.0.0.0)"), this);
+    // Short enough for a laptop's left dock column; the address is in the tooltip.
+    public_ = new QCheckBox(tr("Reachable from other machines"), this);
     public_->setObjectName("serve_public");
+    public_->setToolTip(tr("Listen on 0.0.0.0 instead of 127.0.0.1 only"));
     public_->setChecked(st.value("server/public", false).toBool());
     key_ = new QLineEdit(this);
     key_->setObjectName("serve_key");
@@ -58,6 +60,7 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     form->addRow(tr("Port"), port_);
     form->addRow(QString(), public_);
     form->addRow(tr("API key"), key_);
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a narrow dock puts fields under labels
     v->addLayout(form);
 
     auto* note = new QLabel(
@@ -68,6 +71,7 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     v->addWidget(note);
     totals_ = new QLabel(this);
     totals_->setObjectName("serve_totals");
+    totals_->setWordWrap(true);  // the running totals never widen the dock
     v->addWidget(totals_);
 
     log_ = new QTableWidget(0, NColumns, this);

@@ -176,6 +176,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     lay->addWidget(make_kv_policy_group());
 
     lay->addStretch(1);
+    // Narrow enough for a laptop's left dock column: a row whose label and field do not fit side
+    // by side puts the field under its label, and a choice list is as wide as 12 characters (the
+    // longest entry shows when it is open, and in its tooltip), not as its longest entry.
+    for (QFormLayout* form : findChildren<QFormLayout*>())
+        form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    for (QComboBox* box : findChildren<QComboBox*>()) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(12);
+    }
 
     connect(apply, &QPushButton::clicked, this, [this] {
         save();
