@@ -90,8 +90,16 @@ std::string piece_from_json(const json& j, const std::string& where) {
 json token_json(const TokenEvent& t) {
     json top = json::array();
     for (const auto& p : t.top) top.push_back({p.id, p.logprob});
-    return {{"index", t.index},     {"id", t.id},     {"piece", t.piece},
-            {"logprob", t.logprob}, {"t_ns", t.t_ns}, {"top", top}};
+    return {{"index", t.index},
+            {"id", t.id},
+            {"piece", t.piece},
+            {"logprob", t.logprob},
+            {"t_ns", t.t_ns},
+            {"top", top},
+            {"split", t.split},
+            {"reasoning", t.reasoning},
+            {"reasoning_text", t.reasoning_text},
+            {"answer_text", t.answer_text}};
 }
 
 json step_json(const StepEvent& s) {
@@ -127,6 +135,8 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
               {"duration_ns", r.duration_ns},
               {"drafted_tokens", r.drafted_tokens},
               {"accepted_tokens", r.accepted_tokens},
+              {"reasoning_tokens", r.reasoning_tokens},
+              {"reasoning_ns", r.reasoning_ns},
               {"prompt_ids", r.prompt_ids}};
     json& pieces = j["prompt_pieces"] = json::array();
     for (const auto& p : r.prompt_pieces) pieces.push_back(piece_json(p));
@@ -288,6 +298,8 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
     r.duration_ns = field<int64_t>(j, "duration_ns", where);
     r.drafted_tokens = field_since<int64_t>(j, "drafted_tokens", where, version, 2, 0);
     r.accepted_tokens = field_since<int64_t>(j, "accepted_tokens", where, version, 2, 0);
+    r.reasoning_tokens = field_since<int64_t>(j, "reasoning_tokens", where, version, 4, 0);
+    r.reasoning_ns = field_since<int64_t>(j, "reasoning_ns", where, version, 4, 0);
     r.prompt_ids = field_since<std::vector<int32_t>>(j, "prompt_ids", where, version, 2, {});
     for (const auto& p : field_since<json>(j, "prompt_pieces", where, version, 2, json::array()))
         r.prompt_pieces.push_back(piece_from_json(p, where + ".prompt_pieces"));
@@ -301,6 +313,10 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e.t_ns = field<int64_t>(t, "t_ns", w);
         for (const auto& p : field<json>(t, "top", w))
             e.top.push_back({p.at(0).get<int32_t>(), p.at(1).get<float>()});
+        e.split = field_since<bool>(t, "split", w, version, 4, false);
+        e.reasoning = field_since<bool>(t, "reasoning", w, version, 4, false);
+        e.reasoning_text = field_since<std::string>(t, "reasoning_text", w, version, 4, "");
+        e.answer_text = field_since<std::string>(t, "answer_text", w, version, 4, "");
         r.tokens.push_back(std::move(e));
     }
     for (const auto& s : field<json>(j, "steps", where)) {

@@ -16,7 +16,9 @@ inline constexpr const char* kConversationFormat = "fluoroscope-conversation";
 // timings, attention snapshot key_begin, attention_stats. Version 1 documents still import (the
 // fields take their defaults); in a version 2 document they are required.
 // 3: + kv_evictions per run (required in version 3 documents, empty in older ones).
-inline constexpr int kConversationFormatVersion = 3;
+// 4: + the reasoning split: per token split/reasoning/reasoning_text/answer_text, per run
+// reasoning_tokens/reasoning_ns (required in version 4 documents; older ones: no split known).
+inline constexpr int kConversationFormatVersion = 4;
 
 nlohmann::json conversation_to_json(const ConversationRecord& c);
 // Throws fluoro::Error naming the first field that is missing or malformed.

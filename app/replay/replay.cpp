@@ -141,6 +141,12 @@ std::vector<Event> run_events(const ConversationRecord& c, const RunRecord& r) {
     f.decode_steps = r.decode_steps;
     f.drafted_tokens = r.drafted_tokens;
     f.accepted_tokens = r.accepted_tokens;
+    f.reasoning_tokens = r.reasoning_tokens;
+    f.reasoning_ns = r.reasoning_ns;
+    for (const auto& t : r.tokens) {  // the split as it was made live (schema v6 rows)
+        f.reasoning_text += t.reasoning_text;
+        f.answer_text += t.answer_text;
+    }
     f.t_ns = std::max(r.duration_ns, out.size() > 1 ? time_of(out.back()) : 0);
     out.emplace_back(std::move(f));
     return out;

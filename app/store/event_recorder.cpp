@@ -137,6 +137,8 @@ void EventRecorder::on_finish(const RunFinished& e) {
     rec.duration_ns = e.t_ns;
     rec.drafted_tokens = e.drafted_tokens;
     rec.accepted_tokens = e.accepted_tokens;
+    rec.reasoning_tokens = e.reasoning_tokens;
+    rec.reasoning_ns = e.reasoning_ns;
     store_.finish_run(r->id, rec);
     store_.update_message(r->message, ok ? e.text : r->text, ok);
     auto c = state_.conversations.find(uint64_t(r->conversation_key));

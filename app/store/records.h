@@ -37,6 +37,7 @@ struct RunRecord {
     double prefill_ms = 0, ttft_ms = 0, decode_ms = 0;
     int64_t duration_ns = 0;
     int64_t drafted_tokens = 0, accepted_tokens = 0;  // speculative decoding totals
+    int64_t reasoning_tokens = 0, reasoning_ns = 0;   // RunFinished's (schema v6)
 
     std::vector<TokenEvent> tokens;
     std::vector<StepEvent> steps;

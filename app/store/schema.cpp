@@ -168,6 +168,19 @@ ALTER TABLE cache_events ADD COLUMN cache_entries INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE cache_events ADD COLUMN cache_tokens INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// v6: the reasoning split of each token (TokenEvent::split, reasoning, reasoning_text,
+// answer_text) and of each run (its reasoning tokens and time), so a reopened conversation shows
+// the model's thinking as a block, as it did live. Old rows: no split known (the text as
+// generated).
+constexpr const char* kMigrateV5ToV6 = R"sql(
+ALTER TABLE tokens ADD COLUMN split INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN reasoning INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN reasoning_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN answer_text TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN reasoning_ns INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -241,6 +254,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 3) db.exec(kMigrateV2ToV3);
     if (from < 4) db.exec(kMigrateV3ToV4);
     if (from < 5) db.exec(kMigrateV4ToV5);
+    if (from < 6) db.exec(kMigrateV5ToV6);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

@@ -10,8 +10,9 @@ namespace fluoro::app {
 
 struct Store::Prepared {
     explicit Prepared(Database& db)
-        : token(db.prepare("INSERT INTO tokens(run_id, idx, token_id, piece, logprob, top, t_ns) "
-                           "VALUES(?, ?, ?, ?, ?, ?, ?)")),
+        : token(db.prepare("INSERT INTO tokens(run_id, idx, token_id, piece, logprob, top, t_ns, "
+                           "split, reasoning, reasoning_text, answer_text) "
+                           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           step(db.prepare("INSERT INTO steps(run_id, idx, phase, tokens, start_ns, end_ns, op_ns) "
                           "VALUES(?, ?, ?, ?, ?, ?, ?)")),
           memory(db.prepare("INSERT INTO memory_counters(run_id, t_ns, weights_bytes, kv_bytes, "
@@ -90,7 +91,8 @@ void Store::finish_run(int64_t id, const RunRecord& r) {
     db_->prepare(
            "UPDATE runs SET stop_reason = ?, error = ?, n_tokens = ?, cached_tokens = ?, "
            "computed_tokens = ?, prefill_ms = ?, ttft_ms = ?, decode_ms = ?, decode_steps = ?, "
-           "duration_ns = ?, drafted_tokens = ?, accepted_tokens = ? WHERE id = ?")
+           "duration_ns = ?, drafted_tokens = ?, accepted_tokens = ?, reasoning_tokens = ?, "
+           "reasoning_ns = ? WHERE id = ?")
         .bind(1, r.stop_reason)
         .bind(2, r.error)
         .bind(3, r.n_tokens)
@@ -103,7 +105,9 @@ void Store::finish_run(int64_t id, const RunRecord& r) {
         .bind(10, r.duration_ns)
         .bind(11, r.drafted_tokens)
         .bind(12, r.accepted_tokens)
-        .bind(13, id)
+        .bind(13, r.reasoning_tokens)
+        .bind(14, r.reasoning_ns)
+        .bind(15, id)
         .run();
 }
 
@@ -115,6 +119,10 @@ void Store::add_token(int64_t run, const TokenEvent& t) {
         .bind(5, double(t.logprob))
         .bind(6, encode_top(t.top))
         .bind(7, t.t_ns)
+        .bind(8, int64_t(t.split))
+        .bind(9, int64_t(t.reasoning))
+        .bind(10, t.reasoning_text)
+        .bind(11, t.answer_text)
         .run();
 }
 
@@ -324,7 +332,7 @@ constexpr const char* kRunColumns =
     "id, message_id, kind, model_path, model_name, model_sha256, settings, hardware, "
     "program_version, telemetry_level, started_at, prompt_tokens, stop_reason, error, n_tokens, "
     "cached_tokens, computed_tokens, prefill_ms, ttft_ms, decode_ms, decode_steps, duration_ns, "
-    "prompt_ids, prompt_pieces, drafted_tokens, accepted_tokens";
+    "prompt_ids, prompt_pieces, drafted_tokens, accepted_tokens, reasoning_tokens, reasoning_ns";
 
 void read_run_columns(const Statement& st, RunRecord& r) {
     r.id = st.int64(0);
@@ -353,6 +361,8 @@ void read_run_columns(const Statement& st, RunRecord& r) {
     r.prompt_pieces = decode_pieces(st.blob(23));
     r.drafted_tokens = st.int64(24);
     r.accepted_tokens = st.int64(25);
+    r.reasoning_tokens = st.int64(26);
+    r.reasoning_ns = st.int64(27);
 }
 
 // A malformed row names the file and the run.
@@ -449,12 +459,19 @@ void Store::load_run_rows(RunRecord& r) {
     const uint64_t run = uint64_t(r.id);
     {
         Statement st = db_->prepare(
-            "SELECT idx, token_id, piece, logprob, top, t_ns FROM tokens WHERE run_id = ? "
-            "ORDER BY idx");
+            "SELECT idx, token_id, piece, logprob, top, t_ns, split, reasoning, reasoning_text, "
+            "answer_text FROM tokens WHERE run_id = ? ORDER BY idx");
         st.bind(1, r.id);
-        while (st.step())
-            r.tokens.push_back(TokenEvent{run, st.int64(0), int32_t(st.int64(1)), st.text(2),
-                                          float(st.real(3)), decode_top(st.blob(4)), st.int64(5)});
+        while (st.step()) {
+            TokenEvent t{run,        st.int64(0),       int32_t(st.int64(1)),
+                         st.text(2), float(st.real(3)), decode_top(st.blob(4)),
+                         st.int64(5)};
+            t.split = st.int64(6) != 0;
+            t.reasoning = st.int64(7) != 0;
+            t.reasoning_text = st.text(8);
+            t.answer_text = st.text(9);
+            r.tokens.push_back(std::move(t));
+        }
     }
     {
         Statement st = db_->prepare(
