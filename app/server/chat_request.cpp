@@ -60,6 +60,76 @@ std::string message_content(const json& content, const std::string& param) {
     return text;
 }
 
+// An assistant message's tool_calls: [{"id", "type": "function", "function": {"name",
+// "arguments": JSON text of an object}}], as OpenAI sends them back.
+std::vector<ToolCall> parse_tool_calls(const json& calls, const std::string& p) {
+    if (!calls.is_array()) wrong_type(p, "an array", calls);
+    std::vector<ToolCall> out;
+    for (size_t i = 0; i < calls.size(); ++i) {
+        const std::string q = cat(p, "[", std::to_string(i), "]");
+        const json& c = calls[i];
+        if (!c.is_object()) wrong_type(q, "an object", c);
+        const json* fn = field(c, "function");
+        if (!fn || !fn->is_object())
+            throw RequestError(cat("'", q, ".function' is required (an object)"),
+                               cat(q, ".function"));
+        const json* name = field(*fn, "name");
+        if (!name || !name->is_string() || name->get<std::string>().empty())
+            throw RequestError(cat("'", q, ".function.name' is required"),
+                               cat(q, ".function.name"));
+        const json* args = field(*fn, "arguments");
+        std::string text = "{}";
+        if (args && args->is_string()) {
+            text = args->get<std::string>();
+            json parsed;
+            try {
+                parsed = json::parse(text);
+            } catch (const json::parse_error&) {
+                throw RequestError(cat("'", q, ".function.arguments' is not valid JSON"),
+                                   cat(q, ".function.arguments"));
+            }
+            if (!parsed.is_object())
+                throw RequestError(cat("'", q, ".function.arguments' must be a JSON object"),
+                                   cat(q, ".function.arguments"));
+        } else if (args && args->is_object()) {
+            text = args->dump();
+        } else if (args) {
+            wrong_type(cat(q, ".function.arguments"), "a JSON object text", *args);
+        }
+        const json* id = field(c, "id");
+        out.push_back(
+            {id && id->is_string() ? id->get<std::string>() : cat("call_", std::to_string(i)),
+             name->get<std::string>(), std::move(text)});
+    }
+    return out;
+}
+
+// tools: [{"type": "function", "function": {"name", "description"?, "parameters"?}}], handed to
+// the template as they came (key order kept); every entry checked so a typo is a 400, not a
+// template error.
+std::string parse_tools(const json& tools) {
+    if (!tools.is_array()) wrong_type("tools", "an array", tools);
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const std::string q = cat("tools[", std::to_string(i), "]");
+        const json& t = tools[i];
+        if (!t.is_object()) wrong_type(q, "an object", t);
+        const json* type = field(t, "type");
+        if (!type || !type->is_string() || type->get<std::string>() != "function")
+            throw RequestError(cat("'", q, ".type' must be \"function\""), cat(q, ".type"));
+        const json* fn = field(t, "function");
+        if (!fn || !fn->is_object())
+            throw RequestError(cat("'", q, ".function' is required (an object)"),
+                               cat(q, ".function"));
+        const json* name = field(*fn, "name");
+        if (!name || !name->is_string() || name->get<std::string>().empty())
+            throw RequestError(cat("'", q, ".function.name' is required"),
+                               cat(q, ".function.name"));
+        if (const json* params = field(*fn, "parameters"); params && !params->is_object())
+            wrong_type(cat(q, ".function.parameters"), "an object (a JSON Schema)", *params);
+    }
+    return tools.dump();
+}
+
 std::vector<ChatMessage> parse_messages(const json& body) {
     const json* msgs = field(body, "messages");
     if (!msgs) throw RequestError("'messages' is required", "messages");
@@ -79,17 +149,37 @@ std::vector<ChatMessage> parse_messages(const json& body) {
             if (i != 0)
                 throw RequestError(cat("only the first message may be a system message (", p, ")"),
                                    cat(p, ".role"));
-        } else if (r != "user" && r != "assistant") {
+        } else if (r != "user" && r != "assistant" && r != "tool") {
             throw RequestError(cat("unsupported role '", r, "' (", p,
-                                   "): use system, developer, user or assistant"),
+                                   "): use system, developer, user, assistant or tool"),
                                cat(p, ".role"));
         }
+        ChatMessage msg{r, ""};
+        const json* calls = r == "assistant" ? field(m, "tool_calls") : nullptr;
+        if (calls) msg.tool_calls = parse_tool_calls(*calls, cat(p, ".tool_calls"));
         const json* content = field(m, "content");
-        if (!content) throw RequestError(cat("'", p, ".content' is required"), cat(p, ".content"));
-        out.push_back(ChatMessage{r, message_content(*content, cat(p, ".content"))});
+        if (content) {
+            msg.content = message_content(*content, cat(p, ".content"));
+        } else if (!calls) {  // an assistant turn that only calls tools has none
+            throw RequestError(cat("'", p, ".content' is required"), cat(p, ".content"));
+        }
+        if (const json* rc = r == "assistant" ? field(m, "reasoning_content") : nullptr) {
+            if (!rc->is_string()) wrong_type(cat(p, ".reasoning_content"), "a string", *rc);
+            msg.reasoning_content = rc->get<std::string>();
+        }
+        if (r == "tool") {
+            const json* id = field(m, "tool_call_id");
+            if (!id || !id->is_string())
+                throw RequestError(cat("'", p, ".tool_call_id' is required (a string)"),
+                                   cat(p, ".tool_call_id"));
+            msg.tool_call_id = id->get<std::string>();
+            if (const json* name = field(m, "name"); name && name->is_string())
+                msg.name = name->get<std::string>();
+        }
+        out.push_back(std::move(msg));
     }
-    if (out.back().role != "user")
-        throw RequestError("the last message must be a user message", "messages");
+    if (out.back().role != "user" && out.back().role != "tool")
+        throw RequestError("the last message must be a user message or a tool result", "messages");
     if (out.size() == 1 && out.front().role == "system")
         throw RequestError("'messages' needs a user message", "messages");
     return out;
@@ -169,9 +259,35 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
         if (n->get<int64_t>() != 1) throw RequestError("only n = 1 is supported", "n");
     }
     if (const json* stop = field(j, "stop")) r.complete.stop_strings = parse_stop(*stop);
-    if (const json* tools = field(j, "tools")) {
-        if (!(tools->is_array() && tools->empty()))
-            throw RequestError("tools are not supported", "tools");
+    std::string tools_json;
+    if (const json* tools = field(j, "tools"); tools && !(tools->is_array() && tools->empty()))
+        tools_json = parse_tools(*tools);
+    if (const json* choice = field(j, "tool_choice")) {
+        // "auto" (the default with tools) and "none" (the tools are not offered) are honoured;
+        // forcing a call needs constrained decoding, which the engine does not have yet.
+        const std::string c = choice->is_string() ? choice->get<std::string>() : std::string();
+        if (c == "none") {
+            tools_json.clear();
+        } else if (c != "auto") {
+            throw RequestError(
+                "tool_choice 'required' or a named function needs constrained "
+                "decoding, which this server does not have yet; use \"auto\"",
+                "tool_choice");
+        }
+    }
+    if (const json* ptc = field(j, "parallel_tool_calls"); ptc && !ptc->is_boolean())
+        wrong_type("parallel_tool_calls", "a boolean", *ptc);
+    r.complete.extras.tools_json = tools_json;
+    if (const json* kw = field(j, "chat_template_kwargs")) {
+        if (!kw->is_object()) wrong_type("chat_template_kwargs", "an object", *kw);
+        for (const auto& [k, v] : kw->items()) {
+            if (k != "enable_thinking")
+                throw RequestError(
+                    cat("chat_template_kwargs '", k, "' is not supported (only enable_thinking)"),
+                    "chat_template_kwargs");
+            if (!v.is_boolean()) wrong_type("chat_template_kwargs.enable_thinking", "a boolean", v);
+            r.complete.extras.enable_thinking = v.get<bool>();
+        }
     }
     if (field(j, "functions")) throw RequestError("functions are not supported", "functions");
     if (const json* lp = field(j, "logprobs")) {

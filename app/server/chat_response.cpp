@@ -1,5 +1,7 @@
 #include "server/chat_response.h"
 
+#include "server/tool_call_parse.h"
+
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -80,12 +82,45 @@ json logprob_entry(const TokenEvent& t, int top) {
     return e;
 }
 
+ReplyParts reply_parts(const RunFinished& f, bool tools_offered) {
+    ReplyParts p;
+    const bool split = f.reasoning_tokens > 0 || !f.reasoning_text.empty();
+    p.reasoning = f.reasoning_text;
+    p.content = split ? f.answer_text : f.text;
+    if (tools_offered && p.content.find(kToolCallOpen) != std::string::npos) {
+        ParsedToolCalls calls = parse_tool_calls(p.content);
+        p.content = std::move(calls.content);
+        p.tool_calls = std::move(calls.calls);
+    }
+    return p;
+}
+
+json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+    json out = json::array();
+    for (size_t i = 0; i < calls.size(); ++i) {
+        json c{{"id", calls[i].id},
+               {"type", "function"},
+               {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+        if (with_index) c["index"] = i;
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
 json completion_json(const CompletionIds& ids, const RunFinished& f, const PrefixCacheEvent* cache,
-                     const json* logprobs) {
+                     const json* logprobs, const ReplyParts* parts) {
+    json message{{"role", "assistant"}, {"content", parts ? parts->content : f.text}};
+    std::string finish = finish_reason(f);
+    if (parts && !parts->reasoning.empty()) message["reasoning_content"] = parts->reasoning;
+    if (parts && !parts->tool_calls.empty()) {
+        message["tool_calls"] = tool_calls_json(parts->tool_calls, false);
+        if (parts->content.empty()) message["content"] = nullptr;
+        finish = "tool_calls";
+    }
     json choice{{"index", 0},
-                {"message", {{"role", "assistant"}, {"content", f.text}}},
+                {"message", std::move(message)},
                 {"logprobs", logprobs_field(logprobs)},
-                {"finish_reason", finish_reason(f)}};
+                {"finish_reason", finish}};
     return json{{"id", ids.id},
                 {"object", "chat.completion"},
                 {"created", ids.created},

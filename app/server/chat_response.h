@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_render.h"
 #include "telemetry/events.h"
 
 namespace fluoro::app {
@@ -36,11 +38,27 @@ nlohmann::json timings_json(const RunFinished& f, const PrefixCacheEvent* cache 
 // vocabulary's text (a piece of a UTF-8 character shows as U+FFFD there; "bytes" are exact).
 nlohmann::json logprob_entry(const TokenEvent& t, int top);
 
+// What a finished reply says, as the API returns it: the answer, the model's reasoning apart
+// (when the engine split one off: `reasoning_content`), and its tool calls (when tools were
+// offered and the reply made some, in the Hermes format: tool_call_parse.h; then the content is
+// the text around the calls).
+struct ReplyParts {
+    std::string content;
+    std::string reasoning;
+    std::vector<ToolCall> tool_calls;
+};
+ReplyParts reply_parts(const RunFinished& f, bool tools_offered);
+// OpenAI's tool_calls array; with_index for a streamed delta (each entry has its "index").
+nlohmann::json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index);
+
 // The whole non-streaming response; `logprobs` (entries of logprob_entry) becomes the choice's
-// {"content": [...]}, null when not asked for.
+// {"content": [...]}, null when not asked for. `parts` (reply_parts) gives the message's
+// content, reasoning_content and tool_calls (finish_reason "tool_calls"); without it the
+// content is the reply as generated.
 nlohmann::json completion_json(const CompletionIds& ids, const RunFinished& f,
                                const PrefixCacheEvent* cache = nullptr,
-                               const nlohmann::json* logprobs = nullptr);
+                               const nlohmann::json* logprobs = nullptr,
+                               const ReplyParts* parts = nullptr);
 // One streamed chunk: a delta with `content` (and role "assistant" when first), or with
 // finish_reason set when finish_reason is non-empty; `logprobs` as in completion_json, for the
 // tokens this chunk carries.

@@ -14,6 +14,7 @@
 #include "server/chat_request.h"
 #include "server/chat_response.h"
 #include "server/server_metrics.h"
+#include "server/tool_call_parse.h"
 
 namespace fluoro::app {
 namespace {
@@ -313,7 +314,12 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
 
     const auto ids = new_completion_ids(cr.model.empty() ? opt.model_id : cr.model);
     const bool stream = cr.stream;
-    const auto stop_strings = cr.complete.stop_strings;
+    const bool tools = !cr.complete.extras.tools_json.empty();
+    // Streamed content is held back where it may begin a stop string - or, with tools, a tool
+    // call, which is sent as tool_calls once the reply is complete.
+    std::vector<std::string> stop_strings = cr.complete.stop_strings;
+    if (tools) stop_strings.emplace_back(kToolCallOpen);
+    bool calling = false;  // a tool call began: nothing more is streamed as content
     bool gone = false, timeout = false;
     // Streamed: the head and the role chunk go out with the first token (so that an error
     // before it, such as a prompt over the context, still gets its status). Not streamed: a
@@ -380,7 +386,19 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                 return;
             }
             if (const auto* t = std::get_if<TokenEvent>(&e)) {
-                text += t->piece;
+                // The reasoning goes out at once as reasoning_content; the answer (or the text
+                // as generated, when no split is known) through the stop-string hold-back.
+                if (t->split && !t->reasoning_text.empty()) {
+                    open_stream();
+                    json c = chunk("", first);
+                    c["choices"][0]["delta"].erase("content");
+                    c["choices"][0]["delta"]["reasoning_content"] = t->reasoning_text;
+                    send(c);
+                    first = false;
+                }
+                text += t->split ? t->answer_text : t->piece;
+                if (calling) return;
+                if (tools && text.find(kToolCallOpen, sent) != std::string::npos) calling = true;
                 // Released text holds no start of a stop string, so a match can only begin
                 // at `sent`: scan the held-back tail only.
                 const size_t safe =
@@ -428,8 +446,9 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     }
     if (!stream) {
         const std::optional<json> lp = take_logprobs();
+        const ReplyParts parts = reply_parts(f, tools);
         const std::string body =
-            dump(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr));
+            dump(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts));
         if (head_sent) {
             ex->write_chunk(body);
             ex->end_chunked();
@@ -438,13 +457,27 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         }
         return;
     }
-    // What was held back and is part of the reply after all (the engine's text is cut before a
-    // stop string).
-    if (f.text.size() > sent) {
-        send(chunk(f.text.substr(sent), first));
+    const ReplyParts parts = reply_parts(f, tools);
+    std::string finish = finish_reason(f);
+    if (!parts.tool_calls.empty()) {
+        // The content before the first call, as far as it was held back; then the calls.
+        if (parts.content.size() > sent && !calling) {
+            send(chunk(parts.content.substr(sent), first));
+            first = false;
+        }
+        json c = chunk("", first);
+        c["choices"][0]["delta"].erase("content");
+        c["choices"][0]["delta"]["tool_calls"] = tool_calls_json(parts.tool_calls, true);
+        send(c);
+        first = false;
+        finish = "tool_calls";
+    } else if (parts.content.size() > sent) {
+        // What was held back and is part of the reply after all (the engine's text is cut
+        // before a stop string).
+        send(chunk(parts.content.substr(sent), first));
         first = false;
     }
-    send(chunk("", first, finish_reason(f)));
+    send(chunk("", first, finish));
     if (cr.include_usage) send(usage_chunk_json(ids, f, cache ? &*cache : nullptr));
     if (!gone) ex->write_chunk("data: [DONE]\n\n");
     if (gone) {

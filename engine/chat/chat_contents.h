@@ -31,6 +31,7 @@ struct ChatWithContents {
 // holds the marker byte U+0001 (it cannot be typed into a chat box).
 ChatWithContents render_locating_contents(const ChatFormat& format,
                                           std::span<const ChatMessage> messages,
-                                          bool add_generation_prompt);
+                                          bool add_generation_prompt,
+                                          const ChatExtras& extras = {});
 
 }  // namespace fluoro

@@ -37,13 +37,25 @@ std::string_view ChatFormat::name() const {
     return jinja_ ? std::string_view("jinja") : chat_template_name(family_);
 }
 
-RenderedChat ChatFormat::render(std::span<const ChatMessage> messages,
-                                bool add_generation_prompt) const {
-    if (!jinja_) return render_chat(family_, messages, add_generation_prompt, family_options_);
+RenderedChat ChatFormat::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                const ChatExtras& extras) const {
+    if (!jinja_) {
+        bool tool_messages = !extras.tools_json.empty();
+        for (const ChatMessage& m : messages)
+            tool_messages = tool_messages || !m.tool_calls.empty() || m.role == "tool";
+        if (tool_messages)
+            throw Error(
+                "tools need the model's own chat template, and this file has none that "
+                "renders (" +
+                note_ + ")");
+        return render_chat(family_, messages, add_generation_prompt, family_options_);
+    }
     JinjaChatInput in;
     in.bos_token = bos_text_;
     in.eos_token = eos_text_;
     in.add_generation_prompt = add_generation_prompt;
+    in.enable_thinking = extras.enable_thinking;
+    in.tools_json = extras.tools_json;
     try {
         return render_chat_jinja(*jinja_, messages, in);
     } catch (const jinja::TemplateRaised& e) {

@@ -28,7 +28,10 @@ class ChatFormat {
     // Renders `messages` (chat_render.h's BOS rule applies to both paths). Throws fluoro::Error
     // with the template's own message when the template raises (e.g. "Conversation roles must
     // alternate user/assistant/user/assistant/..."), or naming the message the family refuses.
-    RenderedChat render(std::span<const ChatMessage> messages, bool add_generation_prompt) const;
+    // `extras` (tools, enable_thinking) reach the file's template; the fallback families refuse
+    // tools and tool messages (Error saying the file has no template to render them).
+    RenderedChat render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                        const ChatExtras& extras = {}) const;
 
     // True when render() runs the file's own template.
     bool uses_file_template() const { return jinja_.has_value(); }

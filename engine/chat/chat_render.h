@@ -18,17 +18,40 @@
 // none of these families' models set).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "chat/chat_options.h"
 #include "chat/template_detect.h"
 
 namespace fluoro {
 
+// A function call an assistant message made (OpenAI's tool_calls entries).
+struct ToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text of an object, as the API carries it
+};
+
 struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
+    std::string role;  // "system", "user", "assistant" or "tool"
     std::string content;
+    // Only the model's own (Jinja) template renders these; the fallback families refuse them.
+    std::vector<ToolCall> tool_calls = {};  // assistant: the calls it made
+    std::string tool_call_id = {};          // tool: the call this message answers
+    std::string name = {};                  // tool: the function that answered
+    std::string reasoning_content = {};     // assistant: its reasoning, kept apart (templates
+                                            // that render past reasoning read it)
+};
+
+// What a request adds to the conversation for the template (llama.cpp's and transformers'
+// apply_chat_template arguments): tool definitions as a JSON array text ("" = none, rendered as
+// None), and enable_thinking when the client set it (Qwen 3's and others' kwarg).
+struct ChatExtras {
+    std::string tools_json = {};
+    std::optional<bool> enable_thinking = std::nullopt;
 };
 
 struct RenderedChat {

@@ -21,6 +21,7 @@ struct JinjaChatInput {
     std::string_view eos_token;
     bool add_generation_prompt = true;
     std::optional<bool> enable_thinking;  // passed only when set, as a template kwarg
+    std::string_view tools_json;          // the tools variable: "" = None, else a JSON array
 };
 
 // Throws what the template throws (jinja::TemplateRaised for raise_exception, ...).

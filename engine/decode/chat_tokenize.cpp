@@ -7,13 +7,13 @@
 namespace fluoro {
 
 std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
-                                   bool add_generation_prompt) {
+                                   bool add_generation_prompt, const ChatExtras& extras) {
     const tok::Tokenizer& tk = model.tokenizer();
     // The prompt is the template's rendering of the conversation, tokenized as a whole as
     // llama.cpp and transformers do, except that special-token text inside a content stays text
     // (a user typing "<|im_end|>" must not end their turn).
     const ChatWithContents r =
-        render_locating_contents(model.chat_format(), messages, add_generation_prompt);
+        render_locating_contents(model.chat_format(), messages, add_generation_prompt, extras);
     std::vector<tok::TextSpan> literal;
     if (r.contents) {
         for (const ContentSpan& c : *r.contents) literal.push_back({c.offset, c.length});

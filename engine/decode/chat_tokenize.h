@@ -18,6 +18,6 @@ class Model;
 // Throws Error with the template's message when it refuses the conversation, and when a message
 // holds special-token text that the template rewrites (then its place in the prompt is unknown).
 std::vector<int32_t> tokenize_chat(const Model& model, std::span<const ChatMessage> messages,
-                                   bool add_generation_prompt);
+                                   bool add_generation_prompt, const ChatExtras& extras = {});
 
 }  // namespace fluoro

@@ -94,6 +94,7 @@ struct Engine::State {
     int64_t max_tokens = 512;
     std::vector<std::string> stop_strings;  // the running Complete's; empty otherwise
     bool raw = false;                       // the running Complete's: a plain-text prompt
+    ChatExtras extras;                      // the running Complete's: tools, enable_thinking
 
     // Conversation.
     uint64_t conversation = 0;  // 0: none yet
@@ -438,13 +439,13 @@ void Engine::rt_complete(const Complete& c) {
     State& s = *state_;
     const std::vector<ChatMessage>& m = c.messages;
     const size_t first = !m.empty() && m.front().role == "system" ? 1 : 0;
-    if (m.size() <= first || m.back().role != "user")
-        throw Error("a completion needs messages that end with a user message");
+    if (m.size() <= first || (m.back().role != "user" && m.back().role != "tool"))
+        throw Error("a completion needs messages that end with a user message (or tool results)");
     for (size_t i = first; i < m.size(); ++i)
-        if (m[i].role != "user" && m[i].role != "assistant")
+        if (m[i].role != "user" && m[i].role != "assistant" && m[i].role != "tool")
             throw Error("message " + std::to_string(i) + " has role '" + m[i].role +
-                        "': only the first message may be 'system', the others 'user' or "
-                        "'assistant'");
+                        "': only the first message may be 'system', the others 'user', "
+                        "'assistant' or 'tool'");
     if (c.raw && m.size() != 1)
         throw Error("a raw completion takes one user message, its text the whole prompt (got " +
                     std::to_string(m.size()) + " messages)");
@@ -462,16 +463,19 @@ void Engine::rt_complete(const Complete& c) {
         s.system_prompt = system_prompt;
         s.stop_strings.clear();
         s.raw = false;
+        s.extras = {};
     };
     if (c.sampling) s.sampling = *c.sampling;
     if (c.max_tokens) s.max_tokens = *c.max_tokens;
     s.stop_strings = c.stop_strings;
     s.raw = c.raw;
+    s.extras = c.extras;
     try {
         if (c.sampling && s.sampler) s.sampler->set_params(*c.sampling);
         rt_new_conversation(first == 1 ? m.front().content : std::string(),
                             {m.begin() + std::ptrdiff_t(first), m.end() - 1});
-        rt_generate(RunKind::Send, int64_t(s.messages.size()), m.back().content);
+        // The last message is the turn the reply answers: a user message, or a tool result.
+        rt_generate(RunKind::Send, int64_t(s.messages.size()), m.back().content, m.back());
     } catch (...) {
         restore();
         throw;
@@ -769,11 +773,13 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     return p;
 }
 
-void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text) {
+void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_text,
+                         std::optional<ChatMessage> turn) {
     State& s = *state_;
     const auto run_start = std::chrono::steady_clock::now();
     std::vector<ChatMessage> history(s.messages.begin(), s.messages.begin() + kept_messages);
-    if (kind != RunKind::Regenerate) history.push_back({"user", user_text});
+    if (kind != RunKind::Regenerate)
+        history.push_back(turn ? std::move(*turn) : ChatMessage{"user", user_text});
     RunStarted started = rt_describe_run(kind, kept_messages, std::move(user_text));
     RunProbes probes = rt_run_probes(started.run);
     RunTelemetry tel(std::move(started), level_, *s.profiling, run_start, opt_.kv_snapshot_every,
@@ -785,7 +791,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         // A raw completion (Complete::raw) is the text of its one user message as it stands.
         const std::vector<int32_t> prompt =
             s.raw ? s.model->tokenizer().encode(history.back().content, true, false)
-                  : tokenize_chat(*s.model, all, true);
+                  : tokenize_chat(*s.model, all, true, s.extras);
         const tok::Vocab& vocab = s.model->tokenizer().vocab();
         std::vector<std::string> pieces;
         std::vector<uint8_t> special;

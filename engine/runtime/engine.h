@@ -79,7 +79,9 @@ class Engine {
     void rt_new_conversation(std::string system_prompt, std::vector<ChatMessage> messages = {},
                              uint64_t resume = 0, std::string title = {});
     void rt_settings(const ChangeSettings& c);
-    void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text);
+    // `turn`: the message the reply answers when it is not {"user", user_text} (a tool result).
+    void rt_generate(RunKind kind, int64_t kept_messages, std::string user_text,
+                     std::optional<ChatMessage> turn = std::nullopt);
     // A new run as RunStarted describes it, before its prompt is known.
     RunStarted rt_describe_run(RunKind kind, int64_t kept_messages, std::string user_text);
     RunProbes rt_run_probes(uint64_t run);  // what the run's telemetry reads from the engine

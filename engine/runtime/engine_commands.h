@@ -84,6 +84,10 @@ struct Complete {
     // whole prompt, tokenized as it is — no chat template, no system prompt, no special tokens
     // parsed. The engine's conversation is then that text and the continuation.
     bool raw = false;
+    // Tool definitions and enable_thinking for the model's own template (chat_render.h). With
+    // tools, the messages may also hold assistant turns with tool_calls and "tool" results, and
+    // may end with tool results instead of a user message.
+    ChatExtras extras = {};
 };
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.

@@ -613,3 +613,64 @@ TEST(OpenAiServer, StopStringsCutTheReplyStreamedOrNot) {
 
 }  // namespace
 }  // namespace fluoro::app
+
+namespace fluoro::app {
+namespace {
+
+json weather_tools() {
+    return json::array({{{"type", "function"},
+                         {"function",
+                          {{"name", "get_weather"},
+                           {"description", "Weather for a city"},
+                           {"parameters",
+                            {{"type", "object"},
+                             {"properties", {{"city", {{"type", "string"}}}}},
+                             {"required", {"city"}}}}}}}});
+}
+
+// Tools pass through to the model's template, and a conversation that called a tool and carries
+// its result (ending with the tool message) is accepted and answered; what cannot be honoured is a
+// 400 naming the field. (SmolLM2's template renders tool turns like any other role.)
+TEST(OpenAiServer, ToolsAndToolResultsAreAcceptedOthersNamed) {
+    Served s;
+    json r = request("What is the weather in Paris?", 4);
+    r["tools"] = weather_tools();
+    r["tool_choice"] = "auto";
+    r["messages"].push_back(
+        {{"role", "assistant"},
+         {"content", nullptr},
+         {"tool_calls",
+          json::array({{{"id", "call_1"},
+                        {"type", "function"},
+                        {"function",
+                         {{"name", "get_weather"}, {"arguments", "{\"city\":\"Paris\"}"}}}}})}});
+    r["messages"].push_back({{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "18 C"}});
+    const auto ok = s.post(r.dump());
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->status, 200) << ok->body;
+    EXPECT_GT(json::parse(ok->body)["usage"]["prompt_tokens"].get<int64_t>(), 0);
+
+    json required = request("hi", 2);
+    required["tools"] = weather_tools();
+    required["tool_choice"] = "required";
+    expect_error(s.post(required.dump()), 400, "tool_choice");
+    json bad_tool = request("hi", 2);
+    bad_tool["tools"] = json::array({{{"type", "function"}, {"function", {{"name", ""}}}}});
+    expect_error(s.post(bad_tool.dump()), 400, "tools[0].function.name");
+    json bad_args = r;
+    bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = "{not json";
+    expect_error(s.post(bad_args.dump()), 400, "messages[2].tool_calls[0].function.arguments");
+    json no_id = r;
+    no_id["messages"][3].erase("tool_call_id");
+    expect_error(s.post(no_id.dump()), 400, "messages[3].tool_call_id");
+    json kwargs = request("hi", 2);
+    kwargs["chat_template_kwargs"] = {{"enable_thinking", false}};
+    const auto k = s.post(kwargs.dump());
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->status, 200) << k->body;
+    kwargs["chat_template_kwargs"] = {{"something_else", 1}};
+    expect_error(s.post(kwargs.dump()), 400, "chat_template_kwargs");
+}
+
+}  // namespace
+}  // namespace fluoro::app

@@ -233,7 +233,7 @@ TEST(Engine, CompleteRefusesMessagesItCannotRun) {
     refused({}, "end with a user message");
     refused({{"system", "s"}}, "end with a user message");
     refused({{"user", "a"}, {"assistant", "b"}}, "end with a user message");
-    refused({{"user", "a"}, {"tool", "b"}, {"user", "c"}}, "role 'tool'");
+    refused({{"user", "a"}, {"wizard", "b"}, {"user", "c"}}, "role 'wizard'");
     Complete bad{{{"user", "a"}}};
     bad.max_tokens = 0;
     EXPECT_THROW(engine.submit_blocking(bad), Error);
