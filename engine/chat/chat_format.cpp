@@ -1,5 +1,7 @@
 #include "chat/chat_format.h"
 
+#include <algorithm>
+
 #include "chat/jinja_chat.h"
 #include "core/error.h"
 
@@ -15,6 +17,7 @@ ChatFormat ChatFormat::from_file(std::string_view template_text, std::string_vie
     if (!template_text.empty()) {
         try {
             f.jinja_ = jinja::Template::parse(template_text);
+            f.tool_syntax_ = detect_tool_call_syntax(template_text);
             return f;
         } catch (const Error& e) {
             f.note_ = "the file's chat template could not be parsed (" + std::string(e.what()) +
@@ -37,10 +40,23 @@ std::string_view ChatFormat::name() const {
     return jinja_ ? std::string_view("jinja") : chat_template_name(family_);
 }
 
-RenderedChat ChatFormat::render(std::span<const ChatMessage> messages,
-                                bool add_generation_prompt) const {
-    if (!jinja_) return render_chat(family_, messages, add_generation_prompt, family_options_);
+RenderedChat ChatFormat::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                const ChatExtras& extras) const {
+    if (!jinja_) {
+        const bool tool_parts =
+            !extras.tools_json.empty() ||
+            std::any_of(messages.begin(), messages.end(),
+                        [](const ChatMessage& m) { return m.has_tool_parts(); });
+        if (tool_parts)
+            throw Error(
+                "tools and tool messages need the model's own chat template; this file "
+                "has none usable (" +
+                note_ + ")");
+        return render_chat(family_, messages, add_generation_prompt, family_options_);
+    }
     JinjaChatInput in;
+    in.tools_json = extras.tools_json;
+    in.enable_thinking = extras.enable_thinking;
     in.bos_token = bos_text_;
     in.eos_token = eos_text_;
     in.add_generation_prompt = add_generation_prompt;

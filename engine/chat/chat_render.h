@@ -20,15 +20,37 @@
 
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chat/chat_options.h"
 #include "chat/template_detect.h"
 
 namespace fluoro {
 
+// A call an assistant message made (OpenAI's message.tool_calls[i]).
+struct ChatToolCall {
+    std::string id;
+    std::string name;
+    std::string arguments;  // JSON text (an object, as OpenAI clients send it)
+};
+
 struct ChatMessage {
-    std::string role;  // "system", "user" or "assistant"
+    ChatMessage() = default;
+    ChatMessage(std::string r, std::string c) : role(std::move(r)), content(std::move(c)) {}
+
+    std::string role;  // "system", "user", "assistant" (or "tool": Jinja templates only)
     std::string content;
+    // The rest only reach a model's own Jinja template (the native families refuse them).
+    bool content_null = false;  // the client sent content: null (templates test for None)
+    std::vector<ChatToolCall> tool_calls;  // assistant messages
+    std::string tool_call_id;              // role "tool": the call this result answers
+    std::string name;                      // role "tool": the function's name, when given
+    std::string reasoning_content;         // assistant messages: the thinking, when given
+
+    bool has_tool_parts() const {
+        return !tool_calls.empty() || !tool_call_id.empty() || !name.empty() || role == "tool";
+    }
 };
 
 struct RenderedChat {
