@@ -104,18 +104,21 @@ std::optional<std::vector<ContentSpan>> locate_contents(std::string_view text,
 
 ChatWithContents render_locating_contents(const ChatFormat& format,
                                           std::span<const ChatMessage> messages,
-                                          bool add_generation_prompt) {
+                                          bool add_generation_prompt, const ChatExtras& extras) {
     ChatWithContents out;
-    out.chat = format.render(messages, add_generation_prompt);
+    out.chat = format.render(messages, add_generation_prompt, extras);
     std::vector<ChatMessage> marked(messages.begin(), messages.end());
     for (size_t i = 0; i < marked.size(); ++i) {
         if (marked[i].content.find(kMark) != std::string::npos)
             throw Error("chat message " + std::to_string(i) +
                         " contains the control character U+0001");
+        // An empty content (or content null beside tool calls) has nothing to locate, and
+        // templates test it (Qwen 3 writes "\n" before a tool call only after a content).
+        if (marked[i].content.empty()) continue;
         marked[i].content = content_marker(i);
     }
     try {
-        const RenderedChat with_markers = format.render(marked, add_generation_prompt);
+        const RenderedChat with_markers = format.render(marked, add_generation_prompt, extras);
         if (const auto layout = cut_markers(with_markers.text, messages.size()))
             out.contents = locate_contents(out.chat.text, *layout, messages);
     } catch (const Error&) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "chat/chat_contents.h"
 #include "chat/chat_format.h"
 #include "core/error.h"
 #include "jinja/jinja_test_support.h"
@@ -128,6 +129,31 @@ TEST(JinjaChatTools, BadArgumentsJsonIsAClearError) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("get_weather"), std::string::npos) << e.what();
     }
+}
+
+// Typed special-token text stays text with tools in play: the contents of a tool conversation
+// are still located in Qwen 3's rendering (the tool definitions and calls are markup).
+TEST(JinjaChatTools, ContentsAreLocatedInAToolConversation) {
+    const auto path =
+        test::models_dir() / "llama-cpp-python-0.3.36" / "templates" / "Qwen-Qwen3-0.6B.jinja";
+    if (!std::filesystem::exists(path)) {
+        if (test::models_required()) FAIL() << path << " missing (FLUORO_REQUIRE_MODELS=1)";
+        GTEST_SKIP() << path << " not found";
+    }
+    const ChatFormat format = ChatFormat::from_file(read_text(path), "qwen3", "", "<|im_end|>");
+    EXPECT_EQ(format.tool_call_syntax(), ToolCallSyntax::Hermes);
+    const json all = json::parse(read_text(std::filesystem::path(FLUORO_TESTS_DIR) / "reference" /
+                                           "jinja_conversations.json"));
+    const json& c = all.at("tool_calls");
+    const auto messages = to_messages(c["messages"]);
+    const ChatWithContents r =
+        render_locating_contents(format, messages, true, {c["tools"].dump(), false});
+    EXPECT_NE(r.chat.text.find("\"name\": \"get_weather\""), std::string::npos) << r.chat.text;
+    ASSERT_TRUE(r.contents.has_value()) << r.chat.text;
+    std::string found, expected;
+    for (const auto& span : *r.contents) found += r.chat.text.substr(span.offset, span.length);
+    for (const auto& m : messages) expected += m.content;
+    EXPECT_EQ(found, expected);
 }
 
 }  // namespace
