@@ -62,9 +62,9 @@ std::string message_content(const json& content, const std::string& param) {
 
 // An assistant message's tool_calls: [{"id", "type": "function", "function": {"name",
 // "arguments": JSON text of an object}}], as OpenAI sends them back.
-std::vector<ToolCall> parse_tool_calls(const json& calls, const std::string& p) {
+std::vector<ChatToolCall> parse_tool_calls(const json& calls, const std::string& p) {
     if (!calls.is_array()) wrong_type(p, "an array", calls);
-    std::vector<ToolCall> out;
+    std::vector<ChatToolCall> out;
     for (size_t i = 0; i < calls.size(); ++i) {
         const std::string q = cat(p, "[", std::to_string(i), "]");
         const json& c = calls[i];
@@ -154,7 +154,7 @@ std::vector<ChatMessage> parse_messages(const json& body) {
                                    "): use system, developer, user, assistant or tool"),
                                cat(p, ".role"));
         }
-        ChatMessage msg{r, ""};
+        ChatMessage msg(r, "");
         const json* calls = r == "assistant" ? field(m, "tool_calls") : nullptr;
         if (calls) msg.tool_calls = parse_tool_calls(*calls, cat(p, ".tool_calls"));
         const json* content = field(m, "content");
@@ -163,6 +163,9 @@ std::vector<ChatMessage> parse_messages(const json& body) {
         } else if (!calls) {  // an assistant turn that only calls tools has none
             throw RequestError(cat("'", p, ".content' is required"), cat(p, ".content"));
         }
+        // A null content (an assistant turn that only calls tools) reaches the template as "":
+        // many templates concatenate contents, and None breaks them (SmolLM2's: str + None), as
+        // llama.cpp's server also passes "" to templates that need a string.
         if (const json* rc = r == "assistant" ? field(m, "reasoning_content") : nullptr) {
             if (!rc->is_string()) wrong_type(cat(p, ".reasoning_content"), "a string", *rc);
             msg.reasoning_content = rc->get<std::string>();

@@ -1,6 +1,8 @@
 #include "server/chat_response.h"
 
-#include "server/tool_call_parse.h"
+#include <random>
+
+#include "chat/tool_calls.h"
 
 #include <chrono>
 #include <cstdio>
@@ -82,20 +84,35 @@ json logprob_entry(const TokenEvent& t, int top) {
     return e;
 }
 
-ReplyParts reply_parts(const RunFinished& f, bool tools_offered) {
+namespace {
+// "call_<n>_<random>": unique within the reply and unlikely to repeat across replies.
+std::string call_id(size_t n) {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "call_%zu_%08llx", n,
+                  static_cast<unsigned long long>(rng() & 0xffffffffULL));
+    return buf;
+}
+}  // namespace
+
+ReplyParts reply_parts(const RunFinished& f, ToolCallSyntax syntax) {
     ReplyParts p;
     const bool split = f.reasoning_tokens > 0 || !f.reasoning_text.empty();
     p.reasoning = f.reasoning_text;
     p.content = split ? f.answer_text : f.text;
-    if (tools_offered && p.content.find(kToolCallOpen) != std::string::npos) {
-        ParsedToolCalls calls = parse_tool_calls(p.content);
-        p.content = std::move(calls.content);
-        p.tool_calls = std::move(calls.calls);
+    if (syntax != ToolCallSyntax::None) {
+        ParsedReply parsed = parse_tool_calls(syntax, p.content);
+        if (!parsed.tool_calls.empty()) {
+            p.content = std::move(parsed.content);
+            for (ParsedToolCall& c : parsed.tool_calls)
+                p.tool_calls.push_back(
+                    {call_id(p.tool_calls.size()), std::move(c.name), std::move(c.arguments)});
+        }
     }
     return p;
 }
 
-json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index) {
+json tool_calls_json(const std::vector<ChatToolCall>& calls, bool with_index) {
     json out = json::array();
     for (size_t i = 0; i < calls.size(); ++i) {
         json c{{"id", calls[i].id},

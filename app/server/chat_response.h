@@ -39,17 +39,17 @@ nlohmann::json timings_json(const RunFinished& f, const PrefixCacheEvent* cache 
 nlohmann::json logprob_entry(const TokenEvent& t, int top);
 
 // What a finished reply says, as the API returns it: the answer, the model's reasoning apart
-// (when the engine split one off: `reasoning_content`), and its tool calls (when tools were
-// offered and the reply made some, in the Hermes format: tool_call_parse.h; then the content is
-// the text around the calls).
+// (when the engine split one off: `reasoning_content`), and its tool calls, read in `syntax`
+// (the model's, RunStarted::tool_call_syntax; None when no tools were offered: then nothing is
+// parsed), with the text around the calls as content.
 struct ReplyParts {
     std::string content;
     std::string reasoning;
-    std::vector<ToolCall> tool_calls;
+    std::vector<ChatToolCall> tool_calls;
 };
-ReplyParts reply_parts(const RunFinished& f, bool tools_offered);
+ReplyParts reply_parts(const RunFinished& f, ToolCallSyntax syntax);
 // OpenAI's tool_calls array; with_index for a streamed delta (each entry has its "index").
-nlohmann::json tool_calls_json(const std::vector<ToolCall>& calls, bool with_index);
+nlohmann::json tool_calls_json(const std::vector<ChatToolCall>& calls, bool with_index);
 
 // The whole non-streaming response; `logprobs` (entries of logprob_entry) becomes the choice's
 // {"content": [...]}, null when not asked for. `parts` (reply_parts) gives the message's

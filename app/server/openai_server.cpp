@@ -8,13 +8,13 @@
 #include <optional>
 #include <vector>
 
+#include "chat/tool_calls.h"
 #include "core/error.h"
 #include "decode/stop_strings.h"
 #include "server/access.h"
 #include "server/chat_request.h"
 #include "server/chat_response.h"
 #include "server/server_metrics.h"
-#include "server/tool_call_parse.h"
 
 namespace fluoro::app {
 namespace {
@@ -315,10 +315,11 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     const auto ids = new_completion_ids(cr.model.empty() ? opt.model_id : cr.model);
     const bool stream = cr.stream;
     const bool tools = !cr.complete.extras.tools_json.empty();
-    // Streamed content is held back where it may begin a stop string - or, with tools, a tool
-    // call, which is sent as tool_calls once the reply is complete.
+    // With tools, the reply is read in the syntax the model's template teaches (RunStarted says
+    // which); streamed content stops where a call begins, and a tail that may begin the call's
+    // marker is held back like one that may begin a stop string.
+    ToolCallSyntax syntax = ToolCallSyntax::None;
     std::vector<std::string> stop_strings = cr.complete.stop_strings;
-    if (tools) stop_strings.emplace_back(kToolCallOpen);
     bool calling = false;  // a tool call began: nothing more is streamed as content
     bool gone = false, timeout = false;
     // Streamed: the head and the role chunk go out with the first token (so that an error
@@ -368,6 +369,11 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                 backend.cancel();
             }
             if (gone) return;
+            if (const auto* rs = std::get_if<RunStarted>(&e); rs && tools) {
+                syntax = rs->tool_call_syntax;
+                if (const std::string_view m = tool_call_marker(syntax); !m.empty())
+                    stop_strings.emplace_back(m);
+            }
             if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0 && cr.logprobs)
                 logprobs.push_back(logprob_entry(*t, cr.top_logprobs));
             if (!stream) {
@@ -398,11 +404,17 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                 }
                 text += t->split ? t->answer_text : t->piece;
                 if (calling) return;
-                if (tools && text.find(kToolCallOpen, sent) != std::string::npos) calling = true;
+                size_t limit = text.size();
+                if (syntax != ToolCallSyntax::None) {
+                    if (const size_t at = tool_call_start(syntax, text); at != std::string::npos) {
+                        calling = true;
+                        limit = std::max(at, sent);
+                    }
+                }
                 // Released text holds no start of a stop string, so a match can only begin
                 // at `sent`: scan the held-back tail only.
-                const size_t safe =
-                    sent + releasable(std::string_view(text).substr(sent), stop_strings);
+                const size_t safe = std::min(
+                    limit, sent + releasable(std::string_view(text).substr(sent), stop_strings));
                 if (safe <= sent) return;
                 open_stream();
                 send(chunk(text.substr(sent, safe - sent), first));
@@ -446,7 +458,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     }
     if (!stream) {
         const std::optional<json> lp = take_logprobs();
-        const ReplyParts parts = reply_parts(f, tools);
+        const ReplyParts parts = reply_parts(f, syntax);
         const std::string body =
             dump(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts));
         if (head_sent) {
@@ -457,7 +469,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         }
         return;
     }
-    const ReplyParts parts = reply_parts(f, tools);
+    const ReplyParts parts = reply_parts(f, syntax);
     std::string finish = finish_reason(f);
     if (!parts.tool_calls.empty()) {
         // The content before the first call, as far as it was held back; then the calls.

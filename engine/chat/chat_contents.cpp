@@ -112,6 +112,9 @@ ChatWithContents render_locating_contents(const ChatFormat& format,
         if (marked[i].content.find(kMark) != std::string::npos)
             throw Error("chat message " + std::to_string(i) +
                         " contains the control character U+0001");
+        // An empty content (or content null beside tool calls) has nothing to locate, and
+        // templates test it (Qwen 3 writes "\n" before a tool call only after a content).
+        if (marked[i].content.empty()) continue;
         marked[i].content = content_marker(i);
     }
     try {

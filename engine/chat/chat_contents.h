@@ -28,7 +28,8 @@ struct ChatWithContents {
 };
 
 // Throws what ChatFormat::render throws for the real conversation, and Error when a content
-// holds the marker byte U+0001 (it cannot be typed into a chat box).
+// holds the marker byte U+0001 (it cannot be typed into a chat box). `extras` (tools, ...) go to
+// both renderings. Empty contents (content null included) are not marked: nothing to locate.
 ChatWithContents render_locating_contents(const ChatFormat& format,
                                           std::span<const ChatMessage> messages,
                                           bool add_generation_prompt,

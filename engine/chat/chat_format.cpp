@@ -1,5 +1,7 @@
 #include "chat/chat_format.h"
 
+#include <algorithm>
+
 #include "chat/jinja_chat.h"
 #include "core/error.h"
 
@@ -15,6 +17,7 @@ ChatFormat ChatFormat::from_file(std::string_view template_text, std::string_vie
     if (!template_text.empty()) {
         try {
             f.jinja_ = jinja::Template::parse(template_text);
+            f.tool_syntax_ = detect_tool_call_syntax(template_text);
             return f;
         } catch (const Error& e) {
             f.note_ = "the file's chat template could not be parsed (" + std::string(e.what()) +
@@ -40,22 +43,23 @@ std::string_view ChatFormat::name() const {
 RenderedChat ChatFormat::render(std::span<const ChatMessage> messages, bool add_generation_prompt,
                                 const ChatExtras& extras) const {
     if (!jinja_) {
-        bool tool_messages = !extras.tools_json.empty();
-        for (const ChatMessage& m : messages)
-            tool_messages = tool_messages || !m.tool_calls.empty() || m.role == "tool";
-        if (tool_messages)
+        const bool tool_parts =
+            !extras.tools_json.empty() ||
+            std::any_of(messages.begin(), messages.end(),
+                        [](const ChatMessage& m) { return m.has_tool_parts(); });
+        if (tool_parts)
             throw Error(
-                "tools need the model's own chat template, and this file has none that "
-                "renders (" +
+                "tools and tool messages need the model's own chat template; this file "
+                "has none usable (" +
                 note_ + ")");
         return render_chat(family_, messages, add_generation_prompt, family_options_);
     }
     JinjaChatInput in;
+    in.tools_json = extras.tools_json;
+    in.enable_thinking = extras.enable_thinking;
     in.bos_token = bos_text_;
     in.eos_token = eos_text_;
     in.add_generation_prompt = add_generation_prompt;
-    in.enable_thinking = extras.enable_thinking;
-    in.tools_json = extras.tools_json;
     try {
         return render_chat_jinja(*jinja_, messages, in);
     } catch (const jinja::TemplateRaised& e) {

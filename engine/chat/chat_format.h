@@ -13,8 +13,16 @@
 #include "chat/chat_render.h"
 #include "chat/jinja/jinja_template.h"
 #include "chat/template_detect.h"
+#include "chat/tool_calls.h"
 
 namespace fluoro {
+
+// What a request adds to a conversation beyond its messages (OpenAI's tools, vLLM's
+// chat_template_kwargs.enable_thinking).
+struct ChatExtras {
+    std::string tools_json;  // a JSON array of tool definitions; "" for none
+    std::optional<bool> enable_thinking;
+};
 
 class ChatFormat {
   public:
@@ -28,10 +36,13 @@ class ChatFormat {
     // Renders `messages` (chat_render.h's BOS rule applies to both paths). Throws fluoro::Error
     // with the template's own message when the template raises (e.g. "Conversation roles must
     // alternate user/assistant/user/assistant/..."), or naming the message the family refuses.
-    // `extras` (tools, enable_thinking) reach the file's template; the fallback families refuse
-    // tools and tool messages (Error saying the file has no template to render them).
+    // `extras` (tools, enable_thinking, and messages' tool parts) reach only the file's own
+    // template: the fallback families throw fluoro::Error saying tools need one.
     RenderedChat render(std::span<const ChatMessage> messages, bool add_generation_prompt,
                         const ChatExtras& extras = {}) const;
+
+    // How the template teaches the model to call tools (None without a file template).
+    ToolCallSyntax tool_call_syntax() const { return tool_syntax_; }
 
     // True when render() runs the file's own template.
     bool uses_file_template() const { return jinja_.has_value(); }
@@ -49,6 +60,7 @@ class ChatFormat {
     ChatRenderOptions family_options_;
     std::string bos_text_, eos_text_;
     std::string note_;
+    ToolCallSyntax tool_syntax_ = ToolCallSyntax::None;
 };
 
 }  // namespace fluoro

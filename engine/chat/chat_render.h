@@ -18,9 +18,9 @@
 // none of these families' models set).
 #pragma once
 
-#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chat/chat_options.h"
@@ -28,30 +28,29 @@
 
 namespace fluoro {
 
-// A function call an assistant message made (OpenAI's tool_calls entries).
-struct ToolCall {
+// A call an assistant message made (OpenAI's message.tool_calls[i]).
+struct ChatToolCall {
     std::string id;
     std::string name;
-    std::string arguments;  // JSON text of an object, as the API carries it
+    std::string arguments;  // JSON text (an object, as OpenAI clients send it)
 };
 
 struct ChatMessage {
-    std::string role;  // "system", "user", "assistant" or "tool"
-    std::string content;
-    // Only the model's own (Jinja) template renders these; the fallback families refuse them.
-    std::vector<ToolCall> tool_calls = {};  // assistant: the calls it made
-    std::string tool_call_id = {};          // tool: the call this message answers
-    std::string name = {};                  // tool: the function that answered
-    std::string reasoning_content = {};     // assistant: its reasoning, kept apart (templates
-                                            // that render past reasoning read it)
-};
+    ChatMessage() = default;
+    ChatMessage(std::string r, std::string c) : role(std::move(r)), content(std::move(c)) {}
 
-// What a request adds to the conversation for the template (llama.cpp's and transformers'
-// apply_chat_template arguments): tool definitions as a JSON array text ("" = none, rendered as
-// None), and enable_thinking when the client set it (Qwen 3's and others' kwarg).
-struct ChatExtras {
-    std::string tools_json = {};
-    std::optional<bool> enable_thinking = std::nullopt;
+    std::string role;  // "system", "user", "assistant" (or "tool": Jinja templates only)
+    std::string content;
+    // The rest only reach a model's own Jinja template (the native families refuse them).
+    bool content_null = false;  // the client sent content: null (templates test for None)
+    std::vector<ChatToolCall> tool_calls;  // assistant messages
+    std::string tool_call_id;              // role "tool": the call this result answers
+    std::string name;                      // role "tool": the function's name, when given
+    std::string reasoning_content;         // assistant messages: the thinking, when given
+
+    bool has_tool_parts() const {
+        return !tool_calls.empty() || !tool_call_id.empty() || !name.empty() || role == "tool";
+    }
 };
 
 struct RenderedChat {

@@ -1,6 +1,6 @@
 #include "chat/jinja_chat.h"
 
-#include "chat/jinja/jinja_json_parse.h"
+#include "chat/json_to_jinja.h"
 
 namespace fluoro {
 
@@ -13,15 +13,15 @@ RenderedChat render_chat_jinja(const jinja::Template& tmpl, std::span<const Chat
         Value msg = Value::dict();
         auto& md = msg.dict_data_mut();
         md.set(Value("role"), Value(m.role));
-        // A string always ("" for an assistant turn that only calls tools): templates trim and
-        // concatenate contents, which None would break.
-        md.set(Value("content"), Value(m.content));
-        if (!m.tool_calls.empty()) {  // as transformers passes them: arguments as a dict
+        md.set(Value("content"), m.content_null ? Value::none() : Value(m.content));
+        if (!m.tool_calls.empty()) {
             std::vector<Value> calls;
-            for (const ToolCall& c : m.tool_calls) {
+            for (const auto& c : m.tool_calls) {
                 Value fn = Value::dict();
                 fn.dict_data_mut().set(Value("name"), Value(c.name));
-                fn.dict_data_mut().set(Value("arguments"), jinja::parse_json(c.arguments));
+                fn.dict_data_mut().set(
+                    Value("arguments"),
+                    json_to_jinja(c.arguments, "tool call '" + c.name + "' arguments"));
                 Value call = Value::dict();
                 call.dict_data_mut().set(Value("id"), Value(c.id));
                 call.dict_data_mut().set(Value("type"), Value("function"));
@@ -39,8 +39,9 @@ RenderedChat render_chat_jinja(const jinja::Template& tmpl, std::span<const Chat
     Value ctx = Value::dict();
     auto& d = ctx.dict_data_mut();
     d.set(Value("messages"), Value::list(std::move(list)));
-    // transformers passes both, None when absent
-    d.set(Value("tools"), in.tools_json.empty() ? Value::none() : jinja::parse_json(in.tools_json));
+    // transformers passes both, None when absent.
+    d.set(Value("tools"),
+          in.tools_json.empty() ? Value::none() : json_to_jinja(in.tools_json, "tools"));
     d.set(Value("documents"), Value::none());
     d.set(Value("add_generation_prompt"), Value(in.add_generation_prompt));
     d.set(Value("bos_token"), Value(in.bos_token));

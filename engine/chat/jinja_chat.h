@@ -5,6 +5,9 @@
 // template whose own first text merely equals the BOS text (SmolLM2: ChatML, BOS "<|im_start|>"),
 // which render_chat leaves in: tokenized with the BOS put first, the tokens are the same.
 // ChatFormat (chat_format.h) renders through it; tested on the jinja2 fixture.
+// Messages are passed as transformers passes an OpenAI-style conversation: content (None when
+// content_null), tool_calls as [{"id", "type": "function", "function": {"name", "arguments": the
+// parsed JSON object}}], tool_call_id and name when set, reasoning_content when set.
 #pragma once
 
 #include <optional>
@@ -21,7 +24,9 @@ struct JinjaChatInput {
     std::string_view eos_token;
     bool add_generation_prompt = true;
     std::optional<bool> enable_thinking;  // passed only when set, as a template kwarg
-    std::string_view tools_json;          // the tools variable: "" = None, else a JSON array
+    // The request's tool definitions as a JSON array text ([{"type": "function", "function":
+    // {...}}, ...]), passed parsed as `tools`; "" passes None (no tools offered).
+    std::string_view tools_json;
 };
 
 // Throws what the template throws (jinja::TemplateRaised for raise_exception, ...).

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "chat/chat_format.h"
 #include "chat/chat_render.h"
 
 namespace fluoro {

@@ -729,6 +729,7 @@ RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::str
     if (!s.raw) {
         rs.chat_template = std::string(s.model->chat_format().name());
         rs.chat_template_note = s.model->chat_format().note();
+        rs.tool_call_syntax = s.model->chat_format().tool_call_syntax();
     }
     return rs;
 }

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "chat/chat_format.h"
 #include "chat/chat_render.h"
 #include "kv/kv_policy.h"
 #include "sampling/sampling_params.h"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chat/chat_render.h"
+#include "chat/tool_calls.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
 #include "settings/settings.h"  // TelemetryLevel
@@ -53,6 +54,9 @@ struct RunStarted {
     // What rendered the prompt (ModelLoaded's chat_template / chat_template_note); empty for a
     // raw prompt. Live runs only, like prompt_special.
     std::string chat_template, chat_template_note;
+    // How that template teaches the model to call tools (chat/tool_calls.h): what a server
+    // parses the reply with when it offered tools.
+    ToolCallSyntax tool_call_syntax = ToolCallSyntax::None;
     int64_t wall_clock_ms = 0;  // system clock at the start, ms since the Unix epoch (display only)
     TelemetryLevel level = TelemetryLevel::Off;
     int64_t t_ns = 0;

@@ -1,5 +1,6 @@
 // What the server makes of a reply that calls a tool or reasons, on a scripted backend that emits
-// fixed tokens (so the test is about the server, not a model): Hermes-format calls come back as
+// fixed tokens (so the test is about the server, not a model; its RunStarted says the model's
+// template teaches the Hermes syntax, as Qwen 3's does): Hermes-format calls come back as
 // message.tool_calls with finish_reason "tool_calls", streamed as content up to the call and then
 // one tool_calls delta; a split reply comes back as reasoning_content + content, streamed as
 // reasoning_content deltas then content deltas. Without tools in the request the same text is
@@ -28,7 +29,9 @@ struct Piece {
 CompletionBackend scripted(std::vector<Piece> pieces) {
     CompletionBackend b;
     b.run = [pieces](Complete, const std::function<void(const Event&)>& on_event) {
-        on_event(RunStarted{});
+        RunStarted rs;
+        rs.tool_call_syntax = ToolCallSyntax::Hermes;  // as a Qwen 3 template teaches
+        on_event(rs);
         RunFinished f;
         f.stop = "eog";
         f.prompt_tokens = 5;

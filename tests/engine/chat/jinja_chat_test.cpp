@@ -34,7 +34,7 @@ TEST(JinjaChatTest, MatchesJinja2WithTheBosRule) {
         const auto tmpl = jinja::Template::parse(t["template"].get<std::string>());
         const std::string where =
             t["name"].get<std::string>() + " / " + c["conversation"].get<std::string>();
-        const JinjaChatInput in{bos, eos, c["add_generation_prompt"].get<bool>(), std::nullopt};
+        const JinjaChatInput in{bos, eos, c["add_generation_prompt"].get<bool>(), std::nullopt, {}};
         const auto& msgs = conversations.at(c["conversation"]);
         ++cases;
         if (c.contains("error")) {
