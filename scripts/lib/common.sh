@@ -62,16 +62,18 @@ install_debs() {
 }
 
 # install_pip_openai: the Python packages the server tests use - the `openai` client
-# (tests/server/openai_client_test.py) and `prometheus-client`, whose text-format parser reads
-# GET /metrics back (tests/server/metrics_test.py); no-op when both import already. Debian's pip
+# (tests/server/openai_client_test.py), `prometheus-client`, whose text-format parser reads
+# GET /metrics back (tests/server/metrics_test.py), and llama.cpp's `gguf` writer with numpy
+# (tests/server/scripted_qwen3_model.py writes the tool round trip's model); no-op when all import. Debian's pip
 # refuses --user installs without --break-system-packages.
+FLUORO_PIP_GGUF=gguf==0.19.0  # the version the arch fixtures were written with
 install_pip_openai() {
-    python3 -c "import openai, prometheus_client" >/dev/null 2>&1 && return 0
-    note "installing the openai and prometheus-client Python packages"
-    if ! python3 -m pip install --user --quiet openai prometheus-client \
+    python3 -c "import openai, prometheus_client, gguf, numpy" >/dev/null 2>&1 && return 0
+    note "installing the openai, prometheus-client, gguf and numpy Python packages"
+    if ! python3 -m pip install --user --quiet openai prometheus-client "$FLUORO_PIP_GGUF" numpy \
         >"$FLUORO_LOG_DIR/pip-openai.log" 2>&1; then
         run_step pip-openai python3 -m pip install --user --quiet --break-system-packages \
-            openai prometheus-client
+            openai prometheus-client "$FLUORO_PIP_GGUF" numpy
     fi
 }
 
