@@ -62,6 +62,20 @@ std::string message_content(const json& content, const std::string& param) {
 
 // An assistant message's tool_calls: [{"id", "type": "function", "function": {"name",
 // "arguments": JSON text of an object}}], as OpenAI sends them back.
+// The "function" object of a tool definition or a call at `q`, and its non-empty "name".
+const json& function_object(const json& entry, const std::string& q) {
+    const json* fn = field(entry, "function");
+    if (!fn || !fn->is_object())
+        throw RequestError(cat("'", q, ".function' is required (an object)"), cat(q, ".function"));
+    return *fn;
+}
+std::string function_name(const json& fn, const std::string& q) {
+    const json* name = field(fn, "name");
+    if (!name || !name->is_string() || name->get<std::string>().empty())
+        throw RequestError(cat("'", q, ".function.name' is required"), cat(q, ".function.name"));
+    return name->get<std::string>();
+}
+
 std::vector<ChatToolCall> parse_tool_calls(const json& calls, const std::string& p) {
     if (!calls.is_array()) wrong_type(p, "an array", calls);
     std::vector<ChatToolCall> out;
@@ -69,15 +83,9 @@ std::vector<ChatToolCall> parse_tool_calls(const json& calls, const std::string&
         const std::string q = cat(p, "[", std::to_string(i), "]");
         const json& c = calls[i];
         if (!c.is_object()) wrong_type(q, "an object", c);
-        const json* fn = field(c, "function");
-        if (!fn || !fn->is_object())
-            throw RequestError(cat("'", q, ".function' is required (an object)"),
-                               cat(q, ".function"));
-        const json* name = field(*fn, "name");
-        if (!name || !name->is_string() || name->get<std::string>().empty())
-            throw RequestError(cat("'", q, ".function.name' is required"),
-                               cat(q, ".function.name"));
-        const json* args = field(*fn, "arguments");
+        const json& fn = function_object(c, q);
+        const std::string name = function_name(fn, q);
+        const json* args = field(fn, "arguments");
         std::string text = "{}";
         if (args && args->is_string()) {
             text = args->get<std::string>();
@@ -98,8 +106,8 @@ std::vector<ChatToolCall> parse_tool_calls(const json& calls, const std::string&
         }
         const json* id = field(c, "id");
         out.push_back(
-            {id && id->is_string() ? id->get<std::string>() : cat("call_", std::to_string(i)),
-             name->get<std::string>(), std::move(text)});
+            {id && id->is_string() ? id->get<std::string>() : cat("call_", std::to_string(i)), name,
+             std::move(text)});
     }
     return out;
 }
@@ -116,15 +124,9 @@ std::string parse_tools(const json& tools) {
         const json* type = field(t, "type");
         if (!type || !type->is_string() || type->get<std::string>() != "function")
             throw RequestError(cat("'", q, ".type' must be \"function\""), cat(q, ".type"));
-        const json* fn = field(t, "function");
-        if (!fn || !fn->is_object())
-            throw RequestError(cat("'", q, ".function' is required (an object)"),
-                               cat(q, ".function"));
-        const json* name = field(*fn, "name");
-        if (!name || !name->is_string() || name->get<std::string>().empty())
-            throw RequestError(cat("'", q, ".function.name' is required"),
-                               cat(q, ".function.name"));
-        if (const json* params = field(*fn, "parameters"); params && !params->is_object())
+        const json& fn = function_object(t, q);
+        (void)function_name(fn, q);
+        if (const json* params = field(fn, "parameters"); params && !params->is_object())
             wrong_type(cat(q, ".function.parameters"), "an object (a JSON Schema)", *params);
     }
     return tools.dump();

@@ -1,5 +1,7 @@
 #include "chat/json_span.h"
 
+#include "chat/jinja/jinja_utf8.h"
+
 #include <cstdint>
 
 namespace fluoro {
@@ -113,24 +115,6 @@ std::optional<std::size_t> value_end(std::string_view s, std::size_t i, int dept
     }
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
-
 std::string_view trim(std::string_view s) {
     std::size_t b = skip_ws(s, 0), e = s.size();
     while (e > b && is_ws(s[e - 1])) --e;
@@ -195,7 +179,7 @@ std::optional<std::string> json_string_value(std::string_view literal) {
                     }
                 }
                 if (cp >= 0xD800 && cp < 0xE000) cp = 0xFFFD;
-                append_utf8(out, cp);
+                jinja::utf8::append(out, char32_t(cp));
                 break;
             }
             default:
