@@ -58,8 +58,9 @@ class Model {
     // until the next call. Errors (bad token id, position past the cache) leave the model usable.
     std::span<const float> forward(const Batch& batch, KvCache& kv);
 
-    // A mixture of experts (Hparams::n_expert > 0; model/moe_ffn.h) records each later forward
-    // step's expert choices in `sink` (nullptr: stops). A dense model records nothing.
+    // A mixture of experts (Hparams::n_expert > 0; model/moe_ffn.h) appends each later forward
+    // step's expert choices to `sink` (nullptr: stops; the caller clears it). A dense model
+    // records nothing.
     bool has_experts() const { return hp_.n_expert > 0; }
     void set_expert_sink(ExpertChoices* sink) { arch_->set_expert_sink(sink); }
 

@@ -82,9 +82,13 @@ void MoeFfn::begin_step(int64_t rows) {
     if (!sink_) return;
     sink_->n_expert = n_expert_;
     sink_->n_used = n_used_;
-    sink_->rows = rows;
-    sink_->experts.assign(layers_.size(), {});
-    sink_->weights.assign(layers_.size(), {});
+    sink_->experts.resize(layers_.size());
+    sink_->weights.resize(layers_.size());
+    sink_first_row_ = sink_->rows;
+    sink_->rows += rows;
+    const size_t size = size_t(sink_->rows * n_used_);
+    for (auto& e : sink_->experts) e.resize(size, -1);
+    for (auto& w : sink_->weights) w.resize(size, 0.0f);
 }
 
 void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
@@ -106,8 +110,10 @@ void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
         }
     }
     if (sink_) {
-        sink_->experts[size_t(il)].assign(ids_.begin(), ids_.begin() + n * k);
-        sink_->weights[size_t(il)].assign(weights_.begin(), weights_.begin() + n * k);
+        const int64_t at = sink_first_row_ * k;
+        std::copy(ids_.begin(), ids_.begin() + n * k, sink_->experts[size_t(il)].begin() + at);
+        std::copy(weights_.begin(), weights_.begin() + n * k,
+                  sink_->weights[size_t(il)].begin() + at);
     }
     // Each chosen expert once, over the rows routed to it.
     for (int64_t e = 0; e < n_expert_; ++e) {

@@ -30,15 +30,20 @@ class WeightBinder;
 void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
                  std::span<float> weights);
 
-// The choices of one forward step, per layer, for the rows of its batch: experts[il][r * k + j]
-// is the j-th expert of row r in layer il (most probable first), weights[il] alike. A layer the
-// step did not run (Batch::layers_to_run) is left empty.
+// The choices of the forward passes since the last clear(), per layer, for every row those
+// passes ran, in order: experts[il][r * k + j] is the j-th expert of row r in layer il (most
+// probable first, -1 where a pass ran fewer layers: Batch::layers_to_run), weights[il] alike.
 struct ExpertChoices {
     int64_t n_expert = 0;
     int64_t n_used = 0;  // k
-    int64_t rows = 0;    // the step's batch size
+    int64_t rows = 0;    // rows recorded
     std::vector<std::vector<int32_t>> experts;
     std::vector<std::vector<float>> weights;
+    void clear() {
+        rows = 0;
+        for (auto& e : experts) e.clear();
+        for (auto& w : weights) w.clear();
+    }
 };
 
 class MoeFfn {
@@ -54,7 +59,8 @@ class MoeFfn {
     // x += the block's output for the rows of t (t: the FFN-normed rows, (n, n_embd); x: the
     // residual rows, the same shape). Records the choices in the sink when one is set.
     void forward(Backend& be, int64_t il, const Act& t, Act x);
-    // Where forward() records each layer's choices (nullptr: nowhere); begin_step() sizes it.
+    // Where forward() appends each layer's choices (nullptr: nowhere); begin_step(n) makes room
+    // for a pass of n rows, before the pass's first layer.
     void set_sink(ExpertChoices* sink) { sink_ = sink; }
     void begin_step(int64_t rows);
 
@@ -77,6 +83,7 @@ class MoeFfn {
     std::vector<std::vector<int32_t>> rows_of_;
     std::vector<std::vector<float>> scales_of_;
     ExpertChoices* sink_ = nullptr;
+    int64_t sink_first_row_ = 0;  // where this pass's rows start in the sink
 };
 
 }  // namespace fluoro

@@ -153,7 +153,6 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     auto kv = model->create_kv(256, 1, KvType::F16);
     std::vector<float> all(size_t(n * nv));
     ExpertChoices choices;
-    std::vector<std::vector<int32_t>> routed(model->has_experts() ? model->hparams().n_layer : 0);
     if (model->has_experts()) model->set_expert_sink(&choices);
     for (int64_t at = 0; at < n; at += kChunk) {
         const int64_t len = std::min(kChunk, n - at);
@@ -168,11 +167,9 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
         b.logit_rows = rows;
         const std::span<const float> out = model->forward(b, *kv);
         std::copy(out.begin(), out.end(), all.begin() + at * nv);
-        for (size_t il = 0; il < routed.size(); ++il)
-            routed[il].insert(routed[il].end(), choices.experts[il].begin(),
-                              choices.experts[il].end());
     }
-    model->set_expert_sink(nullptr);
+    model->set_expert_sink(nullptr);  // the chunks' choices, appended in order
+    EXPECT_EQ(choices.rows, model->has_experts() ? n : 0);
     Measured m;
     m.llama_cpp_f64 = fx["llama_cpp_vs_f64_max_abs"];
     const std::vector<int64_t> rows = fx["rows"];
@@ -210,7 +207,7 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     EXPECT_LT(m.max_abs, max_abs) << name;
     EXPECT_LT(m.max_abs_f64, m.llama_cpp_f64 + max_abs) << name;
     EXPECT_EQ(fx.contains("routing"), model->has_experts()) << name;
-    if (fx.contains("routing")) check_routing(name, fx, routed);
+    if (fx.contains("routing")) check_routing(name, fx, choices.experts);
     if (fx.contains("greedy")) check_greedy(name, fx, *model, tie_margin);
     std::printf(
         "[arch %s] RMS logit %.3f; ours vs llama.cpp: max |d| %.5f (%.4f of RMS), argmax "
