@@ -5,6 +5,7 @@
 #include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
+#include "session/expert_load.h"
 #include "session/prompt_listing.h"
 #include "session/stats_line.h"
 
@@ -15,7 +16,7 @@ void add_run_command(CLI::App& app) {
         "run", "Answer one prompt, streamed (chat template applied unless --raw)");
     struct Opts {
         std::string model, prompt, system;
-        bool raw = false, quiet = false, show_prompt = false;
+        bool raw = false, quiet = false, show_prompt = false, show_experts = false;
         int64_t max_tokens = 512;
         EngineFlags engine;
         SamplingFlags sampling;
@@ -35,6 +36,10 @@ void add_run_command(CLI::App& app) {
     cmd->add_flag("--show-prompt", o->show_prompt,
                   "Print the prompt as the model sees it, token by token (ids, special tokens "
                   "marked), to stderr before the answer");
+    cmd->add_flag("--show-experts", o->show_experts,
+                  "A mixture-of-experts model: after the answer, how the tokens (prompt and "
+                  "answer) were routed — each layer's experts by share of its choices — to "
+                  "stderr");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
@@ -56,11 +61,20 @@ void add_run_command(CLI::App& app) {
         // Nobody reads the telemetry of a run that is not saved unless asked for: at level Off
         // the engine computes none of it, and a plain run is as fast as generate() alone.
         if (!o->save.save && cmd->count("--telemetry") == 0) d.level = TelemetryLevel::Off;
+        if (o->show_experts && d.level == TelemetryLevel::Off) {
+            if (cmd->count("--telemetry") != 0)
+                throw Error(
+                    "--show-experts reads the run's telemetry: it needs --telemetry "
+                    "summary or full, not off");
+            d.level = TelemetryLevel::Summary;  // the routing rides on the steps' events
+        }
         EngineDriver driver(d);
-        if (o->show_prompt) {
-            driver.set_sink([](const Event& e) {
-                if (const auto* r = std::get_if<RunStarted>(&e))
+        auto experts = std::make_shared<app::ExpertLoad>();
+        if (o->show_prompt || o->show_experts) {
+            driver.set_sink([o, experts](const Event& e) {
+                if (const auto* r = std::get_if<RunStarted>(&e); r && o->show_prompt)
                     std::cerr << app::prompt_listing(*r) << std::flush;
+                if (o->show_experts) experts->add(e);
             });
         }
         Command run = SendMessage{o->prompt};
@@ -75,6 +89,10 @@ void add_run_command(CLI::App& app) {
         const RunFinished fin = driver.run(std::move(run));
         std::cout << '\n';
         if (fin.stop == "error") throw Error(fin.error);
+        if (o->show_experts)
+            std::cerr << (experts->empty() ? "experts: none (" + driver.model().arch +
+                                                 " here is not a mixture of experts)\n"
+                                           : experts->format());
         if (!o->quiet) {
             std::cerr << app::stats_line(result_of(fin), fin.reasoning_tokens);
             if (o->save.save)

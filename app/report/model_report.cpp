@@ -34,6 +34,11 @@ json hparams_json(const Hparams& hp) {
     if (!hp.rope_scaling_type.empty()) j["rope_scaling_type"] = hp.rope_scaling_type;
     if (hp.final_logit_softcap) j["final_logit_softcapping"] = *hp.final_logit_softcap;
     if (hp.attn_logit_softcap) j["attn_logit_softcapping"] = *hp.attn_logit_softcap;
+    if (hp.n_expert > 0) {
+        j["expert_count"] = hp.n_expert;
+        j["expert_used_count"] = hp.n_expert_used;
+        if (hp.n_ff_exp) j["expert_feed_forward_length"] = hp.n_ff_exp;
+    }
     return j;
 }
 
@@ -121,6 +126,10 @@ json model_report_json(const std::filesystem::path& model, const ReportOptions& 
                           {"source", s.chat_template.source}};
     if (!s.chat_format.note().empty()) j["chat_template"]["note"] = s.chat_format.note();
     j["params"] = s.n_params;
+    if (s.hparams.n_expert > 0)
+        j["experts"] = {{"total", s.hparams.n_expert},
+                        {"active", s.hparams.n_expert_used},
+                        {"active_params", s.n_params_active}};
     j["tensor_count"] = f.tensors().size();
     j["tensor_bytes"] = s.tensor_bytes;
     j["bits_per_weight"] = s.bits_per_weight();
@@ -151,6 +160,12 @@ std::string model_report_text(const json& j) {
     line("file type", j.contains("file_type") ? s(j["file_type"]) : "(not stated)");
     line("file size", format_bytes(j["file_bytes"]) + " (GGUF v" + s(j["gguf_version"]) + ")");
     line("parameters", format_count(j["params"]) + " (" + s(j["params"]) + ")");
+    if (j.contains("experts")) {
+        const json& e = j["experts"];
+        line("experts", s(e["total"]) + ", " + s(e["active"]) +
+                            " active per token: " + format_count(e["active_params"]) +
+                            " parameters active (" + s(e["active_params"]) + ")");
+    }
     char bpw[32];
     std::snprintf(bpw, sizeof bpw, "%.2f", j["bits_per_weight"].get<double>());
     line("tensor data", format_bytes(j["tensor_bytes"]) + ", " + bpw + " bits/weight, " +

@@ -119,12 +119,31 @@ class Backend {
     virtual void geglu_tanh(Act gate, const Act& up) = 0;  // gate = gelu_tanh(gate) * up
     virtual void softcap(Act x, float cap) = 0;            // x = cap * tanh(x / cap)
     virtual void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) = 0;
+    // x[rows[i]] += scales[i] * y[i] for every row i of y (rows.size() == scales.size() ==
+    // y.rows, the rows distinct): a mixture-of-experts' expert outputs, weighted by the router,
+    // added back into the residual rows of the tokens routed to that expert (model/moe_ffn.h).
+    // y is scratch: its contents afterwards are unspecified. The default is a scale() and an
+    // add() per row (views of one row, so any backend whose Act rows are contiguous runs it).
+    virtual void add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
+                                 std::span<const float> scales) {
+        check_add_rows_scaled(x, y, rows, scales);
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const Act yi{y.data + int64_t(i) * y.width, 1, y.width};
+            scale(yi, scales[i]);
+            add(Act{x.data + int64_t(rows[i]) * x.width, 1, x.width}, yi);
+        }
+    }
     // Copies an activation matrix to host memory (the logits at the end of a step); returns when
     // the copy is done.
     virtual void read(const Act& x, std::span<float> host) = 0;
     // Waits until every operation queued so far has finished (an asynchronous backend's work is
     // only queued when its call returns; the CPU's is done). Profiling calls it to time ops.
     virtual void synchronize() {}
+
+  protected:
+    // add_rows_scaled's contract: throws Error naming what does not match.
+    static void check_add_rows_scaled(const Act& x, const Act& y, std::span<const int32_t> rows,
+                                      std::span<const float> scales);
 };
 
 }  // namespace fluoro

@@ -33,6 +33,10 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
             throw FormatError(w.file_name() + ": tensor 'rope_freqs.weight' is " +
                               std::string(type_name(rope_freqs_.type)) + ", expected F32");
     }
+    if (hp_.n_expert > 0)
+        moe_ = std::make_unique<MoeFfn>(
+            int64_t(hp_.n_layer), d, int64_t(hp_.n_expert), int64_t(hp_.n_expert_used),
+            opt_.moe_ff ? opt_.moe_ff : int64_t(hp_.n_ff[0]), opt_.moe_norm_weights);
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
         Layer& L = layers_[size_t(il)];
@@ -53,8 +57,8 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
         }
         L.wo = w.required(name("attn_output.weight"), {nq, d});
         if (opt_.qk_norm) {
-            L.q_norm = w.required(name("attn_q_norm.weight"), {hd});
-            L.k_norm = w.required(name("attn_k_norm.weight"), {hd});
+            L.q_norm = w.required(name("attn_q_norm.weight"), {opt_.qk_norm_whole ? nq : hd});
+            L.k_norm = w.required(name("attn_k_norm.weight"), {opt_.qk_norm_whole ? nkv : hd});
         }
         if (opt_.qkv_bias) {
             L.bq = w.required(name("attn_q.bias"), {nq});
@@ -62,6 +66,10 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
             L.bv = w.required(name("attn_v.bias"), {nkv});
         }
         L.ffn_norm = w.required(name("ffn_norm.weight"), {d});
+        if (moe_) {
+            moe_->bind_layer(w, il);
+            continue;
+        }
         if (opt_.phi3_fused) {
             const std::vector<Weight> gate_up =
                 w.optional_split(name("ffn_up.weight"), d, {ff, ff});
@@ -79,6 +87,11 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
 
 void LlamaArchitecture::reserve(Backend& be, int64_t max_tokens, int64_t max_logit_rows) {
     buf_ = alloc_decoder_buffers(be, hp_, max_tokens, max_logit_rows);
+    if (moe_) moe_->reserve(be, max_tokens);
+}
+
+void LlamaArchitecture::set_expert_sink(ExpertChoices* sink) {
+    if (moe_) moe_->set_sink(sink);
 }
 
 KvShape LlamaArchitecture::kv_shape() const {
@@ -106,6 +119,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
     // the next layer's attention norm.
     const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
+    if (moe_) moe_->begin_step(n);
     if (n_run > 0) be.rms_norm(x, layers_[0].attn_norm, eps, t);  // t = norm(x)
     for (int64_t il = 0; il < n_run; ++il) {
         const Layer& L = layers_[size_t(il)];
@@ -132,6 +146,11 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
         if (granite && hp_.residual_scale) be.scale(t, float(*hp_.residual_scale));
         be.add_rms_norm(x, t, L.ffn_norm, eps, t);  // residual; t = norm(x)
+        if (moe_) {
+            moe_->forward(be, il, t, x);  // x += the experts' weighted outputs
+            if (il + 1 < n_run) be.rms_norm(x, layers_[size_t(il + 1)].attn_norm, eps, t);
+            continue;
+        }
         const Backend::MatmulOut gate_up[] = {{&L.gate, gate}, {&L.up, up}};  // (n, n_ff)
         be.matmul_many(t, gate_up, OpCategory::Ffn);
         be.swiglu(gate, up);  // gate = silu(gate) * up

@@ -8,14 +8,16 @@
 
 namespace fluoro {
 
-std::unique_ptr<Architecture> make_llama(const Hparams& hp);    // arch_llama.cpp
-std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);    // arch_qwen2.cpp
-std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);    // arch_qwen3.cpp
-std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);   // arch_gemma3.cpp
-std::unique_ptr<Architecture> make_gemma2(const Hparams& hp);   // arch_gemma3.cpp
-std::unique_ptr<Architecture> make_granite(const Hparams& hp);  // arch_granite.cpp
-std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);    // arch_olmo2.cpp
-std::unique_ptr<Architecture> make_phi3(const Hparams& hp);     // arch_phi3.cpp
+std::unique_ptr<Architecture> make_llama(const Hparams& hp);     // arch_llama.cpp
+std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);     // arch_qwen2.cpp
+std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);     // arch_qwen3.cpp
+std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);    // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_gemma2(const Hparams& hp);    // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_granite(const Hparams& hp);   // arch_granite.cpp
+std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);     // arch_olmo2.cpp
+std::unique_ptr<Architecture> make_phi3(const Hparams& hp);      // arch_phi3.cpp
+std::unique_ptr<Architecture> make_qwen3moe(const Hparams& hp);  // arch_moe.cpp
+std::unique_ptr<Architecture> make_olmoe(const Hparams& hp);     // arch_moe.cpp
 
 namespace {
 
@@ -26,6 +28,7 @@ enum class KeyUse {
     Read,      // read by read_hparams and implemented
     NoEffect,  // informational: does not change the math (rope.scaling.finetuned, ...)
     ZeroOnly,  // accepted when 0 (expert_count: a dense model); anything else is refused
+               // (an architecture's own list may instead Read it: its mixture-of-experts form)
 };
 struct KnownKey {
     std::string_view suffix;
@@ -76,6 +79,18 @@ constexpr KnownKey kGraniteKeys[] = {
     {"logit_scale", KeyUse::Read},
 };
 
+// A mixture of experts (moe_ffn.h): how many experts, how many per token. llama reads them as
+// Mixtral-style files do (a dense llama has none, or 0); qwen3moe also its experts' width.
+constexpr KnownKey kMoeKeys[] = {
+    {"expert_count", KeyUse::Read},
+    {"expert_used_count", KeyUse::Read},
+};
+constexpr KnownKey kQwen3MoeKeys[] = {
+    {"expert_count", KeyUse::Read},
+    {"expert_used_count", KeyUse::Read},
+    {"expert_feed_forward_length", KeyUse::Read},
+};
+
 // Phi's sliding window is accepted and not applied, as llama.cpp does (arch_phi3.cpp).
 constexpr KnownKey kPhi3Keys[] = {
     {"attention.sliding_window", KeyUse::NoEffect},
@@ -90,7 +105,7 @@ struct Entry {
     std::span<const KnownKey> keys;
 };
 constexpr Entry kArchitectures[] = {
-    {"llama", make_llama, {}},
+    {"llama", make_llama, kMoeKeys},
     {"qwen2", make_qwen2, {}},
     {"qwen3", make_qwen3, {}},
     {"gemma3", make_gemma3, kGemma3Keys},
@@ -98,6 +113,8 @@ constexpr Entry kArchitectures[] = {
     {"olmo2", make_olmo2, {}},
     {"phi3", make_phi3, kPhi3Keys},
     {"gemma2", make_gemma2, kGemma3Keys},  // the same keys, read the same way
+    {"qwen3moe", make_qwen3moe, kQwen3MoeKeys},
+    {"olmoe", make_olmoe, kMoeKeys},
 };
 
 const Entry* find_entry(const std::string& arch) {
@@ -153,8 +170,9 @@ void check_metadata_keys(const gguf::GgufFile& file, const Hparams& hp) {
     for (const gguf::KeyValue& kv : file.metadata()) {
         if (!kv.key.starts_with(prefix)) continue;
         const std::string_view suffix = std::string_view(kv.key).substr(prefix.size());
-        const KnownKey* k = find_key(kDecoderKeys, suffix);
-        if (!k) k = find_key(e->keys, suffix);
+        // The architecture's own list first: it may read what other decoders refuse.
+        const KnownKey* k = find_key(e->keys, suffix);
+        if (!k) k = find_key(kDecoderKeys, suffix);
         if (!k)
             throw UnsupportedError(file.name() + ": metadata key '" + kv.key +
                                    "' is not understood by the " + hp.arch +

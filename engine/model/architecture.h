@@ -18,6 +18,7 @@ class GgufFile;
 namespace fluoro {
 
 class WeightBinder;
+struct ExpertChoices;
 
 class Architecture {
   public:
@@ -34,6 +35,9 @@ class Architecture {
     virtual KvShape kv_shape() const = 0;
     // The RoPE applied to layer il's keys (Model::shift_kv re-rotates cached keys with it).
     virtual RopeParams layer_rope(int64_t il) const = 0;
+    // A mixture-of-experts architecture appends each forward step's expert choices there from
+    // the next step on (nullptr: nowhere); a dense one has nothing to record.
+    virtual void set_expert_sink(ExpertChoices*) {}
 };
 
 // The RoPE of a decoder's layers from its hyperparameters: rope.freq_base, linear or YaRN

@@ -115,6 +115,24 @@ void read_rope_scaling(const gguf::GgufFile& file, const KeyReader& r, Hparams& 
     }
 }
 
+// expert_count / expert_used_count / expert_feed_forward_length: both counts 0 (absent) for a
+// dense model; for a mixture, 1 <= used <= count. Whether the architecture runs experts at all is
+// its own decision (check_metadata_keys refuses a nonzero count where it does not).
+void read_experts(const KeyReader& r, Hparams& hp) {
+    hp.n_expert = r.uint("expert_count").value_or(0);
+    hp.n_expert_used = r.uint("expert_used_count").value_or(0);
+    if (hp.n_expert > 4096) r.fail("expert_count", "is implausibly large");
+    if (hp.n_expert_used > hp.n_expert)
+        r.fail("expert_used_count", "(" + std::to_string(hp.n_expert_used) +
+                                        ") exceeds expert_count (" + std::to_string(hp.n_expert) +
+                                        ")");
+    if (hp.n_expert > 0 && hp.n_expert_used == 0)
+        r.fail("expert_used_count",
+               "is missing or 0 while expert_count is " + std::to_string(hp.n_expert));
+    if (const std::optional<uint64_t> ff = r.uint("expert_feed_forward_length"))
+        hp.n_ff_exp = r.nonzero("expert_feed_forward_length", *ff);
+}
+
 }  // namespace
 
 uint64_t Hparams::kv_bytes_per_token(uint64_t elem_bytes) const {
@@ -170,6 +188,7 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     if (auto c = r.positive_real("final_logit_softcapping")) hp.final_logit_softcap = c;
     if (auto c = r.positive_real("attn_logit_softcapping")) hp.attn_logit_softcap = c;
     hp.file_type = file.get_uint("general.file_type");
+    read_experts(r, hp);
     return hp;
 }
 

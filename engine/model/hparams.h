@@ -46,6 +46,12 @@ struct Hparams {
     std::optional<double> final_logit_softcap;
     std::optional<double> attn_logit_softcap;
     std::optional<uint64_t> file_type;  // general.file_type (llama_ftype)
+    // Mixture of experts (0 = a dense model): expert_count, expert_used_count (the top k each
+    // token is routed to) and expert_feed_forward_length (0 = absent: the architecture decides,
+    // llama and olmoe use feed_forward_length, qwen3moe feed_forward_length / expert_used_count).
+    uint64_t n_expert = 0;
+    uint64_t n_expert_used = 0;
+    uint64_t n_ff_exp = 0;
 
     // Bytes of K and V for one token across all layers at the given element size (2 = F16).
     uint64_t kv_bytes_per_token(uint64_t elem_bytes = 2) const;

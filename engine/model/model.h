@@ -13,6 +13,7 @@
 #include "gguf/gguf_file.h"
 #include "model/architecture.h"
 #include "model/hparams.h"
+#include "model/moe_ffn.h"
 #include "tokenizer/tokenizer.h"
 
 namespace fluoro {
@@ -56,6 +57,12 @@ class Model {
     // One forward step; returns (batch.logit_rows.size(), n_vocab) logits in host memory, valid
     // until the next call. Errors (bad token id, position past the cache) leave the model usable.
     std::span<const float> forward(const Batch& batch, KvCache& kv);
+
+    // A mixture of experts (Hparams::n_expert > 0; model/moe_ffn.h) appends each later forward
+    // step's expert choices to `sink` (nullptr: stops; the caller clears it). A dense model
+    // records nothing.
+    bool has_experts() const { return hp_.n_expert > 0; }
+    void set_expert_sink(ExpertChoices* sink) { arch_->set_expert_sink(sink); }
 
   private:
     Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt);

@@ -33,6 +33,10 @@ struct ModelSummary {
     bool tied_output = false;                // no output.weight: the LM head reuses token_embd
     ChatTemplateGuess chat_template;         // the family its markers suggest
     ChatFormat chat_format;  // how chats would be rendered (its own template or a family)
+    // A mixture of experts (hparams.n_expert > 0): the parameters one token uses — everything
+    // but the experts it is not routed to (expert_used_count of expert_count in each layer's
+    // stacked *_exps tensors). n_params for a dense model.
+    uint64_t n_params_active = 0;
     double bits_per_weight() const {
         return n_params ? 8.0 * double(tensor_bytes) / double(n_params) : 0;
     }

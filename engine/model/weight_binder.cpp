@@ -92,6 +92,27 @@ void WeightBinder::require_equal_head_dims(const Hparams& hp) const {
                            "): " + hp.arch + " here has one head size for K and V");
 }
 
+std::vector<int64_t> WeightBinder::dims_of(const gguf::TensorInfo& info, size_t keep) {
+    std::vector<int64_t> found;
+    for (uint32_t d = 0; d < info.n_dims; ++d) found.push_back(int64_t(info.ne[d]));
+    while (found.size() > keep && found.back() == 1) found.pop_back();
+    return found;
+}
+
+Weight WeightBinder::load_rows(const gguf::TensorInfo& info, std::string name, int64_t first,
+                               int64_t n) const {
+    const std::optional<uint64_t> row = row_bytes(info.type, info.ne[0]);
+    if (!row) throw FormatError(file_.name() + ": tensor '" + info.name + "' has rows of no size");
+    gguf::TensorInfo part = info;  // the same type and row length, a range of its rows
+    part.name = std::move(name);
+    part.n_dims = 2;
+    part.ne = {info.ne[0], uint64_t(n), 1, 1};
+    part.offset = info.offset + uint64_t(first) * *row;
+    part.n_elements = uint64_t(n) * info.ne[0];
+    part.n_bytes = uint64_t(n) * *row;
+    return backend_.load_weight(file_, part);
+}
+
 std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_t n_in,
                                                  const std::vector<int64_t>& parts) const {
     int64_t total = 0;
@@ -99,28 +120,38 @@ std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_
     asked_.insert(name);
     const gguf::TensorInfo* info = file_.find_tensor(name);
     if (!info) return {};
-    std::vector<int64_t> found;
-    for (uint32_t d = 0; d < info->n_dims; ++d) found.push_back(int64_t(info->ne[d]));
-    while (found.size() > 2 && found.back() == 1) found.pop_back();
+    const std::vector<int64_t> found = dims_of(*info, 2);
     if (found != std::vector<int64_t>{n_in, total})
         throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
                           ", expected " + shape_text({n_in, total}) +
                           " from the model's hyperparameters");
-    const std::optional<uint64_t> row = row_bytes(info->type, info->ne[0]);
-    if (!row) throw FormatError(file_.name() + ": tensor '" + name + "' has rows of no size");
     std::vector<Weight> out;
     int64_t first = 0;
     for (const int64_t p : parts) {
-        gguf::TensorInfo part = *info;  // the same type and row length, a range of its rows
-        part.name =
-            name + "[rows " + std::to_string(first) + ".." + std::to_string(first + p) + ")";
-        part.ne[1] = uint64_t(p);
-        part.offset = info->offset + uint64_t(first) * *row;
-        part.n_elements = uint64_t(p) * info->ne[0];
-        part.n_bytes = uint64_t(p) * *row;
-        out.push_back(backend_.load_weight(file_, part));
+        out.push_back(load_rows(
+            *info, name + "[rows " + std::to_string(first) + ".." + std::to_string(first + p) + ")",
+            first, p));
         first += p;
     }
+    return out;
+}
+
+std::vector<Weight> WeightBinder::required_experts(const std::string& name, int64_t n_in,
+                                                   int64_t n_out, int64_t n_expert) const {
+    asked_.insert(name);
+    const gguf::TensorInfo* info = file_.find_tensor(name);
+    if (!info) throw FormatError(file_.name() + ": required tensor '" + name + "' is missing");
+    const std::vector<int64_t> found = dims_of(*info, 3);
+    const std::vector<int64_t> want{n_in, n_out, n_expert};
+    if (found != want)
+        throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
+                          ", expected " + shape_text(want) +
+                          " (row length, rows per expert, experts) from the model's "
+                          "hyperparameters");
+    std::vector<Weight> out;
+    for (int64_t e = 0; e < n_expert; ++e)
+        out.push_back(
+            load_rows(*info, name + "[expert " + std::to_string(e) + "]", e * n_out, n_out));
     return out;
 }
 

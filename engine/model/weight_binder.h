@@ -38,6 +38,12 @@ class WeightBinder {
     // absent tensor gives an empty vector.
     std::vector<Weight> optional_split(const std::string& name, int64_t n_in,
                                        const std::vector<int64_t>& parts) const;
+    // A mixture's stacked expert matrices (ffn_gate_exps / ffn_up_exps / ffn_down_exps, shape
+    // {n_in, n_out, n_expert}): one Weight per expert, each loaded as a matrix of its own
+    // (named "<name>[expert e]"), so every backend's matmul runs an expert unchanged. Throws
+    // FormatError when the tensor is missing or has another shape.
+    std::vector<Weight> required_experts(const std::string& name, int64_t n_in, int64_t n_out,
+                                         int64_t n_expert) const;
     bool has(std::string_view name) const;  // in the file (does not count as asked for)
     const std::string& file_name() const;   // for errors
     static std::string layer(int64_t il, const char* suffix) {
@@ -51,6 +57,12 @@ class WeightBinder {
     void require_equal_head_dims(const Hparams& hp) const;
 
   private:
+    // Loads rows [first, first + n) of a 2-D or stacked 3-D tensor as a matrix named `name`.
+    Weight load_rows(const gguf::TensorInfo& info, std::string name, int64_t first,
+                     int64_t n) const;
+    // The tensor's dimensions, trailing 1s dropped down to `keep` dimensions.
+    static std::vector<int64_t> dims_of(const gguf::TensorInfo& info, size_t keep);
+
     Backend& backend_;
     const gguf::GgufFile& file_;
     mutable std::set<std::string, std::less<>> asked_;

@@ -110,6 +110,10 @@ struct Engine::State {
     SetAttentionCapture capture_cmd;
     AttentionCapture capture;
 
+    // A mixture of experts' routing during a run (Model::set_expert_sink), drained at every
+    // step's end into the StepEvent (RunProbes::take_experts).
+    ExpertChoices experts;
+
     // Speculative decoding: the settings, and what they need, built at the first run after a
     // change (drafter last: it refers to the models and caches).
     SpeculativeSettings spec;
@@ -765,6 +769,22 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
         return rt_kv_snapshot(run, step, t_ns);
     };
     p.token_text = [&s](int32_t id) { return s.model->tokenizer().token_to_piece(id, true); };
+    if (s.model->has_experts())
+        p.take_experts = [&s]() -> std::shared_ptr<const ExpertRouting> {
+            ExpertChoices& c = s.experts;
+            if (c.rows == 0) return nullptr;
+            auto r = std::make_shared<ExpertRouting>();
+            r->n_layer = int32_t(c.experts.size());
+            r->n_expert = int32_t(c.n_expert);
+            r->n_used = int32_t(c.n_used);
+            r->n_tokens = c.rows;
+            for (size_t il = 0; il < c.experts.size(); ++il) {
+                r->experts.insert(r->experts.end(), c.experts[il].begin(), c.experts[il].end());
+                r->weights.insert(r->weights.end(), c.weights[il].begin(), c.weights[il].end());
+            }
+            c.clear();
+            return r;
+        };
     p.control_text = [&s](int32_t id) -> std::string {
         const tok::Tokenizer& tk = s.model->tokenizer();
         if (tk.vocab().type(id) != tok::TokenType::Control) return {};
@@ -785,6 +805,21 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
     RunProbes probes = rt_run_probes(started.run);
     RunTelemetry tel(std::move(started), level_, *s.profiling, run_start, opt_.kv_snapshot_every,
                      std::move(probes), [this](Event e) { publish(std::move(e)); });
+    // The routing of a mixture of experts is recorded during the run only.
+    struct ExpertSink {
+        Model& model;
+        ExpertChoices& choices;
+        ExpertSink(Model& m, ExpertChoices& c) : model(m), choices(c) {
+            choices.clear();
+            if (model.has_experts()) model.set_expert_sink(&choices);
+        }
+        ~ExpertSink() {
+            model.set_expert_sink(nullptr);
+            choices.clear();
+        }
+        ExpertSink(const ExpertSink&) = delete;
+        ExpertSink& operator=(const ExpertSink&) = delete;
+    } expert_sink(*s.model, s.experts);
     try {
         std::vector<ChatMessage> all;
         if (!s.system_prompt.empty()) all.push_back({"system", s.system_prompt});

@@ -46,13 +46,16 @@ void RunTelemetry::close_step(TelemetryLevel level, StepPhase phase, int64_t tok
     if (probes_.end_step) probes_.end_step(n_step_, meter_.now_ns());
     std::vector<KvEviction> evictions;
     if (probes_.take_evictions) evictions = probes_.take_evictions(n_step_);
+    std::shared_ptr<const ExpertRouting> experts;
+    if (probes_.take_experts) experts = probes_.take_experts();
     if (level == TelemetryLevel::Off) return meter_.restart();
     for (KvEviction& e : evictions) {
         e.t_ns = meter_.now_ns();
         publish(std::move(e));
     }
-    const StepEvent step =
+    StepEvent step =
         meter_.close(started_.run, n_step_++, phase, tokens, level == TelemetryLevel::Full);
+    step.experts = std::move(experts);
     publish(step);
     if (phase == StepPhase::Prefill && probes_.prefix)
         publish(probes_.prefix(prompt_tokens_, step.end_ns));

@@ -45,6 +45,9 @@ struct RunProbes {
     std::function<std::string(int32_t id)> control_text;
     // Any token's text in the vocabulary, special tokens by name (TokenEvent::token_text).
     std::function<std::string(int32_t id)> token_text;
+    // A mixture of experts: the routing of the step's forward passes (drained at every step's
+    // end at every level; attached to the StepEvent unless the level is Off); null when none.
+    std::function<std::shared_ptr<const ExpertRouting>()> take_experts;
 };
 
 using EventSink = std::function<void(Event)>;

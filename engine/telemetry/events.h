@@ -94,6 +94,21 @@ struct TokenEvent {
     std::vector<std::string> top_text = {};
 };
 
+// A mixture-of-experts model's routing in one step: for each layer, each token the step's
+// forward passes ran (in order: a prefill's prompt tokens, a decode step's one token, a
+// speculative step's drafts on the model itself and then the verified tokens) and each of the
+// n_used experts it went to, the expert (most probable first; -1 where a pass ran fewer layers)
+// and the router's weight for it.
+struct ExpertRouting {
+    int32_t n_layer = 0, n_expert = 0, n_used = 0;
+    int64_t n_tokens = 0;
+    std::vector<int32_t> experts;  // (n_layer, n_tokens, n_used) row-major
+    std::vector<float> weights;    // the same shape
+    int32_t expert(int32_t layer, int64_t token, int32_t j) const {
+        return experts[size_t((int64_t(layer) * n_tokens + token) * n_used + j)];
+    }
+};
+
 // One step: a forward pass over `tokens` tokens (a whole prefill counts as one step) and the
 // sampling after it. op_ns splits the wall time by category at level Full (zeros otherwise);
 // the categories never sum to more than end_ns - start_ns.
@@ -104,6 +119,8 @@ struct StepEvent {
     int64_t tokens = 0;
     int64_t start_ns = 0, end_ns = 0;
     CategoryTimes op_ns{};
+    // The step's expert routing (a mixture-of-experts model, telemetry not Off); null otherwise.
+    std::shared_ptr<const ExpertRouting> experts = nullptr;
 };
 
 // Attention weights of one head of one layer: rows are query positions first_row.., columns

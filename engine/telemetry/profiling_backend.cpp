@@ -118,6 +118,12 @@ void ProfilingBackend::gather_rows(const Act& x, std::span<const int32_t> rows, 
     inner_.gather_rows(x, rows, y);
 }
 
+void ProfilingBackend::add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
+                                       std::span<const float> scales) {
+    Scope s(*this, OpCategory::Ffn);
+    inner_.add_rows_scaled(x, y, rows, scales);
+}
+
 void ProfilingBackend::read(const Act& x, std::span<float> host) {
     Scope s(*this, OpCategory::Other);
     inner_.read(x, host);

@@ -1,7 +1,7 @@
 // A Backend decorator that measures: it forwards every call to the backend it wraps and, while
 // timing is on, adds the steady_clock time of each operation to its category (matmul passes its
-// own; attention -> Attention; rms_norm, rope -> NormRope; swiglu, geglu -> Ffn; the rest ->
-// Other), synchronizing an asynchronous backend around each timed call. It also counts the bytes
+// own; attention -> Attention; rms_norm, rope -> NormRope; swiglu, geglu, add_rows_scaled -> Ffn;
+// the rest -> Other), synchronizing an asynchronous backend around each timed call. It also counts the bytes
 // of the weights and activation buffers allocated through it.
 // The model is built on the decorator (Model::load takes any Backend&), so the kernels and the
 // architectures stay untouched. Used from the engine thread only, like the backend it wraps;
@@ -68,6 +68,8 @@ class ProfilingBackend final : public Backend {
     void geglu_tanh(Act gate, const Act& up) override;
     void softcap(Act x, float cap) override;
     void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;
+    void add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
+                         std::span<const float> scales) override;
     void read(const Act& x, std::span<float> host) override;
     void synchronize() override { inner_.synchronize(); }
 

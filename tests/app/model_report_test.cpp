@@ -96,6 +96,26 @@ TEST(ModelReport, Gemma3Figures) {
               "implies");
 }
 
+// A mixture of experts: its counts, and the parameters one token uses. Figures from the gguf
+// package: python3 -c "import gguf; r = gguf.GGUFReader('arch_qwen3moe.gguf'); ..." summing
+// n_elements of every tensor (261760) and of the *_exps tensors (147456): 6 of 8 experts idle,
+// 261760 - 147456 * 6 / 8 = 151168 active.
+TEST(ModelReport, MixtureOfExpertsFigures) {
+    const json r = model_report_json(test::fixtures_dir() / "arch_qwen3moe.gguf", {});
+    EXPECT_EQ(r["architecture"], "qwen3moe");
+    EXPECT_EQ(r["params"], 261760u);
+    EXPECT_EQ(r["experts"]["total"], 8u);
+    EXPECT_EQ(r["experts"]["active"], 2u);
+    EXPECT_EQ(r["experts"]["active_params"], 151168u);
+    EXPECT_EQ(r["hparams"]["expert_feed_forward_length"], 32u);
+    const std::string text = model_report_text(r);
+    EXPECT_NE(text.find("experts                 8, 2 active per token"), std::string::npos)
+        << text;
+    // A dense model has no experts entry.
+    EXPECT_FALSE(
+        model_report_json(test::fixtures_dir() / "arch_qwen3.gguf", {}).contains("experts"));
+}
+
 TEST(ModelReport, TextReportNamesTheEssentials) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     const std::string text = model_report_text(model_report_json(path, {}));

@@ -343,8 +343,12 @@ TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
     const double e = nrmse(b, a);
     std::cout << GetParam() << ": prefill nrmse " << e << '\n';
     // As CudaModelTest's bounds: F16 weights differ only by f16 rounding (prefill GEMM, KV) and
-    // summation order; llama3's Q8_0 feed-forward also by activation quantization.
-    const double tol = std::string(GetParam()) == "llama3" ? 0.15 : 0.01;
+    // summation order; llama3's Q8_0 feed-forward (and mixtral's Q8_0 experts) also by activation
+    // quantization. The mixtures (qwen3moe, mixtral, olmoe) run the seam's default
+    // add_rows_scaled here; they were added without a GPU run: a router near-tie resolved the
+    // other way by f16 prefill activations would show as one row far off.
+    const std::string name = GetParam();
+    const double tol = name == "llama3" || name == "mixtral" ? 0.15 : 0.01;
     EXPECT_LE(e, tol);
     std::vector<int64_t> keep{0, 1, 2, 3};
     for (int64_t i = 120; i < 200; ++i) keep.push_back(i);
@@ -359,7 +363,8 @@ TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Arch, CudaArchFixtureTest,
                          ::testing::Values("llama3", "llama_linear", "llama_yarn", "qwen3",
-                                           "granite", "olmo2", "phi3", "gemma2"));
+                                           "granite", "olmo2", "phi3", "gemma2", "qwen3moe",
+                                           "mixtral", "olmoe"));
 
 class CudaBackendErrors : public test::CudaTest<> {};
 

@@ -26,13 +26,21 @@ feed-forward matrices in one model), and the metadata real files of that family 
                   window 32 on layers 0 and 2 (every other layer, as llama.cpp decides), post-
                   attention / post-FFN norms, head size 32 != n_embd / n_head (queries scaled by
                   1/sqrt(key_length)), embeddings scaled by sqrt(n_embd), GELU-tanh gated FFN.
+  * qwen3moe, mixtral (a llama with experts), olmoe: mixtures of 8 experts, top-2, 3 layers, an
+                  F32 router, stacked ffn_{gate,up,down}_exps (F16; Q8_0 in mixtral); qwen3moe
+                  with qwen3's attention and expert_feed_forward_length, olmoe with whole-
+                  projection Q/K norms and unrenormalised weights. Their JSON adds llama.cpp's
+                  chosen experts per layer and position ("routing": read from its ffn_moe_topk
+                  tensors by a cb_eval callback, TopkRecorder) next to the float64 reference's
+                  router probabilities, and llama.cpp's greedy 32 tokens after a 16-id prompt.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
 argmax and top-2 gap at every position, and full logit rows at every STRIDE-th position and the
 last — llama.cpp's and, as a second witness written independently of both engines, those of the
 float64 reference forward pass (reference_forward.py) with its distance to llama.cpp. The GGUFs are committed with the JSON (each < 310 KB): they are this script's output, and
-committing them keeps the C++ test independent of Python at test time.
+committing them keeps the C++ test independent of Python at test time (the mixtures' GGUFs are
+~0.5 MB: 8 experts x 3 matrices x 3 layers).
 Usage: pip install gguf llama-cpp-python && python3 tests/reference/make_arch_fixtures.py
 """
 from __future__ import annotations
@@ -62,7 +70,7 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
 
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
             base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
-            granite=None, n_rot=None, fused=False, window=None, softcap=None)
+            granite=None, n_rot=None, fused=False, window=None, softcap=None, moe=None)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -81,7 +89,19 @@ MODELS = {
                  scaling=dict(original_context_length=4096)),
     "gemma2": dict(BASE, arch="gemma2", n_layer=3, head_dim=32, eps=1e-6, ctx=8192, tied=True,
                    window=32, softcap=dict(attn=8.0, final=12.0)),
+    # Mixtures of experts: 8 experts, top-2, an F32 router (as the converters keep it).
+    # qwen3moe: qwen3's attention, experts expert_feed_forward_length = 32 wide (feed_forward_
+    # length 96 is the dense width the file also carries), weights renormalised over the 2.
+    "qwen3moe": dict(BASE, arch="qwen3moe", n_layer=3, head_dim=32, base=1000000.0, eps=1e-6,
+                     ctx=40960, moe=dict(n_expert=8, n_used=2, n_ff_exp=32)),
+    # Mixtral-style llama: experts feed_forward_length = 64 wide, in Q8_0.
+    "mixtral": dict(BASE, arch="llama", n_layer=3, n_ff=64, ffn_type="Q8_0", ctx=32768,
+                    base=1000000.0, moe=dict(n_expert=8, n_used=2, n_ff_exp=None)),
+    # OLMoE: RMSNorm over the whole Q and K projections, weights not renormalised.
+    "olmoe": dict(BASE, arch="olmoe", n_layer=3, n_head_kv=4, n_ff=32, ctx=4096,
+                  moe=dict(n_expert=8, n_used=2, n_ff_exp=None)),
 }
+N_GREEDY_PROMPT, N_GREEDY = 16, 32  # MoE fixtures: llama.cpp's greedy 32 after 16 prompt ids
 
 
 def llama3_rope_factors(head_dim: int, base: float, cfg: dict) -> np.ndarray:
@@ -128,7 +148,7 @@ def vocab() -> tuple[list[str], list[int], list[str]]:
 
 
 def add_tensor(w: gguf.GGUFWriter, name: str, a: np.ndarray, qtype: str) -> None:
-    """a: numpy (rows, row_len) or (n,), float32."""
+    """a: numpy (rows, row_len), (experts, rows, row_len) or (n,), float32."""
     if qtype == "F32" or a.ndim == 1:
         w.add_tensor(name, a.astype(np.float32))
     elif qtype == "F16":
@@ -172,6 +192,11 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     if c := cfg["softcap"]:
         w.add_attn_logit_softcapping(c["attn"])
         w.add_final_logit_softcapping(c["final"])
+    if moe := cfg["moe"]:
+        w.add_expert_count(moe["n_expert"])
+        w.add_expert_used_count(moe["n_used"])
+        if moe["n_ff_exp"]:
+            w.add_expert_feed_forward_length(moe["n_ff_exp"])
     if g := cfg["granite"]:
         w.add_embedding_scale(g["embedding_scale"])
         w.add_residual_scale(g["residual_scale"])
@@ -208,10 +233,10 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
-        if arch == "qwen3":
+        if arch in ("qwen3", "qwen3moe"):
             add_tensor(w, p + "attn_q_norm.weight", norm(hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(hd), "F32")
-        if olmo2:  # over the whole projections
+        if olmo2 or arch == "olmoe":  # over the whole projections
             add_tensor(w, p + "attn_q_norm.weight", norm(nh * hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(nkv * hd), "F32")
         add_tensor(w, p + "attn_output.weight", mat(d, nh * hd), "F16")
@@ -220,13 +245,23 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "post_ffw_norm.weight", 0.5 * norm(d), "F32")
         if not olmo2:
             add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
-        if cfg["fused"]:  # phi3: gate rows, then up rows
+        if moe:  # router (F32) and the experts stacked {n_in, n_out, n_expert}
+            n_e, ffe = moe["n_expert"], moe["n_ff_exp"] or ff
+            add_tensor(w, p + "ffn_gate_inp.weight", mat(n_e, d, 4.0), "F32")
+            add_tensor(w, p + "ffn_gate_exps.weight",
+                       np.stack([mat(ffe, d) for _ in range(n_e)]), cfg["ffn_type"])
+            add_tensor(w, p + "ffn_up_exps.weight",
+                       np.stack([mat(ffe, d) for _ in range(n_e)]), cfg["ffn_type"])
+            add_tensor(w, p + "ffn_down_exps.weight",
+                       np.stack([mat(d, ffe, 2.0) for _ in range(n_e)]), cfg["ffn_type"])
+        elif cfg["fused"]:  # phi3: gate rows, then up rows
             add_tensor(w, p + "ffn_up.weight", np.concatenate([mat(ff, d), mat(ff, d)]),
                        cfg["ffn_type"])
         else:
             add_tensor(w, p + "ffn_gate.weight", mat(ff, d), cfg["ffn_type"])
             add_tensor(w, p + "ffn_up.weight", mat(ff, d), cfg["ffn_type"])
-        add_tensor(w, p + "ffn_down.weight", mat(d, ff), cfg["ffn_type"])
+        if not moe:
+            add_tensor(w, p + "ffn_down.weight", mat(d, ff), cfg["ffn_type"])
     add_tensor(w, "output_norm.weight", norm(d), "F32")
     if not cfg["tied"]:
         add_tensor(w, "output.weight", mat(nv, d, 4.0), "F16")
@@ -236,14 +271,78 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     w.close()
 
 
-def run_llama_cpp(path: Path, ids: list[int]) -> np.ndarray:
+class TopkRecorder:
+    """llama.cpp's chosen experts: a cb_eval callback (ggml_backend_sched_eval_callback, set in
+    the context parameters) asks to see each `ffn_moe_topk-<layer>` tensor (build_moe_ffn's
+    top-k expert ids, [n_used, n_tokens] int32) and reads it once computed."""
+
+    def __init__(self):
+        import ctypes
+        import llama_cpp
+        lib = Path(llama_cpp.__file__).parent / "lib"
+        self.base = ctypes.CDLL(str(lib / "libggml-base.so"))
+        self.cpu = ctypes.CDLL(str(lib / "libggml-cpu.so"))
+        self.base.ggml_get_name.restype = ctypes.c_char_p
+        self.base.ggml_get_name.argtypes = [ctypes.c_void_p]
+        for f in (self.base.ggml_nelements, self.base.ggml_nrows):
+            f.restype, f.argtypes = ctypes.c_int64, [ctypes.c_void_p]
+        self.cpu.ggml_get_i32_nd.restype = ctypes.c_int32
+        self.cpu.ggml_get_i32_nd.argtypes = [ctypes.c_void_p] + [ctypes.c_int] * 4
+        self.layers: dict[int, list[list[int]]] = {}
+        self.callback = llama_cpp.ggml_backend_sched_eval_callback(self._on_tensor)
+
+    def _on_tensor(self, t, ask, _user) -> bool:
+        name = self.base.ggml_get_name(t).decode()
+        if not name.startswith("ffn_moe_topk-"):
+            return not ask  # ask: not this one; computed: go on
+        if ask:
+            return True
+        rows = self.base.ggml_nrows(t)
+        k = self.base.ggml_nelements(t) // rows
+        ids = [[self.cpu.ggml_get_i32_nd(t, j, r, 0, 0) for j in range(k)] for r in range(rows)]
+        self.layers.setdefault(int(name.split("-")[1]), []).extend(ids)
+        return True
+
+
+def run_llama_cpp(path: Path, ids: list[int], recorder: TopkRecorder | None = None,
+                  n_greedy: int = 0):
+    """llama.cpp's logits for `ids` (one batch, every position) and, with n_greedy, its greedy
+    continuation of ids[:N_GREEDY_PROMPT] (one prefill, then one token per step) with each
+    step's top-2 gap."""
     import llama_cpp
-    llm = llama_cpp.Llama(str(path), n_ctx=SETTINGS["n_ctx"], n_threads=SETTINGS["n_threads"],
-                          n_batch=SETTINGS["n_batch"], n_ubatch=SETTINGS["n_ubatch"],
-                          flash_attn=SETTINGS["flash_attn"], logits_all=True, verbose=False)
+    import llama_cpp.llama as high
+    defaults = high.llama_cpp.llama_context_default_params
+    if recorder:  # Llama() builds its context parameters from this function
+        def with_callback():
+            p = defaults()
+            p.cb_eval = recorder.callback
+            return p
+        high.llama_cpp.llama_context_default_params = with_callback
+    try:
+        llm = llama_cpp.Llama(str(path), n_ctx=SETTINGS["n_ctx"], n_threads=SETTINGS["n_threads"],
+                              n_batch=SETTINGS["n_batch"], n_ubatch=SETTINGS["n_ubatch"],
+                              flash_attn=SETTINGS["flash_attn"], logits_all=True, verbose=False)
+    finally:
+        high.llama_cpp.llama_context_default_params = defaults
     llm.reset()
+    if recorder:
+        recorder.layers.clear()
     llm.eval(ids)
-    return np.asarray(llm.scores[: len(ids)], dtype=np.float64).copy()
+    logits = np.asarray(llm.scores[: len(ids)], dtype=np.float64).copy()
+    greedy = None
+    if n_greedy:
+        llm.reset()
+        prompt = ids[:N_GREEDY_PROMPT]
+        llm.eval(prompt)
+        out, gaps = [], []
+        for _ in range(n_greedy):
+            row = np.asarray(llm.scores[llm.n_tokens - 1], dtype=np.float64)
+            order = np.argsort(-row, kind="stable")
+            out.append(int(order[0]))
+            gaps.append(round(float(row[order[0]] - row[order[1]]), 6))
+            llm.eval([out[-1]])
+        greedy = {"prompt": prompt, "generated": out, "top2_gap": gaps}
+    return logits, greedy
 
 
 def make(name: str, cfg: dict) -> None:
@@ -251,8 +350,10 @@ def make(name: str, cfg: dict) -> None:
     write_model(name, cfg, gguf_path)
     rng = np.random.default_rng([SEED, 7])
     ids = [int(i) for i in rng.integers(3, 259, N_TOKENS)]  # byte tokens
-    logits = run_llama_cpp(gguf_path, ids)
-    ref = rf.forward(rf.GgufModel(str(gguf_path)), ids)  # the float64 second witness
+    recorder = TopkRecorder() if cfg["moe"] else None
+    logits, greedy = run_llama_cpp(gguf_path, ids, recorder, N_GREEDY if cfg["moe"] else 0)
+    routes: dict[int, np.ndarray] = {}
+    ref = rf.forward(rf.GgufModel(str(gguf_path)), ids, routes=routes)  # second witness
     order = np.argsort(-logits, axis=1, kind="stable")
     rows = sorted(set(range(0, N_TOKENS, STRIDE)) | {N_TOKENS - 1})
     out = {
@@ -274,6 +375,26 @@ def make(name: str, cfg: dict) -> None:
         "llama_cpp_vs_f64_max_abs": round(float(np.abs(logits[rows] - ref[rows]).max()), 6),
         "llama_cpp_vs_f64_argmax_agree": int((logits.argmax(1) == ref.argmax(1)).sum()),
     }
+    if cfg["moe"]:
+        k = cfg["moe"]["n_used"]
+        topk = [recorder.layers.get(il, [])[:N_TOKENS] for il in range(cfg["n_layer"])]
+        if any(len(t) != N_TOKENS for t in topk):
+            raise SystemExit(f"{name}: llama.cpp's cb_eval gave no ffn_moe_topk for every layer")
+        out["greedy"] = greedy
+        # llama.cpp's experts per layer and position (most probable first), and the float64
+        # reference's router probabilities: the gap between the k-th and the (k+1)-th says how
+        # close a position's choice is to a tie.
+        out["routing"] = {
+            "n_expert": cfg["moe"]["n_expert"], "n_used": k,
+            "llama_cpp_experts": topk,
+            "f64_experts": [[[int(e) for e in np.argsort(-p, kind="stable")[:k]] for p in routes[il]]
+                            for il in range(cfg["n_layer"])],
+            "f64_kth_gap": [[round(float(np.sort(p)[::-1][k - 1] - np.sort(p)[::-1][k]), 6)
+                             for p in routes[il]] for il in range(cfg["n_layer"])],
+        }
+        agree = sum(sorted(a) == sorted(b) for il in range(cfg["n_layer"])
+                    for a, b in zip(topk[il], out["routing"]["f64_experts"][il]))
+        print(f"{name}: llama.cpp vs f64 routing: {agree}/{cfg['n_layer'] * N_TOKENS} equal sets")
     (FIXTURES / f"arch_{name}.json").write_text(json.dumps(out, indent=None) + "\n")
     print(f"{name}: {gguf_path.stat().st_size} bytes, argmax[-1]={out['argmax'][-1]}, "
           f"min top2 gap={min(out['top2_gap']):.5f}, llama.cpp vs f64: max |d| "

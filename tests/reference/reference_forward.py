@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling),
-qwen2, qwen3, granite, olmo2, phi3, gemma2 and gemma3 GGUF architectures.
+"""An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling,
+and Mixtral-style experts), qwen2, qwen3, qwen3moe, olmoe, granite, olmo2, phi3, gemma2 and gemma3
+GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -135,7 +136,33 @@ def silu(x):
     return x / (1.0 + np.exp(-x))
 
 
-def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def moe_ffn(m: GgufModel, p: str, x: np.ndarray, routes: list | None) -> np.ndarray:
+    """A mixture of experts (Mixtral, Qwen3-MoE, OLMoE): softmax over the router's scores, the
+    expert_used_count most probable experts, each weighted by its probability — renormalised over
+    the chosen ones except in OLMoE (its norm_topk_prob is false) — summing their SwiGLU FFNs."""
+    k = int(m.hp("expert_used_count"))
+    probs = softmax(x @ m.weight(p + "ffn_gate_inp.weight").T)  # (n, n_expert)
+    if routes is not None:
+        routes.append(probs)
+    gate, up, down = (m.weight(p + f"ffn_{t}_exps.weight") for t in ("gate", "up", "down"))
+    out = np.zeros_like(x)
+    for r in range(x.shape[0]):
+        chosen = np.argsort(-probs[r], kind="stable")[:k]
+        w = probs[r, chosen]
+        if m.arch != "olmoe":
+            w = w / w.sum()
+        for e, we in zip(chosen, w):
+            out[r] += we * (down[e] @ (silu(gate[e] @ x[r]) * (up[e] @ x[r])))
+    return out
+
+
+def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
+                  routes: dict | None = None) -> np.ndarray:
     n_head = int(m.hp("attention.head_count"))
     n_head_kv = int(m.hp("attention.head_count_kv", n_head))
     n_embd = int(m.hp("embedding_length"))
@@ -165,14 +192,24 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
             k = k + m.weight(p + "attn_k.bias").reshape(n_head_kv, head_dim)
             v = v + m.weight(p + "attn_v.bias").reshape(n_head_kv, head_dim)
         if m.has(p + "attn_q_norm.weight"):  # qwen3: RMSNorm over each head, before RoPE
-            q = rms_norm(q, m.weight(p + "attn_q_norm.weight"), eps)
-            k = rms_norm(k, m.weight(p + "attn_k_norm.weight"), eps)
-        neox = m.arch in ("qwen2", "qwen3", "phi3")
+            wqn, wkn = m.weight(p + "attn_q_norm.weight"), m.weight(p + "attn_k_norm.weight")
+            if wqn.size == head_dim:
+                q, k = rms_norm(q, wqn, eps), rms_norm(k, wkn, eps)
+            else:  # olmoe: over the whole projections
+                q = rms_norm(q.reshape(len(tokens), -1), wqn, eps).reshape(q.shape)
+                k = rms_norm(k.reshape(len(tokens), -1), wkn, eps).reshape(k.shape)
+        neox = m.arch in ("qwen2", "qwen3", "phi3", "qwen3moe", "olmoe")
         q = rope(q, pos, n_rot, base, neox, angles)
         k = rope(k, pos, n_rot, base, neox, angles)
         a = attention(q, k, v, kq_scale).reshape(len(tokens), -1)
         h = h + res_scale * (a @ m.weight(p + "attn_output.weight").T)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
+        if m.has(p + "ffn_gate_inp.weight"):
+            layer_routes = [] if routes is not None else None
+            h = h + moe_ffn(m, p, x, layer_routes)
+            if routes is not None:
+                routes[il] = layer_routes[0]
+            continue
         if m.has(p + "ffn_gate.weight"):
             wg, wu = m.weight(p + "ffn_gate.weight"), m.weight(p + "ffn_up.weight")
         else:  # phi3: gate rows, then up rows, in ffn_up
@@ -268,10 +305,12 @@ def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     return h @ m.weight("output.weight").T
 
 
-def forward(m: GgufModel, tokens: list[int], last_only: bool = False) -> np.ndarray:
-    """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only."""
-    if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3"):
-        return forward_llama(m, tokens, last_only)
+def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
+            routes: dict | None = None) -> np.ndarray:
+    """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only.
+    routes, when given, receives each mixture layer's router probabilities: {layer: (n, n_expert)}."""
+    if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "qwen3moe", "olmoe"):
+        return forward_llama(m, tokens, last_only, routes)
     if m.arch in ("gemma3", "gemma2"):
         return forward_gemma3(m, tokens, last_only)
     if m.arch == "olmo2":

@@ -345,6 +345,18 @@ void CpuBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y)
     }
 }
 
+void CpuBackend::add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
+                                 std::span<const float> scales) {
+    check_add_rows_scaled(x, y, rows, scales);
+    // Distinct rows: each task writes its own rows of x.
+    for_rows(pool_, y.rows, y.width, [&](int64_t i) {
+        float* out = x.data + int64_t(rows[size_t(i)]) * x.width;
+        const float* in = y.data + i * y.width;
+        const float s = scales[size_t(i)];
+        for (int64_t j = 0; j < x.width; ++j) out[j] += s * in[j];
+    });
+}
+
 void CpuBackend::read(const Act& x, std::span<float> host) {
     if (int64_t(host.size()) < x.size()) throw Error("cpu backend: read: host buffer too small");
     std::memcpy(host.data(), x.data, size_t(x.size()) * sizeof(float));

@@ -167,9 +167,29 @@ TEST(ModelLoadChecks, AMetadataKeyTheArchitectureDoesNotUnderstandIsRefusedNamin
     w.add_u32("llama.expert_count", 0);
     w.add_u32("llama.expert_used_count", 0);
     EXPECT_EQ(load_error(image_of(w), "harmless_keys"), "");
+    // A dense family (qwen3) with experts is refused naming the key; a llama with experts is
+    // Mixtral-style and then needs its router and stacked experts, named when missing.
+    gguf::TestModelSpec qwen3;
+    qwen3.arch = "qwen3";
+    gguf::GgufWriter dense = gguf::make_test_model(qwen3);
+    dense.add_u32("qwen3.expert_count", 8);
+    dense.add_u32("qwen3.expert_used_count", 2);
+    EXPECT_NE(load_error(image_of(dense), "dense_moe").find("'qwen3.expert_count'"),
+              std::string::npos);
     gguf::GgufWriter moe = gguf::make_test_model(spec);
     moe.add_u32("llama.expert_count", 8);
-    EXPECT_NE(load_error(image_of(moe), "moe").find("'llama.expert_count'"), std::string::npos);
+    moe.add_u32("llama.expert_used_count", 2);
+    EXPECT_NE(load_error(image_of(moe), "moe").find("'blk.0.ffn_gate_inp.weight' is missing"),
+              std::string::npos);
+    gguf::GgufWriter no_k = gguf::make_test_model(spec);
+    no_k.add_u32("llama.expert_count", 8);
+    EXPECT_NE(load_error(image_of(no_k), "moe_no_k").find("'llama.expert_used_count'"),
+              std::string::npos);
+    gguf::GgufWriter too_many = gguf::make_test_model(spec);
+    too_many.add_u32("llama.expert_count", 8);
+    too_many.add_u32("llama.expert_used_count", 9);
+    EXPECT_NE(load_error(image_of(too_many), "moe_k").find("exceeds expert_count"),
+              std::string::npos);
 }
 
 // Granite 4's layers without RoPE are not implemented: refused naming the key and the file.

@@ -67,6 +67,12 @@ class RunTelemetryTest : public ::testing::Test {
             return e;
         };
         p.memory = [](int64_t t_ns) { return MemoryCounters{7, 1, 2, 3, 4, t_ns}; };
+        if (with_experts_)
+            p.take_experts = [this]() -> std::shared_ptr<const ExpertRouting> {
+                auto r = std::make_shared<ExpertRouting>();
+                r->n_tokens = ++experts_drained_;  // tells the drains apart
+                return r;
+            };
         p.kv_snapshot = [](int64_t step, int64_t t_ns) {
             auto s = std::make_shared<KvSnapshot>();
             s->step = step;
@@ -116,6 +122,8 @@ class RunTelemetryTest : public ::testing::Test {
     int64_t cached_ = 0;
     bool evict_next_ = false;
     int drained_ = 0;
+    bool with_experts_ = false;
+    int experts_drained_ = 0;
 };
 
 using Trace = std::vector<std::string>;
@@ -177,6 +185,26 @@ TEST_F(RunTelemetryTest, LevelOffPublishesTokensButNoStepsYetDrainsEveryStep) {
     ASSERT_EQ(tokens.size(), 2u);
     EXPECT_FLOAT_EQ(tokens[0].logprob, -0.5f);
     EXPECT_TRUE(tokens[0].top.empty());  // alternatives only above level Off
+}
+
+// A mixture of experts' routing is drained at every step's end and rides on that step's event;
+// at level Off it is drained all the same (the model keeps appending to it) and published nowhere.
+TEST_F(RunTelemetryTest, EachStepCarriesTheRoutingDrainedAtItsEnd) {
+    with_experts_ = true;
+    RunTelemetry t = make(TelemetryLevel::Summary);
+    run_plain(t, 2, 5);
+    const auto steps = all<StepEvent>();
+    ASSERT_EQ(steps.size(), 3u);
+    for (size_t i = 0; i < steps.size(); ++i) {
+        ASSERT_NE(steps[i].experts, nullptr);
+        EXPECT_EQ(steps[i].experts->n_tokens, int64_t(i) + 1);
+    }
+    events_.clear();
+    experts_drained_ = 0;
+    RunTelemetry off = make(TelemetryLevel::Off);
+    run_plain(off, 2, 5);
+    EXPECT_EQ(experts_drained_, 3);
+    EXPECT_TRUE(all<StepEvent>().empty());
 }
 
 TEST_F(RunTelemetryTest, TokensCarryTheAlternativesAboveLevelOff) {

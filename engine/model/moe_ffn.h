@@ -1,0 +1,89 @@
+// The mixture-of-experts feed-forward block of Mixtral-style llama, qwen3moe and olmoe: a router
+// (ffn_gate_inp, n_embd -> n_expert) scores every expert for each token, the k best
+// (expert_used_count) run their own SwiGLU FFN (ffn_gate_exps / ffn_up_exps / ffn_down_exps,
+// stacked {n_in, n_out, n_expert}), and their outputs, weighted by the router, are summed:
+//
+//   p = softmax(router · t)                  over all n_expert experts
+//   E = the k largest p (ties: the lower expert index)
+//   w_e = p_e, or p_e / Σ_{E} p when the family renormalises (Mixtral, Qwen3-MoE; not OLMoE)
+//   out = Σ_{e in E} w_e · down_e(silu(gate_e · t) ⊙ (up_e · t))
+//
+// as llama.cpp computes it (build_moe_ffn with softmax gating: the sum is clamped at 6.1e-5 before
+// the division). Routing is data-dependent, so the router's logits come back to the host, the
+// choice is made there (n x n_expert floats: negligible next to the experts' matmuls), and each
+// expert then runs once over the rows routed to it (gather_rows, matmul_many, swiglu, matmul,
+// add_rows_scaled): only Backend operations, so every backend runs it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace fluoro {
+
+class WeightBinder;
+
+// One token's choice from its router logits (n_expert of them): the ids of the k =
+// ids.size() chosen experts, most probable first, and their weights (see above).
+void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
+                 std::span<float> weights);
+
+// The choices of the forward passes since the last clear(), per layer, for every row those
+// passes ran, in order: experts[il][r * k + j] is the j-th expert of row r in layer il (most
+// probable first, -1 where a pass ran fewer layers: Batch::layers_to_run), weights[il] alike.
+struct ExpertChoices {
+    int64_t n_expert = 0;
+    int64_t n_used = 0;  // k
+    int64_t rows = 0;    // rows recorded
+    std::vector<std::vector<int32_t>> experts;
+    std::vector<std::vector<float>> weights;
+    void clear() {
+        rows = 0;
+        for (auto& e : experts) e.clear();
+        for (auto& w : weights) w.clear();
+    }
+};
+
+class MoeFfn {
+  public:
+    // n_ff_exp: each expert's hidden width; norm_weights: renormalise the k weights to sum 1.
+    MoeFfn(int64_t n_layer, int64_t n_embd, int64_t n_expert, int64_t n_used, int64_t n_ff_exp,
+           bool norm_weights);
+
+    // blk.<il>.ffn_gate_inp.weight {n_embd, n_expert} and the three stacked expert tensors.
+    void bind_layer(const WeightBinder& w, int64_t il);
+    // Buffers for batches of up to max_tokens rows (router logits, one expert's rows).
+    void reserve(Backend& be, int64_t max_tokens);
+    // x += the block's output for the rows of t (t: the FFN-normed rows, (n, n_embd); x: the
+    // residual rows, the same shape). Records the choices in the sink when one is set.
+    void forward(Backend& be, int64_t il, const Act& t, Act x);
+    // Where forward() appends each layer's choices (nullptr: nowhere); begin_step(n) makes room
+    // for a pass of n rows, before the pass's first layer.
+    void set_sink(ExpertChoices* sink) { sink_ = sink; }
+    void begin_step(int64_t rows);
+
+    int64_t n_expert() const { return n_expert_; }
+    int64_t n_used() const { return n_used_; }
+
+  private:
+    struct Layer {
+        Weight router;                       // (n_embd -> n_expert)
+        std::vector<Weight> gate, up, down;  // per expert: (n_embd -> n_ff_exp), back
+    };
+
+    int64_t n_embd_, n_expert_, n_used_, n_ff_exp_;
+    bool norm_weights_;
+    std::vector<Layer> layers_;
+    Act logits_, xe_, gate_, up_, ye_;  // (max_tokens, n_expert / n_embd / n_ff_exp / n_embd)
+    // Host scratch, reused every call: router logits, the choices, and each expert's rows.
+    std::vector<float> host_logits_, weights_;
+    std::vector<int32_t> ids_;
+    std::vector<std::vector<int32_t>> rows_of_;
+    std::vector<std::vector<float>> scales_of_;
+    ExpertChoices* sink_ = nullptr;
+    int64_t sink_first_row_ = 0;  // where this pass's rows start in the sink
+};
+
+}  // namespace fluoro
