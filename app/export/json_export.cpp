@@ -106,9 +106,16 @@ json step_json(const StepEvent& s) {
     json ops = json::object();
     for (size_t i = 0; i < kTimeCategories; ++i)
         ops[std::string(time_category_name(TimeCategory(int(i))))] = s.op_ns[i];
-    return {{"index", s.index},   {"phase", step_phase_name(s.phase)},
-            {"tokens", s.tokens}, {"start_ns", s.start_ns},
-            {"end_ns", s.end_ns}, {"op_ns", ops}};
+    json j = {{"index", s.index},   {"phase", step_phase_name(s.phase)},
+              {"tokens", s.tokens}, {"start_ns", s.start_ns},
+              {"end_ns", s.end_ns}, {"op_ns", ops}};
+    if (s.experts)  // a mixture of experts: the step's routing (optional; absent before it)
+        j["experts"] = {{"n_layer", s.experts->n_layer},
+                        {"n_expert", s.experts->n_expert},
+                        {"n_used", s.experts->n_used},
+                        {"experts", s.experts->experts},
+                        {"weights", s.experts->weights}};
+    return j;
 }
 
 json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index) {
@@ -331,6 +338,21 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         for (size_t i = 0; i < kTimeCategories; ++i) {
             const std::string name(time_category_name(TimeCategory(int(i))));
             e.op_ns[i] = ops.value(name, int64_t(0));
+        }
+        if (s.contains("experts")) {
+            const json& x = s["experts"];
+            const std::string wx = w + ".experts";
+            auto routing = std::make_shared<ExpertRouting>();
+            routing->n_layer = field<int32_t>(x, "n_layer", wx);
+            routing->n_expert = field<int32_t>(x, "n_expert", wx);
+            routing->n_used = field<int32_t>(x, "n_used", wx);
+            routing->n_tokens = e.tokens;
+            routing->experts = field<std::vector<int32_t>>(x, "experts", wx);
+            routing->weights = field<std::vector<float>>(x, "weights", wx);
+            if (const std::string why = expert_routing_error(*routing); !why.empty())
+                throw Error("conversation JSON: " + wx + " of step " + std::to_string(e.index) +
+                            ": " + why);
+            e.experts = std::move(routing);
         }
         r.steps.push_back(e);
     }

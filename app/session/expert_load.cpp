@@ -10,12 +10,8 @@ namespace fluoro::app {
 
 void ExpertLoad::add(const ExpertRouting* r) {
     if (!r || r->n_tokens == 0) return;
-    const size_t cells = size_t(r->n_layer) * size_t(r->n_tokens) * size_t(r->n_used);
-    if (r->n_layer <= 0 || r->n_expert <= 0 || r->n_used <= 0 || r->n_tokens < 0 ||
-        r->experts.size() != cells)
-        throw Error("expert routing: " + std::to_string(r->experts.size()) + " choices for " +
-                    std::to_string(r->n_layer) + " layers x " + std::to_string(r->n_tokens) +
-                    " tokens x " + std::to_string(r->n_used) + " experts");
+    if (const std::string why = expert_routing_error(*r); !why.empty())
+        throw Error("expert routing: " + why);
     if (tokens_ == 0 && counts_.empty()) {
         n_layer_ = r->n_layer, n_expert_ = r->n_expert, n_used_ = r->n_used;
         counts_.assign(size_t(n_layer_) * size_t(n_expert_), 0);
@@ -28,11 +24,7 @@ void ExpertLoad::add(const ExpertRouting* r) {
         for (int64_t t = 0; t < r->n_tokens; ++t)
             for (int32_t j = 0; j < n_used_; ++j) {
                 const int32_t e = r->expert(il, t, j);
-                if (e < 0) continue;  // a pass that did not run this layer
-                if (e >= n_expert_)
-                    throw Error("expert routing: expert " + std::to_string(e) + " of " +
-                                std::to_string(n_expert_));
-                ++counts_[size_t(il) * size_t(n_expert_) + size_t(e)];
+                if (e >= 0) ++counts_[size_t(il) * size_t(n_expert_) + size_t(e)];  // -1: skipped
             }
     tokens_ += r->n_tokens;
 }

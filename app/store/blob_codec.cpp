@@ -261,4 +261,52 @@ std::vector<int64_t> decode_positions(std::span<const uint8_t> blob, size_t max_
     return out;
 }
 
+std::vector<uint8_t> encode_experts(const ExpertRouting* r) {
+    Writer w;
+    if (!r) return std::move(w.out);
+    w.put<int32_t>(r->n_layer);
+    w.put<int32_t>(r->n_expert);
+    w.put<int32_t>(r->n_used);
+    w.put<int64_t>(r->n_tokens);
+    for (size_t i = 0; i < r->experts.size(); ++i) {
+        w.put<int16_t>(int16_t(r->experts[i]));
+        w.put<float>(i < r->weights.size() ? r->weights[i] : 0.0f);
+    }
+    return std::move(w.out);
+}
+
+std::shared_ptr<const ExpertRouting> decode_experts(std::span<const uint8_t> blob) {
+    if (blob.empty()) return nullptr;
+    Reader r(blob, "experts");
+    auto out = std::make_shared<ExpertRouting>();
+    out->n_layer = r.get<int32_t>();
+    out->n_expert = r.get<int32_t>();
+    out->n_used = r.get<int32_t>();
+    out->n_tokens = r.get<int64_t>();
+    const auto bad = [](const std::string& why) {
+        return StoreError("malformed experts blob: " + why, SQLITE_CORRUPT);
+    };
+    // Sizes first, from the blob's own length, so a forged header allocates nothing. int16 ids
+    // hold 32767 experts (the largest 2026 files route over 384).
+    r.expect_multiple(6);
+    const size_t n = r.left() / 6;
+    const bool sane = out->n_layer > 0 && out->n_used > 0 && out->n_tokens >= 0 &&
+                      out->n_expert > 0 && out->n_expert <= 32767;
+    // n == n_layer * n_used * n_tokens, by division: the product of a forged header may overflow.
+    const uint64_t per_token = sane ? uint64_t(out->n_layer) * uint64_t(out->n_used) : 1;
+    if (!sane || n % per_token != 0 || n / per_token != uint64_t(out->n_tokens))
+        throw bad(std::to_string(n) + " choices for " + std::to_string(out->n_layer) +
+                  " layers x " + std::to_string(out->n_tokens) + " tokens x " +
+                  std::to_string(out->n_used) + " of " + std::to_string(out->n_expert) +
+                  " experts");
+    out->experts.resize(n);
+    out->weights.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        out->experts[i] = r.get<int16_t>();
+        out->weights[i] = r.get<float>();
+    }
+    if (const std::string why = expert_routing_error(*out); !why.empty()) throw bad(why);
+    return out;
+}
+
 }  // namespace fluoro::app

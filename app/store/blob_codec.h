@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,5 +51,12 @@ std::vector<AttentionHeadStats> decode_head_stats(std::span<const uint8_t> blob)
 // round-trips exactly. Decoding rejects a count below 1 and more than max_values values in all.
 std::vector<uint8_t> encode_positions(std::span<const int64_t> positions);
 std::vector<int64_t> decode_positions(std::span<const uint8_t> blob, size_t max_values);
+
+// A step's expert routing (ExpertRouting): int32 n_layer, n_expert, n_used, int64 n_tokens, then
+// n_layer × n_tokens × n_used × (int16 expert, -1 where a pass skipped the layer; float32
+// weight). Empty: the step had no routing (null). Decoding checks the header against the blob's
+// size (so it allocates no more than the blob holds) and every expert against n_expert.
+std::vector<uint8_t> encode_experts(const ExpertRouting* r);
+std::shared_ptr<const ExpertRouting> decode_experts(std::span<const uint8_t> blob);
 
 }  // namespace fluoro::app

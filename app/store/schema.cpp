@@ -181,6 +181,12 @@ ALTER TABLE runs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN reasoning_ns INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// v7: a mixture-of-experts step's routing (StepEvent::experts, blob_codec.h encode_experts), so a
+// reopened run shows its expert load and each token's experts. Old rows and dense models: empty.
+constexpr const char* kMigrateV6ToV7 = R"sql(
+ALTER TABLE steps ADD COLUMN experts BLOB NOT NULL DEFAULT x'';
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -255,6 +261,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 4) db.exec(kMigrateV3ToV4);
     if (from < 5) db.exec(kMigrateV4ToV5);
     if (from < 6) db.exec(kMigrateV5ToV6);
+    if (from < 7) db.exec(kMigrateV6ToV7);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

@@ -13,8 +13,8 @@ struct Store::Prepared {
         : token(db.prepare("INSERT INTO tokens(run_id, idx, token_id, piece, logprob, top, t_ns, "
                            "split, reasoning, reasoning_text, answer_text) "
                            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
-          step(db.prepare("INSERT INTO steps(run_id, idx, phase, tokens, start_ns, end_ns, op_ns) "
-                          "VALUES(?, ?, ?, ?, ?, ?, ?)")),
+          step(db.prepare("INSERT INTO steps(run_id, idx, phase, tokens, start_ns, end_ns, op_ns, "
+                          "experts) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")),
           memory(db.prepare("INSERT INTO memory_counters(run_id, t_ns, weights_bytes, kv_bytes, "
                             "kv_used_bytes, scratch_bytes) VALUES(?, ?, ?, ?, ?, ?)")),
           snapshot(db.prepare("INSERT INTO snapshots(run_id, kind, step, t_ns, data, key_begin) "
@@ -134,6 +134,7 @@ void Store::add_step(int64_t run, const StepEvent& s) {
         .bind(5, s.start_ns)
         .bind(6, s.end_ns)
         .bind(7, encode_op_ns(s.op_ns))
+        .bind(8, encode_experts(s.experts.get()))
         .run();
 }
 
@@ -475,12 +476,20 @@ void Store::load_run_rows(RunRecord& r) {
     }
     {
         Statement st = db_->prepare(
-            "SELECT idx, phase, tokens, start_ns, end_ns, op_ns FROM steps WHERE run_id = ? "
-            "ORDER BY idx");
+            "SELECT idx, phase, tokens, start_ns, end_ns, op_ns, experts FROM steps WHERE "
+            "run_id = ? ORDER BY idx");
         st.bind(1, r.id);
-        while (st.step())
-            r.steps.push_back(StepEvent{run, st.int64(0), parse_phase(st.text(1)), st.int64(2),
-                                        st.int64(3), st.int64(4), decode_op_ns(st.blob(5))});
+        while (st.step()) {
+            StepEvent s{run,         st.int64(0), parse_phase(st.text(1)), st.int64(2),
+                        st.int64(3), st.int64(4), decode_op_ns(st.blob(5))};
+            s.experts = decode_experts(st.blob(6));
+            if (s.experts && s.experts->n_tokens != s.tokens)
+                throw StoreError("malformed experts blob of step " + std::to_string(s.index) +
+                                     ": " + std::to_string(s.experts->n_tokens) +
+                                     " tokens routed in a step of " + std::to_string(s.tokens),
+                                 SQLITE_CORRUPT);
+            r.steps.push_back(std::move(s));
+        }
     }
     {
         Statement st = db_->prepare(

@@ -46,6 +46,24 @@ std::string_view kv_block_state_name(KvBlockState s) {
     return "unknown";
 }
 
+std::string expert_routing_error(const ExpertRouting& r) {
+    if (r.n_layer <= 0 || r.n_expert <= 0 || r.n_used <= 0 || r.n_used > r.n_expert ||
+        r.n_tokens < 0)
+        return std::to_string(r.n_layer) + " layers, " + std::to_string(r.n_expert) + " experts, " +
+               std::to_string(r.n_used) + " used per token, " + std::to_string(r.n_tokens) +
+               " tokens";
+    const size_t cells = size_t(r.n_layer) * size_t(r.n_tokens) * size_t(r.n_used);
+    if (r.experts.size() != cells || r.weights.size() != cells)
+        return std::to_string(r.experts.size()) + " choices and " +
+               std::to_string(r.weights.size()) + " weights for " + std::to_string(r.n_layer) +
+               " layers x " + std::to_string(r.n_tokens) + " tokens x " + std::to_string(r.n_used) +
+               " experts";
+    for (const int32_t e : r.experts)
+        if (e < -1 || e >= r.n_expert)
+            return "expert " + std::to_string(e) + " of " + std::to_string(r.n_expert);
+    return {};
+}
+
 namespace {
 
 template <class T>

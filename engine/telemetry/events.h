@@ -108,6 +108,10 @@ struct ExpertRouting {
         return experts[size_t((int64_t(layer) * n_tokens + token) * n_used + j)];
     }
 };
+// "" when r is well formed: positive sizes, n_used <= n_expert, arrays of n_layer x n_tokens x
+// n_used, every expert -1 (a layer a pass skipped) or below n_expert; otherwise what is wrong.
+// What every reader of stored, imported or displayed routing checks before trusting it.
+std::string expert_routing_error(const ExpertRouting& r);
 
 // One step: a forward pass over `tokens` tokens (a whole prefill counts as one step) and the
 // sampling after it. op_ns splits the wall time by category at level Full (zeros otherwise);

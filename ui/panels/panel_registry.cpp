@@ -1,5 +1,6 @@
 #include "panels/attention_panel.h"
 #include "panels/event_panel.h"
+#include "panels/expert_panel.h"
 #include "panels/kv_panel.h"
 #include "panels/profiler_panel.h"
 #include "panels/prompt_cache_panel.h"
@@ -12,7 +13,7 @@ namespace fluoro::ui {
 std::vector<EventPanel*> make_panels(QWidget* parent) {
     return {new AttentionPanel(parent),   new KvPanel(parent),       new SpecPanel(parent),
             new PromptCachePanel(parent), new ProfilerPanel(parent), new TokenPanel(parent),
-            new PromptPanel(parent)};
+            new PromptPanel(parent),      new ExpertPanel(parent)};
 }
 
 }  // namespace fluoro::ui

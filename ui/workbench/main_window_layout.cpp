@@ -17,7 +17,7 @@ namespace {
 
 // Bump when the set of docks or their default arrangement changes: a state saved by another
 // version names docks this window may not have, and restoring it half-way leaves docks stranded.
-constexpr int kLayoutVersion = 2;
+constexpr int kLayoutVersion = 3;
 
 // The frame a window manager adds (title bar ≈ 30 px, borders ≤ 8 px) for as long as the window
 // has none yet (before it is shown, frameGeometry() equals geometry()).

@@ -93,6 +93,14 @@ QString model_card_html(const std::string& report_json) {
     h += row("Heads (q / kv)", first_of(hp.value("head_count", nlohmann::json())) + " / " +
                                    first_of(hp.value("head_count_kv", nlohmann::json())));
     h += row("Vocabulary", first_of(hp.value("vocab_size", nlohmann::json())));
+    if (j.contains("experts") && j["experts"].is_object()) {
+        // A mixture of experts: how many each token uses, and the parameters that makes per token.
+        const nlohmann::json& e = j["experts"];
+        h += row("Experts", QStringLiteral("%1 of %2 per token · %3 parameters active")
+                                .arg(first_of(e.value("active", nlohmann::json())),
+                                     first_of(e.value("total", nlohmann::json())),
+                                     human_count(e.value("active_params", 0.0))));
+    }
     h += row("KV bytes / token (f16)", human_bytes(j.value("kv_bytes_per_token_f16", 0.0)));
     if (j.contains("chat_template") && j["chat_template"].is_object()) {
         const nlohmann::json& ct = j["chat_template"];

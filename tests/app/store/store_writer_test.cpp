@@ -108,7 +108,9 @@ TEST(StoreWriter, AConversationStartedWithTurnsStoresThemBeforeItsFirstRun) {
         EXPECT_EQ(c.messages[i].role, want[i].first) << i;
         EXPECT_EQ(c.messages[i].content, want[i].second) << i;
         EXPECT_TRUE(c.messages[i].complete) << i;
-        if (i > 0) EXPECT_EQ(c.messages[i].parent_id, c.messages[i - 1].id) << i;
+        if (i > 0) {
+            EXPECT_EQ(c.messages[i].parent_id, c.messages[i - 1].id) << i;
+        }
     }
     EXPECT_FALSE(c.messages[0].parent_id.has_value());
     ASSERT_EQ(c.runs.size(), 1u);

@@ -207,6 +207,31 @@ inline std::vector<Event> synthetic_run(uint64_t run, int n_tokens = 6) {
     return ev;
 }
 
+// A mixture-of-experts routing for every StepEvent of `events`: n_layer layers, n_expert experts,
+// n_used per token. Token t of step s in layer l goes to experts (s + t + l * j + j) % n_expert
+// for j = 0..n_used-1 (two distinct experts when n_used = 2 and n_layer < n_expert), weights
+// 0.6, 0.4 (then 0), so every count is known by hand.
+inline std::vector<Event> with_experts(std::vector<Event> events, int32_t n_layer = 4,
+                                       int32_t n_expert = 8, int32_t n_used = 2) {
+    for (Event& e : events) {
+        auto* s = std::get_if<StepEvent>(&e);
+        if (!s) continue;
+        auto r = std::make_shared<ExpertRouting>();
+        r->n_layer = n_layer;
+        r->n_expert = n_expert;
+        r->n_used = n_used;
+        r->n_tokens = s->tokens;
+        for (int32_t l = 0; l < n_layer; ++l)
+            for (int64_t t = 0; t < s->tokens; ++t)
+                for (int32_t j = 0; j < n_used; ++j) {
+                    r->experts.push_back(int32_t((s->index + t + l * j + j) % n_expert));
+                    r->weights.push_back(j == 0 ? 0.6f : j == 1 ? 0.4f : 0.0f);
+                }
+        s->experts = std::move(r);
+    }
+    return events;
+}
+
 // Saves `panel` as PNG and SVG under $FLUORO_PANEL_SHOTS when that is set (for looking at the
 // panels).
 template <class Panel>
