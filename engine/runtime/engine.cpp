@@ -1,6 +1,7 @@
 #include "runtime/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <map>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include "core/run_errors.h"
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
+#include "decode/logit_lens.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
@@ -113,6 +115,15 @@ struct Engine::State {
     // A mixture of experts' routing during a run (Model::set_expert_sink), drained at every
     // step's end into the StepEvent (RunProbes::take_experts).
     ExpertChoices experts;
+
+    // The latest run's reply, for the logit lens (ComputeLogitLens): its id, the conversation
+    // position its first token took, and its tokens. Checked against the sequence's history
+    // before use, so a conversation changed since is refused rather than misread.
+    struct LensTarget {
+        uint64_t run = 0;
+        int64_t reply_start = 0;
+        std::vector<int32_t> tokens;
+    } lens_target;
 
     // Speculative decoding: the settings, and what they need, built at the first run after a
     // change (drafter last: it refers to the models and caches).
@@ -319,6 +330,7 @@ void Engine::rt_execute(const Command& c) {
         return rt_generate(RunKind::Send, int64_t(s.messages.size()), send->text);
     }
     if (const auto* comp = std::get_if<Complete>(&c)) return rt_complete(*comp);
+    if (const auto* lens = std::get_if<ComputeLogitLens>(&c)) return rt_logit_lens(*lens);
     if (std::holds_alternative<Regenerate>(c)) {
         if (s.messages.empty() || s.messages.back().role != "assistant")
             throw Error("nothing to regenerate: the conversation does not end with a reply");
@@ -802,6 +814,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
     if (kind != RunKind::Regenerate)
         history.push_back(turn ? std::move(*turn) : ChatMessage{"user", user_text});
     RunStarted started = rt_describe_run(kind, kept_messages, std::move(user_text));
+    const uint64_t run_id = started.run;
     RunProbes probes = rt_run_probes(started.run);
     RunTelemetry tel(std::move(started), level_, *s.profiling, run_start, opt_.kv_snapshot_every,
                      std::move(probes), [this](Event e) { publish(std::move(e)); });
@@ -868,6 +881,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         }
         history.push_back({"assistant", r.text});
         s.messages = std::move(history);
+        s.lens_target = {run_id, int64_t(prompt.size()), r.tokens};
         tel.finish(r);
         rt_save_prefix_cache(false);  // after the reply is out: a save never delays it
     } catch (const std::exception& e) {
@@ -876,6 +890,75 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         tel.fail(what, dynamic_cast<const ContextOverflowError*>(&e));
         throw ReportedError(what);
     }
+}
+
+void Engine::rt_logit_lens(const ComputeLogitLens& c) {
+    State& s = *state_;
+    auto ev = std::make_shared<LogitLensEvent>();
+    ev->run = c.run;
+    ev->token = c.token;
+    try {
+        if (s.model_settings.backend != BackendKind::Cpu)
+            throw Error("the logit lens runs on the CPU backend only (this model runs on " +
+                        std::string(s.backend->name()) + ")");
+        const auto& t = s.lens_target;
+        if (c.run == 0 || c.run != t.run)
+            throw Error("run " + std::to_string(c.run) +
+                        " is not the live conversation's latest run" +
+                        (t.run ? " (run " + std::to_string(t.run) + " is)" : std::string()) +
+                        ": its tokens are no longer cached");
+        if (c.token < 0 || c.token >= int64_t(t.tokens.size()))
+            throw Error("run " + std::to_string(c.run) + " generated " +
+                        std::to_string(t.tokens.size()) + " tokens: there is no token " +
+                        std::to_string(c.token));
+        // The prediction of reply token i is made at the position before it.
+        const int64_t pos = t.reply_start + c.token - 1;
+        const std::vector<int32_t>& history = s.seq->tokens();
+        const std::vector<int64_t>& slots = s.seq->slot_positions();
+        bool cached = pos >= 0 && pos < int64_t(slots.size()) && slots[size_t(pos)] == pos &&
+                      int64_t(history.size()) >= t.reply_start + c.token;
+        for (int64_t j = 0; cached && j < c.token; ++j)
+            cached = history[size_t(t.reply_start + j)] == t.tokens[size_t(j)];
+        if (!cached)
+            throw Error("the conversation's cache no longer holds run " + std::to_string(c.run) +
+                        "'s tokens as they were generated (a KV policy "
+                        "evicted some, or the conversation changed since)");
+        LensRequest req;
+        req.seq = 0;
+        req.slot = pos;
+        req.token = history[size_t(pos)];
+        req.target = t.tokens[size_t(c.token)];
+        req.top_k = c.top_k;
+        // The lens' passes are not the conversation's steps: no capture, no routing, no timing.
+        const bool capture = s.capture.active();
+        if (capture) s.backend->set_attention_capture(nullptr);
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+            ev->layers = logit_lens(*s.model, *s.kv, req);
+        } catch (...) {
+            if (capture) s.backend->set_attention_capture(&s.capture);
+            throw;
+        }
+        if (capture) s.backend->set_attention_capture(&s.capture);
+        ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count();
+        ev->position = pos;
+        ev->input = req.token;
+        ev->target = req.target;
+        const auto& tk = s.model->tokenizer();
+        ev->input_piece = tk.token_to_piece(req.token, true);
+        ev->target_piece = tk.token_to_piece(req.target, true);
+        for (const DistTop& l : ev->layers) {
+            std::vector<std::string> texts;
+            for (const TokenProb& p : l.top) texts.push_back(tk.token_to_piece(p.id, true));
+            ev->pieces.push_back(std::move(texts));
+        }
+    } catch (const Error& e) {
+        ev->error = e.what();
+        ev->layers.clear();
+        ev->pieces.clear();
+    }
+    publish(std::shared_ptr<const LogitLensEvent>(std::move(ev)));
 }
 
 }  // namespace fluoro

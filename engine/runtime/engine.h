@@ -86,6 +86,7 @@ class Engine {
     RunStarted rt_describe_run(RunKind kind, int64_t kept_messages, std::string user_text);
     RunProbes rt_run_probes(uint64_t run);  // what the run's telemetry reads from the engine
     void rt_complete(const Complete& c);
+    void rt_logit_lens(const ComputeLogitLens& c);  // answers with a LogitLensEvent
     void rt_build_drafter();  // for the speculative settings, when none is built
     std::shared_ptr<const KvSnapshot> rt_kv_snapshot(uint64_t run, int64_t step,
                                                      int64_t t_ns) const;

@@ -13,6 +13,7 @@ struct Namer {
     std::string_view operator()(const ChangeSettings&) const { return "settings"; }
     std::string_view operator()(const SetAttentionCapture&) const { return "attention_capture"; }
     std::string_view operator()(const Complete&) const { return "complete"; }
+    std::string_view operator()(const ComputeLogitLens&) const { return "logit_lens"; }
 };
 
 }  // namespace

@@ -129,11 +129,23 @@ struct SetAttentionCapture {
     bool stats = false;
 };
 
-using Command = std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate,
-                             EditAndResend, ChangeSettings, SetAttentionCapture, Complete>;
+// The logit lens (decode/logit_lens.h) of generated token `token` of run `run`: the model's
+// prediction of that token after each of its layers, at the position before it, computed from the
+// live conversation's cache. The run must be the live conversation's latest, its tokens still
+// cached (no KV policy eviction since) and the backend the CPU; answered by a LogitLensEvent whose
+// error says why when it cannot be computed.
+struct ComputeLogitLens {
+    uint64_t run = 0;
+    int64_t token = 0;
+    int32_t top_k = 10;  // 1..100
+};
+
+using Command =
+    std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate, EditAndResend,
+                 ChangeSettings, SetAttentionCapture, Complete, ComputeLogitLens>;
 
 // "load_model", "unload_model", "new_conversation", "send", "regenerate", "edit", "settings",
-// "attention_capture", "complete".
+// "attention_capture", "complete", "logit_lens".
 std::string_view command_name(const Command& c);
 
 }  // namespace fluoro

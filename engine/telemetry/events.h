@@ -14,6 +14,7 @@
 
 #include "chat/chat_render.h"
 #include "chat/tool_calls.h"
+#include "sampling/dist_top.h"
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
 #include "settings/settings.h"  // TelemetryLevel
@@ -321,11 +322,28 @@ struct DropReport {
     int64_t total_attention = 0, total_kv = 0;  // since the stream was created
 };
 
+// The logit lens of one generated token, on request (ComputeLogitLens; decode/logit_lens.h):
+// the model's prediction of it after each layer, at the position before it. Not stored with the
+// run: it is computed from the live conversation's cache. error non-empty: why it could not be.
+struct LogitLensEvent {
+    uint64_t run = 0;
+    int64_t token = 0;     // the generated token's index in the run
+    int64_t position = 0;  // the conversation position whose prediction this is
+    int32_t input = -1;    // the token at that position
+    int32_t target = -1;   // the token that followed it: the generated token looked at
+    std::string input_piece, target_piece;
+    std::vector<DistTop> layers;  // [L - 1]: after L layers; back(): the model's output
+    std::vector<std::vector<std::string>> pieces;  // the texts of each layer's top tokens
+    double ms = 0;                                 // the lens' compute time
+    std::string error;
+    int64_t t_ns = 0;
+};
+
 using Event =
     std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
                  std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
                  RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
-                 DropReport, AttentionStats, KvEviction>;
+                 DropReport, AttentionStats, KvEviction, std::shared_ptr<const LogitLensEvent>>;
 
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);
