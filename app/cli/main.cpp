@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     fluoro::cli::add_sessions_command(cli);
     fluoro::cli::add_trace_command(cli);
     fluoro::cli::add_attn_command(cli);
+    fluoro::cli::add_lens_command(cli);
     fluoro::cli::add_eval_command(cli);
     fluoro::cli::add_serve_command(cli);
     fluoro::cli::add_cache_command(cli);
