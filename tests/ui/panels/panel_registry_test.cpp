@@ -59,7 +59,8 @@ void PanelRegistryTest::makes_every_panel_in_dock_order() {
     QCOMPARE(ids, (QStringList{QStringLiteral("attention"), QStringLiteral("kv"),
                                QStringLiteral("speculative"), QStringLiteral("prompt_cache"),
                                QStringLiteral("profiler"), QStringLiteral("tokens"),
-                               QStringLiteral("prompt"), QStringLiteral("experts")}));
+                               QStringLiteral("prompt"), QStringLiteral("experts"),
+                               QStringLiteral("lens")}));
 }
 
 void PanelRegistryTest::exports_png_and_svg() {
