@@ -3,12 +3,9 @@
 // after layer L, for every L = 1..n_layer. The last row is the model's real prediction.
 //
 // How: the token at the position is run again, alone, through the first L layers and then the
-// final norm and LM head — the early-exit pass self-speculative drafting uses (Batch::exit_layer),
-// so every architecture that supports early exit has a lens without code of its own, and no second
-// model is loaded. Each pass reads the cache's earlier positions as they are and rewrites the
-// position's own K/V rows in the layers it runs; the kernels are batch-invariant (a row is
-// computed as one decode step computes it), and the rows are saved before and written back after
-// all the same, so the cache is left byte for byte as it was, also when a pass throws.
+// final norm and LM head (decode/position_rerun.h) — the early-exit pass self-speculative
+// drafting uses (Batch::exit_layer), so every architecture that supports early exit has a lens
+// without code of its own, no second model is loaded, and the cache is left as it was.
 //
 // Cost: n_layer single-token passes of 1..n_layer layers, about n_layer / 2 decode steps.
 #pragma once

@@ -15,6 +15,7 @@
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
 #include "decode/logit_lens.h"
+#include "decode/position_rerun.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
@@ -24,6 +25,7 @@
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 #include "speculative/spec_generate.h"
+#include "telemetry/attention_patterns.h"
 #include "telemetry/profiling_backend.h"
 
 namespace fluoro {
@@ -331,6 +333,8 @@ void Engine::rt_execute(const Command& c) {
     }
     if (const auto* comp = std::get_if<Complete>(&c)) return rt_complete(*comp);
     if (const auto* lens = std::get_if<ComputeLogitLens>(&c)) return rt_logit_lens(*lens);
+    if (const auto* ov = std::get_if<ComputeAttentionOverview>(&c))
+        return rt_attention_overview(*ov);
     if (std::holds_alternative<Regenerate>(c)) {
         if (s.messages.empty() || s.messages.back().role != "assistant")
             throw Error("nothing to regenerate: the conversation does not end with a reply");
@@ -892,62 +896,81 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
     }
 }
 
+Engine::RunPosition Engine::rt_run_position(uint64_t run, int64_t token, int64_t offset,
+                                            const char* what) const {
+    const State& s = *state_;
+    if (s.model_settings.backend != BackendKind::Cpu)
+        throw Error(std::string(what) + " runs on the CPU backend only (this model runs on " +
+                    std::string(s.backend->name()) + ")");
+    const auto& t = s.lens_target;
+    if (run == 0 || run != t.run)
+        throw Error("run " + std::to_string(run) + " is not the live conversation's latest run" +
+                    (t.run ? " (run " + std::to_string(t.run) + " is)" : std::string()) +
+                    ": its tokens are no longer cached");
+    if (token < 0 || token >= int64_t(t.tokens.size()))
+        throw Error("run " + std::to_string(run) + " generated " + std::to_string(t.tokens.size()) +
+                    " tokens: there is no token " + std::to_string(token));
+    const int64_t pos = t.reply_start + token + offset;
+    const std::vector<int32_t>& history = s.seq->tokens();
+    const std::vector<int64_t>& slots = s.seq->slot_positions();
+    if (offset == 0 && pos >= int64_t(history.size()))
+        throw Error("token " + std::to_string(token) + " of run " + std::to_string(run) +
+                    " was never fed to the model (a run's last token is sampled, not run)");
+    bool cached = pos >= 0 && pos < int64_t(slots.size()) && slots[size_t(pos)] == pos &&
+                  int64_t(history.size()) >= t.reply_start + token;
+    for (int64_t j = 0; cached && j < token; ++j)
+        cached = history[size_t(t.reply_start + j)] == t.tokens[size_t(j)];
+    if (!cached)
+        throw Error("the conversation's cache no longer holds run " + std::to_string(run) +
+                    "'s tokens as they were generated (a KV policy evicted some, or the "
+                    "conversation changed since)");
+    return {pos, history[size_t(pos)], t.tokens[size_t(token)]};
+}
+
+// The attention capture the user asked for is off while a request re-runs a position: its passes
+// are not the conversation's steps.
+class Engine::CaptureSwap {
+  public:
+    CaptureSwap(Backend& backend, AttentionCapture& user, AttentionCapture* replacement)
+        : backend_(backend), user_(user) {
+        backend_.set_attention_capture(replacement);
+    }
+    ~CaptureSwap() { backend_.set_attention_capture(user_.active() ? &user_ : nullptr); }
+    CaptureSwap(const CaptureSwap&) = delete;
+    CaptureSwap& operator=(const CaptureSwap&) = delete;
+
+  private:
+    Backend& backend_;
+    AttentionCapture& user_;
+};
+
 void Engine::rt_logit_lens(const ComputeLogitLens& c) {
     State& s = *state_;
     auto ev = std::make_shared<LogitLensEvent>();
     ev->run = c.run;
     ev->token = c.token;
     try {
-        if (s.model_settings.backend != BackendKind::Cpu)
-            throw Error("the logit lens runs on the CPU backend only (this model runs on " +
-                        std::string(s.backend->name()) + ")");
-        const auto& t = s.lens_target;
-        if (c.run == 0 || c.run != t.run)
-            throw Error("run " + std::to_string(c.run) +
-                        " is not the live conversation's latest run" +
-                        (t.run ? " (run " + std::to_string(t.run) + " is)" : std::string()) +
-                        ": its tokens are no longer cached");
-        if (c.token < 0 || c.token >= int64_t(t.tokens.size()))
-            throw Error("run " + std::to_string(c.run) + " generated " +
-                        std::to_string(t.tokens.size()) + " tokens: there is no token " +
-                        std::to_string(c.token));
         // The prediction of reply token i is made at the position before it.
-        const int64_t pos = t.reply_start + c.token - 1;
-        const std::vector<int32_t>& history = s.seq->tokens();
-        const std::vector<int64_t>& slots = s.seq->slot_positions();
-        bool cached = pos >= 0 && pos < int64_t(slots.size()) && slots[size_t(pos)] == pos &&
-                      int64_t(history.size()) >= t.reply_start + c.token;
-        for (int64_t j = 0; cached && j < c.token; ++j)
-            cached = history[size_t(t.reply_start + j)] == t.tokens[size_t(j)];
-        if (!cached)
-            throw Error("the conversation's cache no longer holds run " + std::to_string(c.run) +
-                        "'s tokens as they were generated (a KV policy "
-                        "evicted some, or the conversation changed since)");
+        const RunPosition at = rt_run_position(c.run, c.token, -1, "the logit lens");
         LensRequest req;
         req.seq = 0;
-        req.slot = pos;
-        req.token = history[size_t(pos)];
-        req.target = t.tokens[size_t(c.token)];
+        req.slot = at.pos;
+        req.token = at.input;
+        req.target = at.generated;
         req.top_k = c.top_k;
-        // The lens' passes are not the conversation's steps: no capture, no routing, no timing.
-        const bool capture = s.capture.active();
-        if (capture) s.backend->set_attention_capture(nullptr);
         const auto t0 = std::chrono::steady_clock::now();
-        try {
+        {
+            const CaptureSwap off(*s.backend, s.capture, nullptr);
             ev->layers = logit_lens(*s.model, *s.kv, req);
-        } catch (...) {
-            if (capture) s.backend->set_attention_capture(&s.capture);
-            throw;
         }
-        if (capture) s.backend->set_attention_capture(&s.capture);
         ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count();
-        ev->position = pos;
-        ev->input = req.token;
-        ev->target = req.target;
+        ev->position = at.pos;
+        ev->input = at.input;
+        ev->target = at.generated;
         const auto& tk = s.model->tokenizer();
-        ev->input_piece = tk.token_to_piece(req.token, true);
-        ev->target_piece = tk.token_to_piece(req.target, true);
+        ev->input_piece = tk.token_to_piece(at.input, true);
+        ev->target_piece = tk.token_to_piece(at.generated, true);
         for (const DistTop& l : ev->layers) {
             std::vector<std::string> texts;
             for (const TokenProb& p : l.top) texts.push_back(tk.token_to_piece(p.id, true));
@@ -959,6 +982,54 @@ void Engine::rt_logit_lens(const ComputeLogitLens& c) {
         ev->pieces.clear();
     }
     publish(std::shared_ptr<const LogitLensEvent>(std::move(ev)));
+}
+
+void Engine::rt_attention_overview(const ComputeAttentionOverview& c) {
+    State& s = *state_;
+    auto ev = std::make_shared<AttentionOverview>();
+    ev->run = c.run;
+    ev->token = c.token;
+    try {
+        const RunPosition at = rt_run_position(c.run, c.token, 0, "the attention overview");
+        const auto t0 = std::chrono::steady_clock::now();
+        AttentionCapture cap;
+        cap.regions.push_back({0, -1, -1, 1, 0, 0});  // every layer and head, the one query row
+        {
+            const CaptureSwap swap(*s.backend, s.capture, &cap);
+            PositionRerun rerun(*s.model, *s.kv, 0, at.pos, at.input);
+            rerun.run();
+        }
+        const Hparams& hp = s.model->hparams();
+        ev->n_layer = int32_t(hp.n_layer);
+        ev->n_head = 0;
+        for (const uint64_t h : hp.n_head) ev->n_head = std::max(ev->n_head, int32_t(h));
+        const size_t n_keys = size_t(at.pos + 1);
+        ev->position = at.pos;
+        ev->heads.assign(size_t(ev->n_layer) * size_t(ev->n_head), HeadPattern{});
+        ev->weights.assign(ev->heads.size() * n_keys, 0.0f);
+        const std::vector<int32_t>& history = s.seq->tokens();
+        const std::span<const int32_t> keys(history.data(), n_keys);
+        for (const CapturedAttentionRow& r : cap.rows) {
+            if (r.layer < 0 || r.layer >= ev->n_layer || r.head < 0 || r.head >= ev->n_head)
+                continue;
+            float* dst = ev->weights.data() +
+                         (size_t(r.layer) * size_t(ev->n_head) + size_t(r.head)) * n_keys;
+            for (size_t k = 0; k < r.weights.size(); ++k)
+                if (const int64_t key = r.key_begin + int64_t(k); key >= 0 && key < int64_t(n_keys))
+                    dst[size_t(key)] = r.weights[k];
+            ev->heads[size_t(r.layer) * size_t(ev->n_head) + size_t(r.head)] =
+                head_pattern(std::span<const float>(dst, n_keys), keys);
+        }
+        const auto& tk = s.model->tokenizer();
+        for (const int32_t id : keys) ev->key_pieces.push_back(tk.token_to_piece(id, true));
+        ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                     .count();
+    } catch (const Error& e) {
+        ev->error = e.what();
+        ev->heads.clear();
+        ev->weights.clear();
+    }
+    publish(std::shared_ptr<const AttentionOverview>(std::move(ev)));
 }
 
 }  // namespace fluoro

@@ -86,7 +86,18 @@ class Engine {
     RunStarted rt_describe_run(RunKind kind, int64_t kept_messages, std::string user_text);
     RunProbes rt_run_probes(uint64_t run);  // what the run's telemetry reads from the engine
     void rt_complete(const Complete& c);
-    void rt_logit_lens(const ComputeLogitLens& c);  // answers with a LogitLensEvent
+    void rt_logit_lens(const ComputeLogitLens& c);                  // answers with a LogitLensEvent
+    void rt_attention_overview(const ComputeAttentionOverview& c);  // an AttentionOverview
+    // Generated token `token` of run `run` located in the live conversation's cache: the position
+    // `offset` from it (-1: the one that predicted it), the token there, and the generated token.
+    // Throws Error saying why when `what` ("the logit lens", ...) cannot look there.
+    struct RunPosition {
+        int64_t pos = 0;
+        int32_t input = -1, generated = -1;
+    };
+    RunPosition rt_run_position(uint64_t run, int64_t token, int64_t offset,
+                                const char* what) const;
+    class CaptureSwap;
     void rt_build_drafter();  // for the speculative settings, when none is built
     std::shared_ptr<const KvSnapshot> rt_kv_snapshot(uint64_t run, int64_t step,
                                                      int64_t t_ns) const;

@@ -14,6 +14,9 @@ struct Namer {
     std::string_view operator()(const SetAttentionCapture&) const { return "attention_capture"; }
     std::string_view operator()(const Complete&) const { return "complete"; }
     std::string_view operator()(const ComputeLogitLens&) const { return "logit_lens"; }
+    std::string_view operator()(const ComputeAttentionOverview&) const {
+        return "attention_overview";
+    }
 };
 
 }  // namespace

@@ -140,12 +140,21 @@ struct ComputeLogitLens {
     int32_t top_k = 10;  // 1..100
 };
 
-using Command =
-    std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate, EditAndResend,
-                 ChangeSettings, SetAttentionCapture, Complete, ComputeLogitLens>;
+// Every layer x head's attention of generated token `token` of run `run` (the token as the query:
+// its own decode step), with each head's pattern; the same conditions as ComputeLogitLens, and
+// the token must have been fed to the model (a run's last token is not). Answered by an
+// AttentionOverview event, whose error says why when it cannot be computed.
+struct ComputeAttentionOverview {
+    uint64_t run = 0;
+    int64_t token = 0;
+};
+
+using Command = std::variant<LoadModel, UnloadModel, NewConversation, SendMessage, Regenerate,
+                             EditAndResend, ChangeSettings, SetAttentionCapture, Complete,
+                             ComputeLogitLens, ComputeAttentionOverview>;
 
 // "load_model", "unload_model", "new_conversation", "send", "regenerate", "edit", "settings",
-// "attention_capture", "complete", "logit_lens".
+// "attention_capture", "complete", "logit_lens", "attention_overview".
 std::string_view command_name(const Command& c);
 
 }  // namespace fluoro

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "sampling/sampler.h"
 #include "sampling/sampling_params.h"
 #include "settings/settings.h"  // TelemetryLevel
+#include "telemetry/attention_patterns.h"
 #include "telemetry/time_category.h"
 
 namespace fluoro {
@@ -339,11 +341,36 @@ struct LogitLensEvent {
     int64_t t_ns = 0;
 };
 
+// Every layer x head's attention of one generated token at once, on request
+// (ComputeAttentionOverview): the token's position run again through the model with its attention
+// read out (decode/position_rerun.h), each head's pattern (telemetry/attention_patterns.h) and its
+// probabilities over the keys 0..position. Not stored with the run (computed from the live
+// conversation's cache). error non-empty: why it could not be.
+struct AttentionOverview {
+    uint64_t run = 0;
+    int64_t token = 0;     // the generated token's index in the run
+    int64_t position = 0;  // its conversation position: the query
+    int32_t n_layer = 0, n_head = 0;
+    std::vector<HeadPattern> heads;       // (n_layer, n_head) row-major
+    std::vector<float> weights;           // (n_layer, n_head, position + 1) row-major
+    std::vector<std::string> key_pieces;  // the token at each key position 0..position
+    double ms = 0;
+    std::string error;
+    const HeadPattern& head(int32_t layer, int32_t h) const {
+        return heads[size_t(layer) * size_t(n_head) + size_t(h)];
+    }
+    std::span<const float> row(int32_t layer, int32_t h) const {
+        const size_t n = size_t(position + 1);
+        return {weights.data() + (size_t(layer) * size_t(n_head) + size_t(h)) * n, n};
+    }
+};
+
 using Event =
     std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
                  std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
                  RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
-                 DropReport, AttentionStats, KvEviction, std::shared_ptr<const LogitLensEvent>>;
+                 DropReport, AttentionStats, KvEviction, std::shared_ptr<const LogitLensEvent>,
+                 std::shared_ptr<const AttentionOverview>>;
 
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);

@@ -81,3 +81,84 @@ TEST(EngineLens, TheLatestRunsTokensAndTheReasonsForTheRest) {
 
 }  // namespace
 }  // namespace fluoro
+
+namespace fluoro {
+namespace {
+
+std::shared_ptr<const AttentionOverview> next_overview(Engine& e) {
+    using namespace std::chrono_literals;
+    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
+    while (std::chrono::steady_clock::now() < deadline) {
+        auto ev = e.events().pop(100ms);
+        if (!ev) continue;
+        if (auto* o = std::get_if<std::shared_ptr<const AttentionOverview>>(&*ev)) return *o;
+    }
+    ADD_FAILURE() << "no AttentionOverview within the hang guard";
+    return nullptr;
+}
+
+// The overview of a token re-runs its decode step: every head's row equals, bit for bit, the row
+// the attention capture took from that step while the run ran (layer 3, all heads, captured live).
+TEST(EngineOverview, EveryHeadsRowIsTheLiveStepsAndPatternsAreNamed) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    Engine engine({TelemetryLevel::Summary});
+    LoadModel load{path, {}};
+    load.settings.threads = 2;
+    load.settings.ctx = 512;
+    engine.submit_blocking(load);
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    engine.submit(ChangeSettings{greedy, 8, std::nullopt});
+    engine.submit(SetAttentionCapture{{{3, -1, 1, 0, 0}}, false});
+    // A repeated sequence: induction heads have something to find.
+    engine.submit(SendMessage{"Repeat after me: red fox blue cat green owl. red fox blue cat"});
+    const auto events = next_run(engine);
+    const RunStarted rs = all_of<RunStarted>(events).at(0);
+    const auto tokens = all_of<TokenEvent>(events);
+    ASSERT_GE(tokens.size(), 4u);
+    const int64_t i = 2;  // fed by decode step 3 (step 0 is the prefill)
+    const int64_t pos = int64_t(rs.prompt_ids.size()) + i;
+    std::vector<std::shared_ptr<const AttentionSnapshot>> live;
+    for (const auto& s : all_of<std::shared_ptr<const AttentionSnapshot>>(events))
+        if (s->layer == 3 && s->first_row + s->n_rows - 1 == pos) live.push_back(s);
+    ASSERT_EQ(live.size(), 9u) << "the live capture of layer 3 at position " << pos;
+
+    engine.submit(ComputeAttentionOverview{rs.run, i});
+    const auto ov = next_overview(engine);
+    ASSERT_TRUE(ov);
+    ASSERT_EQ(ov->error, "");
+    EXPECT_EQ(ov->position, pos);
+    EXPECT_EQ(ov->n_layer, 30);
+    EXPECT_EQ(ov->n_head, 9);
+    ASSERT_EQ(ov->key_pieces.size(), size_t(pos + 1));
+    EXPECT_EQ(ov->key_pieces.back(), tokens[size_t(i)].piece);
+    for (const auto& s : live) {
+        const std::span<const float> row = ov->row(3, s->head);
+        const float* want = s->weights.data() + (s->n_rows - 1) * s->n_cols;
+        for (int64_t k = 0; k < s->n_cols; ++k)
+            ASSERT_EQ(row[size_t(s->key_begin + k)], want[k])
+                << "layer 3 head " << s->head << " key " << s->key_begin + k;
+    }
+    int labels[7] = {};
+    for (int32_t l = 0; l < ov->n_layer; ++l)
+        for (int32_t h = 0; h < ov->n_head; ++h) {
+            double sum = 0;
+            for (const float w : ov->row(l, h)) sum += w;
+            // Softmax rows in float: 1 within accumulated rounding (~pos x 2^-24).
+            EXPECT_NEAR(sum, 1.0, 1e-4) << "layer " << l << " head " << h;
+            ++labels[int(ov->head(l, h).label)];
+        }
+    std::printf(
+        "[overview] %lld keys: induction %d previous %d self %d sink %d local %d "
+        "diffuse %d mixed %d; %.1f ms\n",
+        static_cast<long long>(pos + 1), labels[0], labels[1], labels[2], labels[3], labels[4],
+        labels[5], labels[6], ov->ms);
+
+    engine.submit(ComputeAttentionOverview{rs.run, int64_t(tokens.size()) - 1});
+    const auto last = next_overview(engine);
+    ASSERT_TRUE(last);
+    EXPECT_NE(last->error.find("was never fed to the model"), std::string::npos) << last->error;
+}
+
+}  // namespace
+}  // namespace fluoro
