@@ -56,11 +56,11 @@ void PanelRegistryTest::makes_every_panel_in_dock_order() {
         QCOMPARE(p->parentWidget(), &parent);
         QVERIFY(!p->title().isEmpty());
     }
-    QCOMPARE(ids, (QStringList{QStringLiteral("attention"), QStringLiteral("kv"),
-                               QStringLiteral("speculative"), QStringLiteral("prompt_cache"),
-                               QStringLiteral("profiler"), QStringLiteral("tokens"),
-                               QStringLiteral("prompt"), QStringLiteral("experts"),
-                               QStringLiteral("lens")}));
+    QCOMPARE(ids, (QStringList{QStringLiteral("attention"), QStringLiteral("overview"),
+                               QStringLiteral("kv"), QStringLiteral("speculative"),
+                               QStringLiteral("prompt_cache"), QStringLiteral("profiler"),
+                               QStringLiteral("tokens"), QStringLiteral("prompt"),
+                               QStringLiteral("experts"), QStringLiteral("lens")}));
 }
 
 void PanelRegistryTest::exports_png_and_svg() {
