@@ -4,8 +4,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QShowEvent>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
 
@@ -79,13 +79,13 @@ void LensPanel::select_token(uint64_t run, int64_t index) {
     want_token_ = index;
     lens_.reset();
     pending_ = true;
-    if (isVisible()) request();
+    if (isVisible() && !visibleRegion().isEmpty()) request();  // on screen
     refresh();
 }
 
-void LensPanel::showEvent(QShowEvent* event) {
-    EventPanel::showEvent(event);
-    if (pending_) request();
+void LensPanel::paintEvent(QPaintEvent* event) {
+    EventPanel::paintEvent(event);
+    if (pending_) QTimer::singleShot(0, this, &LensPanel::request);
 }
 
 void LensPanel::request() {

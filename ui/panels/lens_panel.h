@@ -35,7 +35,9 @@ class LensPanel : public EventPanel {
     bool request_pending() const { return pending_; }
 
   protected:
-    void showEvent(QShowEvent* event) override;
+    // A pending request goes out when the panel is painted, i.e. on screen: a dock in a
+    // background tab is "visible" to Qt without being painted.
+    void paintEvent(QPaintEvent* event) override;
 
   private:
     void request();

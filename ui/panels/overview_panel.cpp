@@ -5,7 +5,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QShowEvent>
+#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -287,13 +287,13 @@ void OverviewPanel::select_token(uint64_t run, int64_t index) {
     want_token_ = index;
     ov_.reset();
     pending_ = true;
-    if (isVisible()) request();
+    if (isVisible() && !visibleRegion().isEmpty()) request();  // on screen
     refresh();
 }
 
-void OverviewPanel::showEvent(QShowEvent* event) {
-    EventPanel::showEvent(event);
-    if (pending_) request();
+void OverviewPanel::paintEvent(QPaintEvent* event) {
+    EventPanel::paintEvent(event);
+    if (pending_) QTimer::singleShot(0, this, &OverviewPanel::request);
 }
 
 void OverviewPanel::request() {

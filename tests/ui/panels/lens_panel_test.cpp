@@ -65,7 +65,7 @@ void LensPanelTest::a_pick_asks_for_the_lens_when_on_screen() {
     QVERIFY(panel.request_pending());
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
-    QCOMPARE(spy.count(), 1);
+    QTRY_COMPARE(spy.count(), 1);  // once painted: on screen
     QCOMPARE(spy.at(0).at(0).toString(), QStringLiteral("lens"));
     const auto c = spy.at(0).at(1).value<Command>();
     const auto* l = std::get_if<ComputeLogitLens>(&c);

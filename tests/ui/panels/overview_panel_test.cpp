@@ -55,7 +55,7 @@ void OverviewPanelTest::a_pick_asks_for_the_overview_when_on_screen() {
     QCOMPARE(spy.count(), 0);  // hidden
     panel.show();
     QVERIFY(QTest::qWaitForWindowExposed(&panel));
-    QCOMPARE(spy.count(), 1);
+    QTRY_COMPARE(spy.count(), 1);  // once painted: on screen
     QCOMPARE(spy.at(0).at(0).toString(), QStringLiteral("overview"));
     const auto c = spy.at(0).at(1).value<Command>();
     const auto* o = std::get_if<ComputeAttentionOverview>(&c);

@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTest>
 #include <QThread>
 #include <QTimer>
@@ -18,6 +19,8 @@
 #include <map>
 
 #include "panels/event_panel.h"
+#include "panels/lens_panel.h"
+#include "panels/overview_panel.h"
 #include "store/store.h"
 #include "store/store_writer.h"
 #include "workbench/chat_view.h"
@@ -260,6 +263,53 @@ class RealModelTest : public QObject {
         QCOMPARE(starts[1].kept_messages, int64_t(0));
         QVERIFY(starts[1].conversation != starts[0].conversation);
         QVERIFY2(w.error_text().isEmpty(), qPrintable(w.error_text()));
+    }
+
+    // A picked token fills the logit lens and the all-layers docks with the engine's answers for
+    // it: greedy, so the lens' last layer has the token on top; every head of every layer.
+    void picking_a_token_fills_the_lens_and_overview_docks() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("lens.db")});
+        w.show();
+        set_max_tokens(w, 8, 0.0f);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        w.send_message("Name three colors.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        const auto f = finished.at(0).at(0).value<RunFinished>();
+        QVERIFY2(f.error.empty(), f.error.c_str());
+        QVERIFY(f.n_tokens >= 4);
+        LensPanel* lens = nullptr;
+        OverviewPanel* overview = nullptr;
+        for (EventPanel* p : w.panels()) {
+            if (auto* l = qobject_cast<LensPanel*>(p)) lens = l;
+            if (auto* o = qobject_cast<OverviewPanel*>(p)) overview = o;
+        }
+        QVERIFY(lens && overview);
+        // The lens dock's tab raised, then a token picked: the lens is asked for at once; the
+        // all-layers dock, in a background tab, asks when it is raised.
+        w.panel_dock(QStringLiteral("lens"))->raise();
+        QTRY_VERIFY(lens->isVisible());
+        emit w.chat()->token_clicked(f.run, 2);  // as a click on the token in the chat
+        QTRY_VERIFY_WITH_TIMEOUT(lens->lens() != nullptr, 30000);
+        QVERIFY(overview->request_pending());
+        w.panel_dock(QStringLiteral("overview"))->raise();
+        QTRY_VERIFY2_WITH_TIMEOUT(overview->overview() != nullptr,
+                                  qPrintable(overview->headline() + " / " + w.error_text()), 30000);
+        const LogitLensEvent& l = *lens->lens();
+        QVERIFY2(l.error.empty(), l.error.c_str());
+        QCOMPARE(l.layers.size(), size_t(30));
+        QCOMPARE(l.layers.back().top.at(0).id, l.target);  // greedy: the token is the top
+        QCOMPARE(l.layers.back().target_rank, int64_t(0));
+        QCOMPARE(lens->table()->rowCount(), 30);
+        const AttentionOverview& o = *overview->overview();
+        QVERIFY2(o.error.empty(), o.error.c_str());
+        QCOMPARE(o.n_layer, 30);
+        QCOMPARE(o.n_head, 9);
+        QCOMPARE(o.token, int64_t(2));
+        QCOMPARE(o.position, l.position + 1);  // the lens looks at the position that predicted it
+        QVERIFY(overview->headline().contains(QStringLiteral("30 layers × 9 heads")));
     }
 
     void the_event_loop_never_stalls_during_generation() {
