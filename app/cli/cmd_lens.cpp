@@ -2,7 +2,9 @@
 // no chat template): at one position (default: the last token, i.e. the prediction of what comes
 // next), the model's top tokens after each layer, the entropy, and the rank and probability of a
 // target token — the next prompt token when the position has one, else the model's own final
-// prediction — so one reads at which layer the answer forms. A table or --json.
+// prediction — so one reads at which layer the answer forms. --overview adds every layer x head's
+// attention pattern at that position (runtime/attention_overview.h), as a letter grid, and what
+// each request cost against one plain pass of the position. A table or --json.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +15,9 @@
 #include "cli/engine_flags.h"
 #include "core/error.h"
 #include "decode/logit_lens.h"
+#include "decode/position_rerun.h"
 #include "decode/sequence.h"
+#include "runtime/attention_overview.h"
 
 namespace fluoro::cli {
 namespace {
@@ -22,7 +26,7 @@ struct LensOpts {
     std::string model, prompt;
     int64_t at = -1;  // position; -1: the last
     int32_t top_k = 5;
-    bool json = false;
+    bool json = false, overview = false;
     EngineFlags engine;
 };
 
@@ -91,6 +95,33 @@ void run_lens(const LensOpts& o) {
                                {"target_p", std::exp(double(lens[il].target_logprob))},
                                {"top", top}});
     }
+    AttentionOverview ov;
+    if (o.overview) {
+        fill_attention_overview(*m.model, *m.backend, *m.kv, 0, at, tokens, ov);
+        // One plain pass of the position, for scale: what a decode step of it costs.
+        PositionRerun rerun(*m.model, *m.kv, 0, at, tokens[size_t(at)]);
+        const auto p0 = std::chrono::steady_clock::now();
+        rerun.run();
+        const double pass_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - p0)
+                .count();
+        nlohmann::json heads = nlohmann::json::array();
+        for (int32_t il = 0; il < ov.n_layer; ++il)
+            for (int32_t h = 0; h < ov.n_head; ++h) {
+                const HeadPattern& p = ov.head(il, h);
+                heads.push_back({{"layer", il},
+                                 {"head", h},
+                                 {"label", attention_pattern_name(p.label)},
+                                 {"entropy", p.entropy},
+                                 {"sink", p.sink},
+                                 {"self", p.self},
+                                 {"previous", p.previous},
+                                 {"local", p.local},
+                                 {"induction", p.induction},
+                                 {"max_key", p.max_key}});
+            }
+        j["overview"] = {{"ms", ov.ms}, {"plain_pass_ms", pass_ms}, {"heads", heads}};
+    }
     if (o.json) {
         std::cout << j.dump(2) << '\n';
         return;
@@ -116,6 +147,19 @@ void run_lens(const LensOpts& o) {
                     static_cast<long long>(l["target_rank"].get<int64_t>()),
                     l["target_p"].get<double>(), top.c_str());
     }
+    if (!o.overview) return;
+    std::printf(
+        "\nattention overview at position %lld (%lld keys), one letter per head: "
+        "I induction, P previous token, O own token, S sinks, L local, D diffuse, M "
+        "mixed; %.1f ms (one plain pass of the position: %.1f ms)\n",
+        static_cast<long long>(at), static_cast<long long>(at + 1), ov.ms,
+        j["overview"]["plain_pass_ms"].get<double>());
+    const char* letters = "IPOSLDM";
+    for (int32_t il = 0; il < ov.n_layer; ++il) {
+        std::string row;
+        for (int32_t h = 0; h < ov.n_head; ++h) row += letters[int(ov.head(il, h).label)];
+        std::printf("layer %3d  %s\n", il, row.c_str());
+    }
 }
 
 }  // namespace
@@ -128,6 +172,8 @@ void add_lens_command(CLI::App& app) {
     cmd->add_option("-p,--prompt", o->prompt, "Prompt text (no chat template)")->required();
     cmd->add_option("--at", o->at, "Token position to look at (default: the last)");
     cmd->add_option("--top-k", o->top_k, "Top tokens per layer (1..100)")->capture_default_str();
+    cmd->add_flag("--overview", o->overview,
+                  "Also every layer x head's attention pattern at the position, and the costs");
     cmd->add_flag("--json", o->json, "Print JSON");
     o->engine.add_to(*cmd);
     cmd->callback([o] { run_lens(*o); });

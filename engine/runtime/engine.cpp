@@ -15,17 +15,16 @@
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
 #include "decode/logit_lens.h"
-#include "decode/position_rerun.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
+#include "runtime/attention_overview.h"
 #include "runtime/prefix_cache_persistence.h"
 #include "runtime/run_telemetry.h"
 #include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 #include "speculative/spec_generate.h"
-#include "telemetry/attention_patterns.h"
 #include "telemetry/profiling_backend.h"
 
 namespace fluoro {
@@ -991,39 +990,9 @@ void Engine::rt_attention_overview(const ComputeAttentionOverview& c) {
     ev->token = c.token;
     try {
         const RunPosition at = rt_run_position(c.run, c.token, 0, "the attention overview");
-        const auto t0 = std::chrono::steady_clock::now();
-        AttentionCapture cap;
-        cap.regions.push_back({0, -1, -1, 1, 0, 0});  // every layer and head, the one query row
-        {
-            const CaptureSwap swap(*s.backend, s.capture, &cap);
-            PositionRerun rerun(*s.model, *s.kv, 0, at.pos, at.input);
-            rerun.run();
-        }
-        const Hparams& hp = s.model->hparams();
-        ev->n_layer = int32_t(hp.n_layer);
-        ev->n_head = 0;
-        for (const uint64_t h : hp.n_head) ev->n_head = std::max(ev->n_head, int32_t(h));
-        const size_t n_keys = size_t(at.pos + 1);
-        ev->position = at.pos;
-        ev->heads.assign(size_t(ev->n_layer) * size_t(ev->n_head), HeadPattern{});
-        ev->weights.assign(ev->heads.size() * n_keys, 0.0f);
-        const std::vector<int32_t>& history = s.seq->tokens();
-        const std::span<const int32_t> keys(history.data(), n_keys);
-        for (const CapturedAttentionRow& r : cap.rows) {
-            if (r.layer < 0 || r.layer >= ev->n_layer || r.head < 0 || r.head >= ev->n_head)
-                continue;
-            float* dst = ev->weights.data() +
-                         (size_t(r.layer) * size_t(ev->n_head) + size_t(r.head)) * n_keys;
-            for (size_t k = 0; k < r.weights.size(); ++k)
-                if (const int64_t key = r.key_begin + int64_t(k); key >= 0 && key < int64_t(n_keys))
-                    dst[size_t(key)] = r.weights[k];
-            ev->heads[size_t(r.layer) * size_t(ev->n_head) + size_t(r.head)] =
-                head_pattern(std::span<const float>(dst, n_keys), keys);
-        }
-        const auto& tk = s.model->tokenizer();
-        for (const int32_t id : keys) ev->key_pieces.push_back(tk.token_to_piece(id, true));
-        ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count();
+        // The user's capture is swapped out; the overview sets and clears its own.
+        const CaptureSwap off(*s.backend, s.capture, nullptr);
+        fill_attention_overview(*s.model, *s.backend, *s.kv, 0, at.pos, s.seq->tokens(), *ev);
     } catch (const Error& e) {
         ev->error = e.what();
         ev->heads.clear();

@@ -1,8 +1,10 @@
 // `fluoro lens`: on SmolLM2 the last layer's top token is the model's own next-token prediction
-// (target rank 0 there), the JSON has one entry per layer, and bad positions are refused.
+// (target rank 0 there), the JSON has one entry per layer, --overview names all 270 heads, and bad
+// positions are refused.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "app/cli/fluoro_cli.h"
@@ -31,6 +33,19 @@ TEST(CmdLens, EveryLayerAndTheLastIsTheModelsPrediction) {
     ASSERT_EQ(in.rc, 0) << in.out;
     EXPECT_NE(in.out.find("(the next prompt token)"), std::string::npos) << in.out;
     EXPECT_NE(in.out.find("| 30 |"), std::string::npos) << in.out;
+
+    // --overview: every layer x head's pattern, named by one of the seven labels.
+    const test::CliResult ov =
+        test::run_fluoro("lens " + model + " -p " + test::quoted("red fox blue cat red fox blue") +
+                         " -t 2 --overview --json");
+    ASSERT_EQ(ov.rc, 0) << ov.out;
+    const auto jo = nlohmann::json::parse(ov.out.substr(ov.out.find('{')));
+    ASSERT_EQ(jo["overview"]["heads"].size(), 30u * 9u);
+    const std::set<std::string> labels{"induction", "previous", "self", "sink",
+                                       "local",     "diffuse",  "mixed"};
+    for (const auto& h : jo["overview"]["heads"])
+        EXPECT_TRUE(labels.count(h["label"].get<std::string>())) << h.dump();
+    EXPECT_GT(jo["overview"]["ms"].get<double>(), 0.0);
 
     const test::CliResult past = test::run_fluoro("lens " + model + " -p hi --at 99 -t 1");
     EXPECT_NE(past.rc, 0);
