@@ -275,4 +275,49 @@ void PrefixCache::check_invariants() const {
     if (live != labelled) fail("entries and labelled nodes differ in number");
 }
 
+std::vector<PrefixCache::TreeNode> PrefixCache::tree(std::span<const int32_t> query) const {
+    // Recency ranks: 0 for the most recently used entry.
+    std::vector<int64_t> rank(entries_.size(), -1);
+    {
+        const std::vector<int64_t> lru = slots_by_recency();
+        for (size_t i = 0; i < lru.size(); ++i)
+            rank[size_t(lru[i] - first_)] = int64_t(lru.size() - 1 - i);
+    }
+    std::vector<TreeNode> out;
+    struct Item {
+        const Node* node;
+        int32_t parent;
+        int64_t depth;  // tokens before this node's edge
+        bool on_path;   // the query followed every token before this edge
+    };
+    std::vector<Item> stack{{root_.get(), -1, 0, true}};
+    while (!stack.empty()) {
+        const Item it = stack.back();
+        stack.pop_back();
+        TreeNode t;
+        t.parent = it.parent;
+        t.edge = it.node->edge;
+        t.depth = it.depth + int64_t(t.edge.size());
+        t.slot = it.node->slot;
+        if (t.slot >= 0) t.recency = rank[size_t(t.slot - first_)];
+        if (it.on_path)
+            while (t.matched < int64_t(t.edge.size()) &&
+                   it.depth + t.matched < int64_t(query.size()) &&
+                   query[size_t(it.depth + t.matched)] == t.edge[size_t(t.matched)])
+                ++t.matched;
+        const bool child_on_path = it.on_path && t.matched == int64_t(t.edge.size());
+        const int32_t self = int32_t(out.size());
+        out.push_back(std::move(t));
+        // Children pushed in reverse so they come out in token order.
+        for (auto c = it.node->children.rbegin(); c != it.node->children.rend(); ++c)
+            stack.push_back({c->second.get(), self, out.back().depth, child_on_path});
+    }
+    // Entries under each node: children come after their parent, so one backward pass adds up.
+    for (size_t i = out.size(); i-- > 0;) {
+        if (out[i].slot >= 0) ++out[i].entries;
+        if (out[i].parent >= 0) out[size_t(out[i].parent)].entries += out[i].entries;
+    }
+    return out;
+}
+
 }  // namespace fluoro

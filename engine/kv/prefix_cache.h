@@ -63,6 +63,19 @@ class PrefixCache {
         int64_t stored = 0, evictions = 0, evicted_tokens = 0;
     };
     Stats stats() const;
+    // The radix tree as it stands, pre-order (root first, children by their first token), for
+    // the UI: each node's edge, the entry ending there, the entries under it, and how much of its
+    // edge `query` follows from the root (the path a prompt matched).
+    struct TreeNode {
+        int32_t parent = -1;        // index into the returned vector; -1: the root
+        int64_t depth = 0;          // tokens from the root to this node's end
+        std::vector<int32_t> edge;  // the tokens on the edge into it (empty: the root)
+        int64_t slot = -1;          // the entry ending here; -1: none
+        int64_t recency = -1;       // that entry's rank by last use (0: the most recent)
+        int64_t entries = 0;        // entries in its subtree (its own included)
+        int64_t matched = 0;        // tokens of its edge that `query` follows (0..edge.size())
+    };
+    std::vector<TreeNode> tree(std::span<const int32_t> query = {}) const;
     // Each entry's tokens, by slot (empty for free slots): tests and the UI.
     std::vector<std::vector<int32_t>> entries() const;
     // The slots holding entries, least recently used first (the order to save them in, so a

@@ -75,6 +75,34 @@ class CaptureFreeDrafter final : public spec::Drafter {
     AttentionCapture& capture_;
 };
 
+// The prefix cache's tree as the event carries it: texts instead of ids (long edges shortened),
+// bytes from the KV's bytes per token.
+std::vector<PrefixTreeNode> prefix_tree(const std::vector<PrefixCache::TreeNode>& nodes,
+                                        const tok::Tokenizer& tk, int64_t bytes_per_token) {
+    std::vector<PrefixTreeNode> out;
+    out.reserve(nodes.size());
+    for (const PrefixCache::TreeNode& n : nodes) {
+        PrefixTreeNode t;
+        t.parent = n.parent;
+        t.depth = n.depth;
+        t.edge_tokens = int64_t(n.edge.size());
+        const auto text = [&](size_t from, size_t to) {
+            std::string s;
+            for (size_t i = from; i < to; ++i) s += tk.token_to_piece(n.edge[i], true);
+            return s;
+        };
+        t.text = n.edge.size() <= 24 ? text(0, n.edge.size())
+                                     : text(0, 16) + " … " + text(n.edge.size() - 8, n.edge.size());
+        t.slot = n.slot;
+        t.recency = n.recency;
+        t.entries = n.entries;
+        t.matched = n.matched;
+        t.bytes = t.edge_tokens * bytes_per_token;
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
 }  // namespace
 
 struct Engine::State {
@@ -160,6 +188,11 @@ struct Engine::State {
             const PrefixCache::Stats st = prefix_cache->stats();
             e.cache_entries = st.entries;
             e.cache_tokens = st.cached_tokens;
+            const std::vector<int32_t>& history = seq->tokens();
+            const auto prompt = std::span<const int32_t>(history).first(
+                size_t(std::clamp<int64_t>(prompt_tokens, 0, int64_t(history.size()))));
+            e.tree = prefix_tree(prefix_cache->tree(prompt), model->tokenizer(),
+                                 int64_t(kv->shape().bytes_per_token()));
         }
         return e;
     }

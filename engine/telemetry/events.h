@@ -229,6 +229,20 @@ struct SpecStep {
 
 // What a prefill found already cached: the prompt's first cached_tokens tokens (the matched span
 // [0, cached_tokens)) were reused, computed_tokens ran through the model.
+// One node of the prefix cache's radix tree (PrefixCacheEvent::tree; kv/prefix_cache.h).
+struct PrefixTreeNode {
+    int32_t parent = -1;      // index into the tree; -1: the root
+    int64_t depth = 0;        // tokens from the root to this node's end
+    int64_t edge_tokens = 0;  // tokens on the edge into it
+    // Their text: all of it up to 24 tokens, else the first 16, " … " and the last 8.
+    std::string text;
+    int64_t slot = -1;     // the entry ending here (-1: none)
+    int64_t recency = -1;  // that entry's rank by last use (0: the most recent)
+    int64_t entries = 0;   // entries in its subtree: how many cached prefixes share this edge
+    int64_t matched = 0;   // tokens of its edge the request's prompt follows from the root
+    int64_t bytes = 0;     // KV bytes of its edge's tokens, held once for the entries under it
+};
+
 struct PrefixCacheEvent {
     uint64_t run = 0;
     int64_t prompt_tokens = 0, cached_tokens = 0, computed_tokens = 0;
@@ -247,6 +261,9 @@ struct PrefixCacheEvent {
     int64_t evicted_entries = 0;
     // The prefix cache after this prompt: entries and the tokens they hold (0 when off).
     int64_t cache_entries = 0, cache_tokens = 0;
+    // Its radix tree, pre-order from the root, with the prompt's path marked (empty when the
+    // cache is off). Live only: not stored with the run.
+    std::vector<PrefixTreeNode> tree = {};
 };
 
 struct MemoryCounters {

@@ -17,6 +17,7 @@
 
 #include "panels/line_chart.h"
 #include "panels/panel_util.h"
+#include "panels/prefix_tree_view.h"
 
 namespace fluoro::ui {
 
@@ -139,10 +140,8 @@ PromptCachePanel::PromptCachePanel(QWidget* parent)
       model_(new PromptCacheModel(this)),
       chart_(new LineChart(QStringLiteral("Hit rate over requests"), QStringLiteral("request"),
                            QString(), this)),
-      tree_(make_notice(
-          QStringLiteral("Cache contents: not active — no engine event carries the prefix "
-                         "tree yet (entries, sizes, last use)."),
-          this)) {
+      tree_(make_notice(QString(), this)),
+      tree_view_(new PrefixTreeView) {
     summary_->setWordWrap(true);
     summary_->setTextFormat(Qt::RichText);
     scroll_->setWidget(spans_);
@@ -160,6 +159,10 @@ PromptCachePanel::PromptCachePanel(QWidget* parent)
     auto* tree_box = new QGroupBox(QStringLiteral("Cache contents (prefix tree)"), this);
     auto* tl = new QVBoxLayout(tree_box);
     tl->addWidget(tree_);
+    auto* tree_scroll = new QScrollArea(tree_box);
+    tree_scroll->setWidget(tree_view_);
+    tree_scroll->setWidgetResizable(true);
+    tl->addWidget(tree_scroll, 1);
 
     auto* shown = new QWidget(this);
     auto* top = new QVBoxLayout(shown);
@@ -221,6 +224,7 @@ void PromptCachePanel::show_request(int row) {
     shown_ = row >= 0 && row < int(reqs.size()) ? row : int(reqs.size()) - 1;
     const PromptRequest* r = shown_ >= 0 ? &reqs[size_t(shown_)] : nullptr;
     spans_->set_request(r);
+    show_tree(r);
     if (shown_ >= 0) table_->selectRow(shown_);
     if (!r) {
         summary_->clear();
@@ -284,23 +288,6 @@ void PromptCachePanel::refresh() {
     stack_->setCurrentIndex(reqs.empty() ? 0 : 1);
     model_->set_state(&state_);
     show_request(follow_latest_ ? int(reqs.size()) - 1 : shown_);
-    if (!reqs.empty() && !state_.any_report())
-        tree_->setText(
-            QStringLiteral("Prompt cache not active: no prefix-cache events in these runs.\n"
-                           "Cache contents (prefix tree): not active — no engine event carries "
-                           "them yet."));
-    else if (const PromptRequest* last = state_.last_report();
-             last && last->cache->cache_entries > 0)
-        tree_->setText(QStringLiteral("After run %1 the prefix cache holds %2 entries, %3 tokens "
-                                      "in all (shared prefixes counted per entry).\nThe entries "
-                                      "themselves (tokens, last use) are not sent to the UI yet.")
-                           .arg(last->run)
-                           .arg(last->cache->cache_entries)
-                           .arg(last->cache->cache_tokens));
-    else
-        tree_->setText(
-            QStringLiteral("Cache contents: not active — no engine event carries the prefix "
-                           "tree yet (entries, sizes, last use)."));
     QList<QPointF> per, all;
     int64_t cached = 0, prompt = 0;
     for (size_t i = 0; i < reqs.size(); ++i) {
@@ -312,6 +299,55 @@ void PromptCachePanel::refresh() {
     }
     chart_->set_points(rate_req_, per);
     chart_->set_points(rate_all_, all);
+}
+
+void PromptCachePanel::show_tree(const PromptRequest* r) {
+    tree_view_->set_event(r && r->cache ? &*r->cache : nullptr);
+    if (!state_.any_report()) {
+        tree_->setText(
+            QStringLiteral("Prompt cache not active: no prefix-cache events in these "
+                           "runs."));
+        return;
+    }
+    if (!r || !r->cache) {
+        tree_->setText(QStringLiteral("Run %1 has no prefix-cache report (prompt cache not active "
+                                      "for it).")
+                           .arg(r ? r->run : 0));
+        return;
+    }
+    const PrefixCacheEvent& c = *r->cache;
+    if (c.tree.empty()) {
+        tree_->setText(
+            c.cache_entries > 0
+                ? QStringLiteral("After run %1 the prefix cache holds %2 entries, %3 tokens in all "
+                                 "(shared prefixes counted per entry); its tree is not in this "
+                                 "report (stored runs do not keep it).")
+                      .arg(r->run)
+                      .arg(c.cache_entries)
+                      .arg(c.cache_tokens)
+                : QStringLiteral("After run %1 the cross-conversation prefix cache is empty or "
+                                 "off (only the live conversation's own prefix is reused).")
+                      .arg(r->run));
+        return;
+    }
+    int64_t bytes = 0, matched = 0;
+    for (const PrefixTreeNode& n : c.tree) {
+        bytes += n.bytes;
+        matched += n.matched;
+    }
+    tree_->setText(
+        QStringLiteral("After run %1 the prefix cache holds %2 entries, %3 tokens in "
+                       "all (shared prefixes counted per entry), %4 of KV held once. "
+                       "The request's prompt follows the highlighted path for %5 "
+                       "tokens%6; entries are outlined.")
+            .arg(r->run)
+            .arg(c.cache_entries)
+            .arg(c.cache_tokens)
+            .arg(format_bytes(bytes))
+            .arg(matched)
+            .arg(c.evicted_entries > 0
+                     ? QStringLiteral("; %1 entries were evicted for it").arg(c.evicted_entries)
+                     : QString()));
 }
 
 }  // namespace fluoro::ui

@@ -1,6 +1,7 @@
 // The prompt cache dock: each request's prompt as tokens with the span the prefix cache reused and
 // the span recomputed, the first diverging token called out (it explains a miss), hit rate over
-// requests, and the cache's contents — which no event carries yet, so that part says so.
+// requests, and the cache's contents: its radix tree as each request left it, the request's path
+// through it highlighted (prefix_tree_view.h).
 #pragma once
 
 #include "panels/event_panel.h"
@@ -14,6 +15,7 @@ class QTableView;
 namespace fluoro::ui {
 
 class LineChart;
+class PrefixTreeView;
 
 // A request's prompt tokens as wrapped chips: reused, recomputed, first diverging outlined.
 class PromptSpanView : public QWidget {
@@ -53,13 +55,15 @@ class PromptCachePanel : public EventPanel {
     int shown_request() const { return shown_; }
     QString notice() const;       // "" when requests are shown
     QString summary() const;      // the shown request's one-line explanation
-    QString tree_notice() const;  // the prefix tree's state
+    QString tree_notice() const;  // the line above the prefix tree
+    const PrefixTreeView* tree_view() const { return tree_view_; }
 
   protected:
     void changeEvent(QEvent* event) override;
 
   private:
     void refresh();
+    void show_tree(const PromptRequest* request);
 
     PromptCacheState state_;
     int shown_ = -1;
@@ -73,6 +77,7 @@ class PromptCachePanel : public EventPanel {
     PromptCacheModel* model_ = nullptr;
     LineChart* chart_ = nullptr;
     QLabel* tree_ = nullptr;
+    PrefixTreeView* tree_view_ = nullptr;
     int rate_req_ = 0, rate_all_ = 0;
 };
 

@@ -189,6 +189,42 @@ TEST(PrefixCache, StoringALongerPrefixReplacesTheShorterAndARepeatAddsNothing) {
     cache.check_invariants();
 }
 
+// The tree the UI draws: pre-order, split where entries diverge, entries counted per subtree,
+// recency ranked, and the path a query follows marked token by token.
+TEST(PrefixCache, TreeSnapshotShowsSplitsEntriesRecencyAndTheMatchedPath) {
+    PagedKvCache kv(shape(5, 32));
+    PrefixCache cache(kv, 1, 4);
+    const std::vector<std::vector<int32_t>> prompts{{1, 2, 3, 4}, {1, 2, 5, 6}, {7, 8}};
+    for (const auto& p : prompts) {
+        fill(kv, 0, p);
+        ASSERT_TRUE(cache.store(p, 0));
+    }
+    const std::vector<int32_t> query{1, 2, 5, 9};
+    const auto t = cache.tree(query);
+    ASSERT_EQ(t.size(), 5u);  // root, "1 2", "3 4", "5 6", "7 8"
+    EXPECT_EQ(t[0].parent, -1);
+    EXPECT_TRUE(t[0].edge.empty());
+    EXPECT_EQ(t[0].entries, 3);
+    EXPECT_EQ(t[1].edge, (std::vector<int32_t>{1, 2}));
+    EXPECT_EQ(t[1].parent, 0);
+    EXPECT_EQ(t[1].entries, 2);
+    EXPECT_EQ(t[1].slot, -1);
+    EXPECT_EQ(t[1].matched, 2);
+    EXPECT_EQ(t[2].edge, (std::vector<int32_t>{3, 4}));
+    EXPECT_EQ(t[2].parent, 1);
+    EXPECT_EQ(t[2].depth, 4);
+    EXPECT_EQ(t[2].matched, 0);
+    EXPECT_EQ(t[2].recency, 2);  // stored first: the least recent of three
+    EXPECT_EQ(t[3].edge, (std::vector<int32_t>{5, 6}));
+    EXPECT_EQ(t[3].matched, 1);  // 5 follows, 9 is not 6
+    EXPECT_EQ(t[3].recency, 1);
+    EXPECT_GE(t[3].slot, 1);
+    EXPECT_EQ(t[4].edge, (std::vector<int32_t>{7, 8}));
+    EXPECT_EQ(t[4].matched, 0);
+    EXPECT_EQ(t[4].recency, 0);
+    for (const auto& n : cache.tree()) EXPECT_EQ(n.matched, 0);  // no query: no path
+}
+
 TEST(PrefixCache, RejectsSlotsOutsideTheCache) {
     PagedKvCache kv(shape(2, 16));
     EXPECT_THROW(PrefixCache(kv, 1, 2), Error);

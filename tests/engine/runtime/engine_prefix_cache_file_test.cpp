@@ -137,6 +137,35 @@ TEST(EnginePrefixCacheFile, SurvivesARestartAndServesTheSystemPrompt) {
     }
 }
 
+// Each request's PrefixCacheEvent carries the cache's radix tree as the request left it: the
+// entries kept from earlier conversations, and the path the prompt followed marked for exactly
+// the tokens it reused.
+TEST(EnginePrefixCacheFile, TheEventCarriesTheTreeWithTheRequestsPath) {
+    const auto file = test::unique_temp_path("pc_tree.bin");
+    std::filesystem::remove(file);
+    Engine e({TelemetryLevel::Summary});
+    e.submit_blocking(load(file));
+    loaded(e);
+    const PrefixCacheEvent first = ask(e, kSystem, "Is the paint in stock?");
+    EXPECT_TRUE(first.tree.size() <= 1u);                // nothing kept yet: at most the root
+    ask(e, "Another system prompt entirely.", "Hello");  // keeps the first conversation
+    const PrefixCacheEvent third = ask(e, kSystem, "What does a hammer cost?");
+    ASSERT_GE(third.tree.size(), 3u);  // root and at least the two conversations kept
+    EXPECT_EQ(third.tree[0].parent, -1);
+    EXPECT_EQ(third.tree[0].entries, third.cache_entries);
+    int64_t matched = 0, entries = 0, tokens = 0;
+    for (const PrefixTreeNode& n : third.tree) {
+        matched += n.matched;
+        if (n.slot >= 0) ++entries, tokens += n.depth;
+        EXPECT_EQ(n.bytes > 0, n.edge_tokens > 0);  // KV bytes of its edge
+        if (n.parent >= 0) EXPECT_LT(n.parent, &n - third.tree.data());  // pre-order
+    }
+    EXPECT_EQ(entries, third.cache_entries);
+    EXPECT_EQ(tokens, third.cache_tokens);
+    EXPECT_GT(third.cached_tokens, 0);
+    EXPECT_EQ(matched, third.cached_tokens);  // the path is the reused prefix, token for token
+}
+
 TEST(EnginePrefixCacheFile, ACorruptOrForeignFileIsReportedAndIgnored) {
     const auto file = test::unique_temp_path("engine_corrupt.fpc");
     std::filesystem::remove(file);

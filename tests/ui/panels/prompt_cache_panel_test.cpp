@@ -1,6 +1,7 @@
 #include <QAbstractItemModelTester>
 #include <QTest>
 
+#include "panels/prefix_tree_view.h"
 #include "panels/prompt_cache_panel.h"
 #include "synthetic_events.h"
 
@@ -16,6 +17,7 @@ class PromptCachePanelTest : public QObject {
     void whole_prompt_reused_and_nothing_reused();
     void hit_rate_over_requests();
     void prefix_tree_is_honestly_not_active();
+    void prefix_tree_draws_the_path_and_the_entries();
     void divergence_names_both_tokens();
     void reset_forgets_everything();
 };
@@ -86,14 +88,48 @@ void PromptCachePanelTest::hit_rate_over_requests() {
 void PromptCachePanelTest::prefix_tree_is_honestly_not_active() {
     PromptCachePanel panel;
     panel.consume({test::run_started(1, test::chat_prompt()), test::prefix(1, 14, 10)});
-    QVERIFY(panel.tree_notice().contains(QStringLiteral("not active")));
-    // With the cache's size reported, the notice says it (and still that entries are not sent).
+    QVERIFY2(panel.tree_notice().contains(QStringLiteral("empty or off")),
+             qPrintable(panel.tree_notice()));
+    // With the cache's size reported but no tree (a stored run), the notice says both.
     PrefixCacheEvent e = test::prefix(2, 14, 12);
     e.cache_entries = 3;
     e.cache_tokens = 40;
     panel.consume({test::run_started(2, test::chat_prompt()), e});
     QVERIFY2(panel.tree_notice().contains(QStringLiteral("holds 3 entries, 40 tokens")),
              qPrintable(panel.tree_notice()));
+    QVERIFY(panel.tree_notice().contains(QStringLiteral("stored runs do not keep it")));
+    QVERIFY(panel.tree_view()->rows().empty());
+}
+
+// A live report's tree: one row per node below the root, in pre-order; the path the prompt took
+// marked whole or up to where it diverged; entries with their recency.
+void PromptCachePanelTest::prefix_tree_draws_the_path_and_the_entries() {
+    PromptCachePanel panel;
+    PrefixCacheEvent e = test::prefix(4, 14, 6);
+    e.cache_entries = 2;
+    e.cache_tokens = 14;
+    e.evicted_entries = 1;
+    //  root ── "<|im_start|>system…" (6, shared by 2) ─┬─ "You are…" (2, entry, recent 1)
+    //                                                  └─ "Be brief" (2, entry, most recent)
+    e.tree = {{-1, 0, 0, "", -1, -1, 2, 0, 0},
+              {0, 6, 6, "<|im_start|>system", -1, -1, 2, 6, 6 * 100},
+              {1, 8, 2, " You are", 1, 1, 1, 1, 2 * 100},
+              {1, 8, 2, " Be brief", 2, 0, 1, 0, 2 * 100}};
+    panel.consume({test::run_started(4, test::chat_prompt()), e});
+    const PrefixTreeView* v = panel.tree_view();
+    QCOMPARE(int(v->rows().size()), 3);
+    QVERIFY(v->on_path(1) && v->on_path(2) && !v->on_path(3));
+    QVERIFY2(v->row_text(0).contains(QStringLiteral("6 tokens · 600 B · shared by 2 entries · "
+                                                    "matched whole")),
+             qPrintable(v->row_text(0)));
+    QVERIFY2(v->row_text(1).contains(QStringLiteral("entry (slot 1, last use: 1 entries since) · "
+                                                    "matched 1 of 2, diverged after")),
+             qPrintable(v->row_text(1)));
+    QVERIFY(v->row_text(2).contains(QStringLiteral("most recently used")));
+    QVERIFY2(panel.tree_notice().contains(QStringLiteral("holds 2 entries, 14 tokens")),
+             qPrintable(panel.tree_notice()));
+    QVERIFY(panel.tree_notice().contains(QStringLiteral("for 7 tokens; 1 entries were evicted")));
+    QVERIFY(v->height() >= 3 * v->fontMetrics().height());
 }
 
 void PromptCachePanelTest::divergence_names_both_tokens() {
