@@ -22,6 +22,7 @@ void dequantize_block(const BlockQ5_1& b, float* out);
 void dequantize_block(const BlockQ8_0& b, float* out);
 void dequantize_block(const BlockQ8_1& b, float* out);
 void dequantize_block(const BlockIQ4_NL& b, float* out);
+void dequantize_block(const BlockMXFP4& b, float* out);
 
 // dequantize_kquants.cpp: out[0..256)
 void dequantize_block(const BlockQ2_K& b, float* out);

@@ -68,6 +68,15 @@ struct BlockIQ4_NL {
     uint8_t qs[kQK / 2];
 };
 
+// OCP microscaling FP4: x = 2^(e - 127) * e2m1[q], q 4-bit (sign, 2 exponent bits, 1 mantissa
+// bit); nibble order as Q4_0. ggml stores the E2M1 values doubled (kValuesMXFP4) and halves the
+// scale instead (e8m0_to_fp32_half). No fp16 field: the block has byte alignment.
+struct BlockMXFP4 {
+    static constexpr int kElems = kQK;
+    uint8_t e;  // E8M0: a bare exponent, 2^(e - 127); ggml (and we) read 0xFF as 2^128, not NaN
+    uint8_t qs[kQK / 2];
+};
+
 // 16 sub-blocks of 16: x = d * (sc & 15) * q - dmin * (sc >> 4), q 2-bit.
 struct BlockQ2_K {
     static constexpr int kElems = kQK_K;
@@ -129,6 +138,7 @@ static_assert(sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockQ8_0) == 34);
 static_assert(sizeof(BlockQ8_1) == 36);
 static_assert(sizeof(BlockIQ4_NL) == 18);
+static_assert(sizeof(BlockMXFP4) == 17);
 static_assert(sizeof(BlockQ2_K) == 84);
 static_assert(sizeof(BlockQ3_K) == 110);
 static_assert(sizeof(BlockQ4_K) == 144);
@@ -139,5 +149,17 @@ static_assert(sizeof(BlockQ8_K) == 292);
 // The non-linear IQ4_NL codebook (ggml-common.h kvalues_iq4nl).
 inline constexpr int8_t kValuesIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
+
+// The E2M1 values {0, 0.5, 1, 1.5, 2, 3, 4, 6} and their negatives, doubled to integers as
+// ggml's kvalues_mxfp4 holds them: index = sign bit (8) | exponent and mantissa bits.
+inline constexpr int8_t kValuesMXFP4[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// Half the E8M0 scale, 2^(e - 128), exactly (ggml_e8m0_to_fp32_half): e = 0 and 1 give the
+// float32 subnormals 2^-128 and 2^-127, e >= 2 a normal with biased exponent e - 1.
+inline float e8m0_to_fp32_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? (0x00200000u << e) : (uint32_t(e - 1) << 23);
+    return std::bit_cast<float>(bits);
+}
 
 }  // namespace fluoro

@@ -72,6 +72,8 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
             return dequantize_blocks<BlockQ8_1>(src, dst, n_blocks);
         case GgmlType::IQ4_NL:
             return dequantize_blocks<BlockIQ4_NL>(src, dst, n_blocks);
+        case GgmlType::MXFP4:
+            return dequantize_blocks<BlockMXFP4>(src, dst, n_blocks);
         case GgmlType::Q2_K:
             return dequantize_blocks<BlockQ2_K>(src, dst, n_blocks);
         case GgmlType::Q3_K:

@@ -39,7 +39,7 @@ constexpr std::array kTypes = {
     TypeTraits{GgmlType::BF16, "bf16", 1, 2, true, true},
     TypeTraits{GgmlType::TQ1_0, "tq1_0", 256, 54, false, false},
     TypeTraits{GgmlType::TQ2_0, "tq2_0", 256, 66, false, false},
-    TypeTraits{GgmlType::MXFP4, "mxfp4", 32, 17, false, false},
+    TypeTraits{GgmlType::MXFP4, "mxfp4", 32, 17, true, false},
 };
 
 }  // namespace

@@ -19,8 +19,8 @@ namespace fluoro::test {
 
 inline constexpr GgmlType kDotWeightTypes[] = {
     GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
-    GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::Q2_K,
-    GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+    GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::MXFP4,
+    GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,   GgmlType::Q6_K};
 
 // Every instruction set whose kernels this build and CPU run, Generic first.
 inline std::vector<cpu::CpuIsa> supported_isas() {
@@ -67,12 +67,23 @@ std::vector<uint8_t> random_blocks(int64_t n, std::mt19937& rng,
     return out;
 }
 
+// Random MXFP4 blocks: random nibbles, E8M0 exponents 2^-8 .. 2^-4 (values up to 6 · 2^-4).
+inline std::vector<uint8_t> random_mxfp4_blocks(int64_t n, std::mt19937& rng) {
+    std::vector<uint8_t> out(static_cast<size_t>(n / kQK) * sizeof(BlockMXFP4));
+    std::uniform_int_distribution<int> byte(0, 255), exponent(127 - 8, 127 - 4);
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<uint8_t>(i % sizeof(BlockMXFP4) == 0 ? exponent(rng) : byte(rng));
+    return out;
+}
+
 // A random row of n weights of `type`: quantized from normal floats where engine/tensor can
-// quantize the type, random blocks with sane scales otherwise (IQ4_NL and the k-quants).
+// quantize the type, random blocks with sane scales otherwise (IQ4_NL, MXFP4 and the k-quants).
 inline std::vector<uint8_t> random_weight_row(GgmlType type, int64_t n, std::mt19937& rng) {
     switch (type) {
         case GgmlType::IQ4_NL:
             return random_blocks<BlockIQ4_NL>(n, rng, {offsetof(BlockIQ4_NL, d)}, 0.002f, 0.02f);
+        case GgmlType::MXFP4:
+            return random_mxfp4_blocks(n, rng);
         case GgmlType::Q2_K:
             return random_blocks<BlockQ2_K>(
                 n, rng, {offsetof(BlockQ2_K, d), offsetof(BlockQ2_K, dmin)}, 0.01f, 0.1f);

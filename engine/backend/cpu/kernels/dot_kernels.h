@@ -256,6 +256,22 @@ struct IQ4_NLKernel : LegacyKernel {
     }
 };
 
+// The scale is a bare power of two (E8M0) and the values are ggml's doubled E2M1 integers.
+struct MXFP4Kernel : LegacyKernel {
+    using WBlock = BlockMXFP4;
+    using XBlock = BlockQ8_0;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int j = 0; j < kQK / 2; ++j) dec.q[j] = kValuesMXFP4[w.qs[j] & 0x0F];
+        for (int j = 0; j < kQK / 2; ++j) dec.q[j + kQK / 2] = kValuesMXFP4[w.qs[j] >> 4];
+        dec.d = e8m0_to_fp32_half(w.e);
+    }
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        const int32_t sumi = dot_i8<kQK>(w.q, x.qs);
+        // d = FP16_TO_FP32(y[ib].d)*E8M0_TO_FP32_HALF(x[ib].e); sumf += d * (sumi1 + sumi2);
+        sumf += (half_to_float(x.d) * w.d) * float(sumi);
+    }
+};
+
 // ---- k-quants: 256-element super-blocks against Q8_K ----
 
 // ggml's generic k-quant loops keep eight float lanes (sums[l] gathers the elements with index
@@ -578,6 +594,7 @@ inline DotTable make_dot_table() {
     set(GgmlType::Q5_1, &row_dot_blocks<Q5_1Kernel>);
     set(GgmlType::Q8_0, &row_dot_blocks<Q8_0Kernel>);
     set(GgmlType::IQ4_NL, &row_dot_blocks<IQ4_NLKernel>);
+    set(GgmlType::MXFP4, &row_dot_blocks<MXFP4Kernel>);
     set(GgmlType::Q2_K, &row_dot_blocks<Q2_KKernel>);
     set(GgmlType::Q3_K, &row_dot_blocks<Q3_KKernel>);
     set(GgmlType::Q4_K, &row_dot_blocks<Q4_KKernel>);

@@ -152,6 +152,17 @@ struct IQ4_NLSimd : SignedLegacy {
     }
 };
 
+// The doubled E2M1 values through the same byte shuffle; the scale is the E8M0 power of two.
+struct MXFP4Simd : SignedLegacy {
+    using WBlock = BlockMXFP4;
+    static Prep prep(const WBlock& b) {
+        const __m256i table =
+            _mm256_broadcastsi128_si256(load128(static_cast<const void*>(kValuesMXFP4)));
+        const __m256i w = _mm256_shuffle_epi8(table, unpack_nibbles_32(b.qs));
+        return {_mm256_sign_epi8(w, w), w, e8m0_to_fp32_half(b.e)};
+    }
+};
+
 // Unsigned weights with a minimum (Q4_1, Q5_1) against Q8_1. Both blocks start with two fp16
 // values (d, m and d, s), each pair converted by one vcvtph2ps; one multiply gives both d·d_x (the
 // block's scale) and m·s (the minimum's term, accumulated in lane 1 of a vector). Per lane these
@@ -596,6 +607,7 @@ inline void set_x86_pair_kernels(PairDotTable& table) {
     set(GgmlType::Q5_1, &row_pair_dot<Q5_1Simd>);
     set(GgmlType::Q8_0, &row_pair_dot<Q8_0Simd>);
     set(GgmlType::IQ4_NL, &row_pair_dot<IQ4_NLSimd>);
+    set(GgmlType::MXFP4, &row_pair_dot<MXFP4Simd>);
 }
 
 // Puts the kernels of this file over `table`.
@@ -609,6 +621,7 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::Q5_1, &row_dot<Q5_1Simd>);
     set(GgmlType::Q8_0, &row_dot<Q8_0Simd>);
     set(GgmlType::IQ4_NL, &row_dot<IQ4_NLSimd>);
+    set(GgmlType::MXFP4, &row_dot<MXFP4Simd>);
     set(GgmlType::Q4_K, &row_dot<Q4_KSimd>);
     set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
     set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);

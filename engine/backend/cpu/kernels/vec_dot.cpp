@@ -129,6 +129,7 @@ GgmlType vec_dot_partner(GgmlType weight) {
         case GgmlType::Q5_0:
         case GgmlType::Q8_0:
         case GgmlType::IQ4_NL:
+        case GgmlType::MXFP4:
             return GgmlType::Q8_0;
         case GgmlType::Q4_1:
         case GgmlType::Q5_1:

@@ -41,7 +41,8 @@ using RowGroupDotFn = void (*)(const void* w_group, const void* x, size_t x_stri
 
 // The instruction sets the kernels are compiled for, in increasing order:
 //  Generic  the reference: portable C++ copying ggml-cpu's scalar float operations in order.
-//  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/Q4_K/Q6_K (ggml's
+//  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/Q6_K
+//  (ggml's
 //           maddubs/sign formulations), the other types' generic code compiled with AVX2.
 //  Avx512   adds AVX-512 F/BW/VL + VNNI: the legacy-quant kernels use vpdpbusd.
 // The SIMD kernels compute the same integer block sums; only the float accumulation order differs
@@ -67,7 +68,7 @@ std::string_view cpu_isa_name();
 bool vec_dot_supported(GgmlType weight);
 
 // The format activations are converted to before a dot product with `weight` (ggml-cpu's
-// vec_dot_type): Q4_0/Q5_0/Q8_0/IQ4_NL -> Q8_0, Q4_1/Q5_1 -> Q8_1, Q2_K..Q6_K -> Q8_K,
+// vec_dot_type): Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1, Q2_K..Q6_K -> Q8_K,
 // F16 -> F16, BF16 -> BF16, F32 -> F32. Throws UnsupportedError for other types.
 GgmlType vec_dot_partner(GgmlType weight);
 
