@@ -32,6 +32,14 @@ void dequantize_block(const BlockQ5_K& b, float* out);
 void dequantize_block(const BlockQ6_K& b, float* out);
 void dequantize_block(const BlockQ8_K& b, float* out);
 
+// dequantize_iquants.cpp: out[0..256)
+void dequantize_block(const BlockIQ4_XS& b, float* out);
+void dequantize_block(const BlockIQ2_XXS& b, float* out);
+void dequantize_block(const BlockIQ2_XS& b, float* out);
+void dequantize_block(const BlockIQ2_S& b, float* out);
+void dequantize_block(const BlockIQ3_XXS& b, float* out);
+void dequantize_block(const BlockIQ3_S& b, float* out);
+
 // quantize_blocks.cpp: x[0..Block::kElems)
 void quantize_block(const float* x, BlockQ4_0& out);
 void quantize_block(const float* x, BlockQ4_1& out);

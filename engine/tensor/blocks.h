@@ -123,6 +123,64 @@ struct BlockQ6_K {
     uint16_t d;
 };
 
+// ---- IQ super-blocks of 256 (8 groups of 32); grids and signs in iq_grids.h ----
+
+// 8 groups of 32: x = d * (ls - 32) * kValuesIQ4NL[q], ls 6-bit: low 4 bits in scales_l (group
+// 2i in the low nibble of byte i, 2i+1 in the high), high 2 bits at bit 2g of scales_h; nibble
+// order within a group as Q4_0.
+struct BlockIQ4_XS {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[kQK_K / 64];
+    uint8_t qs[kQK_K / 2];
+};
+
+// Group g of 32 = qs[4g..4g+3] as two uint32: four 8-bit grid indices (8 values each), then four
+// 7-bit sign indices (kSignsIQ2XS) and a 4-bit scale s; x = d * (0.5 + s) / 4 * ±grid.
+struct BlockIQ2_XXS {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint16_t qs[kQK_K / 8];
+};
+
+// Each uint16 of qs covers 8 values: 9-bit grid index, 7-bit sign index; a 4-bit scale per 16.
+struct BlockIQ2_XS {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint16_t qs[kQK_K / 8];
+    uint8_t scales[kQK_K / 32];
+};
+
+// qs: 32 low index bytes, then 32 sign bytes (one per 8 values); qh: 2 high index bits per group
+// of 8; a 4-bit scale per 16.
+struct BlockIQ2_S {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint8_t qs[kQK_K / 4];
+    uint8_t qh[kQK_K / 32];
+    uint8_t scales[kQK_K / 32];
+};
+
+// qs: 64 grid indices (4 values each), then per group of 32 a uint32 of four 7-bit sign indices
+// and a 4-bit scale s; x = d * (0.5 + s) / 2 * ±grid.
+struct BlockIQ3_XXS {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint8_t qs[3 * kQK_K / 8];
+};
+
+// 9-bit grid indices (8 bits in qs, the 9th in qh), explicit sign bits, a 4-bit scale s per group
+// of 32: x = d * (1 + 2s) * ±grid.
+struct BlockIQ3_S {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint8_t qs[kQK_K / 4];
+    uint8_t qh[kQK_K / 32];
+    uint8_t signs[kQK_K / 8];
+    uint8_t scales[kQK_K / 64];
+};
+
 // Activation format for k-quant dot products: x = d * q; bsums[i] = sum of qs[16i .. 16i+15].
 struct BlockQ8_K {
     static constexpr int kElems = kQK_K;
@@ -145,6 +203,12 @@ static_assert(sizeof(BlockQ4_K) == 144);
 static_assert(sizeof(BlockQ5_K) == 176);
 static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
+static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockIQ2_XXS) == 66);
+static_assert(sizeof(BlockIQ2_XS) == 74);
+static_assert(sizeof(BlockIQ2_S) == 82);
+static_assert(sizeof(BlockIQ3_XXS) == 98);
+static_assert(sizeof(BlockIQ3_S) == 110);
 
 // The non-linear IQ4_NL codebook (ggml-common.h kvalues_iq4nl).
 inline constexpr int8_t kValuesIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,

@@ -32,6 +32,12 @@ SEED = 20261205
 # Scale fields per type (byte offset, kind): "f16" a half-precision d, "e8m0" an exponent byte.
 FIELDS = {
     T.MXFP4: [(0, "e8m0")],
+    T.IQ4_XS: [(0, "f16")],
+    T.IQ2_XXS: [(0, "f16")],
+    T.IQ2_XS: [(0, "f16")],
+    T.IQ2_S: [(0, "f16")],
+    T.IQ3_XXS: [(0, "f16")],
+    T.IQ3_S: [(0, "f16")],
 }
 # Edge scales for the last block(s): e8m0 extremes (0 and 1 are float32 subnormals, 255 is 2^128
 # in ggml); fp16 zero, negative zero, smallest and largest subnormal, one, a negative normal.

@@ -18,9 +18,11 @@
 namespace fluoro::test {
 
 inline constexpr GgmlType kDotWeightTypes[] = {
-    GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q4_0,   GgmlType::Q4_1,
-    GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::MXFP4,
-    GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,   GgmlType::Q6_K};
+    GgmlType::F32,    GgmlType::F16,     GgmlType::BF16,   GgmlType::Q4_0,   GgmlType::Q4_1,
+    GgmlType::Q5_0,   GgmlType::Q5_1,    GgmlType::Q8_0,   GgmlType::IQ4_NL, GgmlType::MXFP4,
+    GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,   GgmlType::Q5_K,   GgmlType::Q6_K,
+    GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,  GgmlType::IQ3_XXS,
+    GgmlType::IQ3_S};
 
 // Every instruction set whose kernels this build and CPU run, Generic first.
 inline std::vector<cpu::CpuIsa> supported_isas() {
@@ -77,7 +79,8 @@ inline std::vector<uint8_t> random_mxfp4_blocks(int64_t n, std::mt19937& rng) {
 }
 
 // A random row of n weights of `type`: quantized from normal floats where engine/tensor can
-// quantize the type, random blocks with sane scales otherwise (IQ4_NL, MXFP4 and the k-quants).
+// quantize the type, random blocks with sane scales otherwise (IQ4_NL, MXFP4, the k-quants and the
+// other IQ types).
 inline std::vector<uint8_t> random_weight_row(GgmlType type, int64_t n, std::mt19937& rng) {
     switch (type) {
         case GgmlType::IQ4_NL:
@@ -97,6 +100,19 @@ inline std::vector<uint8_t> random_weight_row(GgmlType type, int64_t n, std::mt1
                 n, rng, {offsetof(BlockQ5_K, d), offsetof(BlockQ5_K, dmin)}, 0.0005f, 0.005f);
         case GgmlType::Q6_K:
             return random_blocks<BlockQ6_K>(n, rng, {offsetof(BlockQ6_K, d)}, 0.0002f, 0.002f);
+        // IQ types: scales so that the largest values are O(1) (see blocks.h for each formula).
+        case GgmlType::IQ4_XS:
+            return random_blocks<BlockIQ4_XS>(n, rng, {offsetof(BlockIQ4_XS, d)}, 0.0001f, 0.0005f);
+        case GgmlType::IQ2_XXS:
+            return random_blocks<BlockIQ2_XXS>(n, rng, {offsetof(BlockIQ2_XXS, d)}, 0.002f, 0.01f);
+        case GgmlType::IQ2_XS:
+            return random_blocks<BlockIQ2_XS>(n, rng, {offsetof(BlockIQ2_XS, d)}, 0.002f, 0.01f);
+        case GgmlType::IQ2_S:
+            return random_blocks<BlockIQ2_S>(n, rng, {offsetof(BlockIQ2_S, d)}, 0.002f, 0.01f);
+        case GgmlType::IQ3_XXS:
+            return random_blocks<BlockIQ3_XXS>(n, rng, {offsetof(BlockIQ3_XXS, d)}, 0.001f, 0.003f);
+        case GgmlType::IQ3_S:
+            return random_blocks<BlockIQ3_S>(n, rng, {offsetof(BlockIQ3_S, d)}, 0.001f, 0.003f);
         default:
             return quantized(type, random_floats(n, rng));
     }

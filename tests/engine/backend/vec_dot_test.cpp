@@ -448,14 +448,15 @@ TEST(CpuKernelPartner, MatchesGgmlCpuVecDotTypes) {
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_0) << name(t);
     for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_1})
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_1) << name(t);
-    for (GgmlType t :
-         {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+    for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+                       GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
+                       GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S})
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_K) << name(t);
     for (GgmlType t : kDotWeightTypes) EXPECT_TRUE(vec_dot_supported(t)) << name(t);
 }
 
 TEST(CpuKernelPartner, UnsupportedTypesThrowNamingTheType) {
-    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ2_XXS, GgmlType::IQ4_XS,
+    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ1_S, GgmlType::IQ1_M,
                        GgmlType::I8, GgmlType::F64, GgmlType::TQ1_0}) {
         EXPECT_FALSE(vec_dot_supported(t)) << name(t);
         EXPECT_THROW(vec_dot_partner(t), UnsupportedError) << name(t);

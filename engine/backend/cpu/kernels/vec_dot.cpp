@@ -139,6 +139,12 @@ GgmlType vec_dot_partner(GgmlType weight) {
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
             return GgmlType::Q8_K;
         default:
             throw_unsupported(weight);
