@@ -322,6 +322,7 @@ bool has_hand_written_kernel(GgmlType t) {
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
         case GgmlType::F32:
         case GgmlType::F16:
         case GgmlType::BF16:

@@ -272,6 +272,41 @@ inline __m256i k4_chunk(const ScaleMinPrep& p, int j, __m256i lo, __m256i hi, co
     return _mm256_add_epi32(p_lo, p_hi);
 }
 
+// IQ4_XS: IQ4_NL's codebook through a byte shuffle, 8 groups of 32 with 6-bit scales ls - 32.
+// Each group's int32 lane sums times its scale (exact: |Σ| <= 32·127·127·32 < 2^31) add into one
+// integer vector per super-block, then one FMA with d·d_x, as ggml's AVX2 kernel does.
+struct IQ4_XSSimd {
+    using WBlock = BlockIQ4_XS;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    struct Prep {
+        const uint8_t* qs;
+        int32_t ls[8];
+        float d;
+    };
+    static Prep prep(const WBlock& b) {
+        Prep p{b.qs, {}, fp16(b.d)};
+        for (int ib = 0; ib < 8; ++ib)
+            p.ls[ib] = (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) |
+                        (((b.scales_h >> (2 * ib)) & 3) << 4)) -
+                       32;
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i table =
+            _mm256_broadcastsi128_si256(load128(static_cast<const void*>(kValuesIQ4NL)));
+        __m256i sumi = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i w = _mm256_shuffle_epi8(table, unpack_nibbles_32(p.qs + 16 * ib));
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, load256(x.qs + 32 * ib));
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, _mm256_set1_epi32(p.ls[ib])));
+        }
+        // accum = _mm256_fmadd_ps(_mm256_set1_ps(d4d8), _mm256_cvtepi32_ps(sumi), accum)
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), _mm256_cvtepi32_ps(sumi), acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
 struct Q4_KSimd {
     using WBlock = BlockQ4_K;
     using XBlock = BlockQ8_K;
@@ -625,6 +660,7 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::Q4_K, &row_dot<Q4_KSimd>);
     set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
     set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);
+    set(GgmlType::IQ4_XS, &row_dot<IQ4_XSSimd>);
     set(GgmlType::F32, &row_dot_float_simd<F32Simd>);
     set(GgmlType::F16, &row_dot_float_simd<F16Simd>);
     set(GgmlType::BF16, &row_dot_float_simd<BF16Simd>);
