@@ -323,6 +323,11 @@ bool has_hand_written_kernel(GgmlType t) {
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
         case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
         case GgmlType::F32:
         case GgmlType::F16:
         case GgmlType::BF16:

@@ -1,7 +1,8 @@
 // Internal to the CPU kernels: hand-written x86 row dot kernels for the hot weight types, in
 // ggml's AVX2 formulations (quants.c, arch/x86). Included by dot_avx2.cpp (AVX2 + FMA + F16C) and
 // dot_avx512.cpp (adds AVX-512 VL + VNNI, FLUORO_DOT_VNNI = 1) inside their target regions, after
-// <immintrin.h>; everything has internal linkage, like dot_kernels.h.
+// <immintrin.h> and dot_kernels.h (whose IQ grid decoders the IQ kernels reuse); everything has
+// internal linkage, like dot_kernels.h.
 //
 // A kernel K describes one weight type:
 //   K::WBlock, K::XBlock   weight block and partner activation block
@@ -305,6 +306,41 @@ struct IQ4_XSSimd {
         acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), _mm256_cvtepi32_ps(sumi), acc.v);
     }
     static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
+// The IQ2/IQ3 grid types: dot_kernels.h's decode (G::decode: signed int8 values, an odd integer
+// scale per sub-block of 32 or 16) once per block for the tile, then the products in vector
+// registers: each 32-byte chunk's int32 lane sums (lanes 0-3 and 4-7 are the two 16-element
+// sub-blocks) times their scales, summed per super-block (|Σ| < 2^24, exact), one FMA per block
+// and G::finish's constant factor at the end. ggml's generic order differs only in float rounding.
+template <class G>
+struct IQGridSimd {
+    using WBlock = typename G::WBlock;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    using Prep = typename G::Decoded;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        G::decode(b, p);
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = load256(p.q + 32 * c);
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, load256(x.qs + 32 * c));
+            __m256i ls;
+            if constexpr (G::kSub == 8) {
+                ls = _mm256_set1_epi32(p.ls[c]);
+            } else {
+                ls =
+                    _mm256_setr_m128i(_mm_set1_epi32(p.ls[2 * c]), _mm_set1_epi32(p.ls[2 * c + 1]));
+            }
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, ls));
+        }
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), _mm256_cvtepi32_ps(sumi), acc.v);
+    }
+    static float finish(const Acc& acc) { return G::finish(hsum(acc.v)); }
 };
 
 struct Q4_KSimd {
@@ -661,6 +697,11 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
     set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);
     set(GgmlType::IQ4_XS, &row_dot<IQ4_XSSimd>);
+    set(GgmlType::IQ2_XXS, &row_dot<IQGridSimd<IQ2_XXSKernel>>);
+    set(GgmlType::IQ2_XS, &row_dot<IQGridSimd<IQ2_XSKernel>>);
+    set(GgmlType::IQ2_S, &row_dot<IQGridSimd<IQ2_SKernel>>);
+    set(GgmlType::IQ3_XXS, &row_dot<IQGridSimd<IQ3_XXSKernel>>);
+    set(GgmlType::IQ3_S, &row_dot<IQGridSimd<IQ3_SKernel>>);
     set(GgmlType::F32, &row_dot_float_simd<F32Simd>);
     set(GgmlType::F16, &row_dot_float_simd<F16Simd>);
     set(GgmlType::BF16, &row_dot_float_simd<BF16Simd>);
