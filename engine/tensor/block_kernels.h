@@ -39,6 +39,8 @@ void dequantize_block(const BlockIQ2_XS& b, float* out);
 void dequantize_block(const BlockIQ2_S& b, float* out);
 void dequantize_block(const BlockIQ3_XXS& b, float* out);
 void dequantize_block(const BlockIQ3_S& b, float* out);
+void dequantize_block(const BlockIQ1_S& b, float* out);
+void dequantize_block(const BlockIQ1_M& b, float* out);
 
 // quantize_blocks.cpp: x[0..Block::kElems)
 void quantize_block(const float* x, BlockQ4_0& out);

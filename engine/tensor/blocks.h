@@ -181,6 +181,36 @@ struct BlockIQ3_S {
     uint8_t scales[kQK_K / 64];
 };
 
+// IQ1_S: group of 8 = an 11-bit index into kIQ1SGrid (values -1, 0, 1; 8 low bits in qs, 3 high
+// in qh), per group of 32 a uint16 qh with the four 3-bit high parts, a 3-bit scale s (bits 12-14)
+// and the sign of a shift (bit 15): x = d * (2s + 1) * (grid ± 1/8).
+struct BlockIQ1_S {
+    static constexpr int kElems = kQK_K;
+    uint16_t d;
+    uint8_t qs[kQK_K / 8];
+    uint16_t qh[kQK_K / 32];
+};
+
+// IQ1_M: as IQ1_S with a 3-bit scale per 16 and a shift sign per 8 (qh: per group of 8, 3 high
+// index bits and the sign); the fp16 d is spread over the top nibbles of the four uint16 scales.
+struct BlockIQ1_M {
+    static constexpr int kElems = kQK_K;
+    uint8_t qs[kQK_K / 8];
+    uint8_t qh[kQK_K / 16];
+    uint8_t scales[kQK_K / 32];
+};
+
+// The shift of IQ1_S/IQ1_M values (ggml's IQ1S_DELTA, IQ1M_DELTA).
+inline constexpr float kIQ1Delta = 0.125f;
+
+// IQ1_M's d: nibble k of its fp16 bits is the top nibble of little-endian uint16 scale k.
+inline uint16_t iq1m_scale_bits(const uint8_t* scales) {
+    uint16_t sc[4];
+    for (int k = 0; k < 4; ++k) sc[k] = uint16_t(scales[2 * k] | scales[2 * k + 1] << 8);
+    return uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) |
+                    (sc[3] & 0xF000));
+}
+
 // Activation format for k-quant dot products: x = d * q; bsums[i] = sum of qs[16i .. 16i+15].
 struct BlockQ8_K {
     static constexpr int kElems = kQK_K;
@@ -209,6 +239,8 @@ static_assert(sizeof(BlockIQ2_XS) == 74);
 static_assert(sizeof(BlockIQ2_S) == 82);
 static_assert(sizeof(BlockIQ3_XXS) == 98);
 static_assert(sizeof(BlockIQ3_S) == 110);
+static_assert(sizeof(BlockIQ1_S) == 50);
+static_assert(sizeof(BlockIQ1_M) == 56);
 
 // The non-linear IQ4_NL codebook (ggml-common.h kvalues_iq4nl).
 inline constexpr int8_t kValuesIQ4NL[16] = {-127, -104, -83, -65, -49, -35, -22, -10,

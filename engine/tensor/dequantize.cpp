@@ -98,6 +98,10 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
             return dequantize_blocks<BlockIQ3_XXS>(src, dst, n_blocks);
         case GgmlType::IQ3_S:
             return dequantize_blocks<BlockIQ3_S>(src, dst, n_blocks);
+        case GgmlType::IQ1_S:
+            return dequantize_blocks<BlockIQ1_S>(src, dst, n_blocks);
+        case GgmlType::IQ1_M:
+            return dequantize_blocks<BlockIQ1_M>(src, dst, n_blocks);
         default:
             break;
     }

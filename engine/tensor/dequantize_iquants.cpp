@@ -128,4 +128,41 @@ void dequantize_block(const BlockIQ3_S& b, float* out) {
     }
 }
 
+// Group of 8 values of an IQ1 grid entry (int8 bytes -1, 0, 1): out[j] = dl * (grid[j] + delta).
+void put_shifted(float dl, uint64_t entry, float delta, float* out) {
+    for (int j = 0; j < 8; ++j) {
+        const auto v = static_cast<int8_t>(grid_byte(entry, j));
+        out[j] = dl * (static_cast<float>(v) + delta);
+    }
+}
+
+void dequantize_block(const BlockIQ1_S& b, float* out) {
+    const float d = fp16_to_fp32(b.d);
+    for (int ib = 0; ib < 8; ++ib) {
+        const int qh = b.qh[ib];
+        const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
+        const float delta = qh & 0x8000 ? -kIQ1Delta : kIQ1Delta;
+        for (int l = 0; l < 4; ++l) {
+            const int index = b.qs[4 * ib + l] | (((qh >> (3 * l)) & 7) << 8);
+            put_shifted(dl, kIQ1SGrid[index], delta, out + 32 * ib + 8 * l);
+        }
+    }
+}
+
+void dequantize_block(const BlockIQ1_M& b, float* out) {
+    const float d = fp16_to_fp32(iq1m_scale_bits(b.scales));
+    for (int ib = 0; ib < 8; ++ib) {
+        const int sc = b.scales[2 * (ib / 2)] | b.scales[2 * (ib / 2) + 1] << 8;
+        const int shift = 6 * (ib % 2);
+        const float dl[2] = {d * static_cast<float>(2 * ((sc >> shift) & 7) + 1),
+                             d * static_cast<float>(2 * ((sc >> (shift + 3)) & 7) + 1)};
+        for (int l = 0; l < 4; ++l) {
+            const int qh = b.qh[2 * ib + l / 2] >> (4 * (l % 2));  // this group's 4 bits
+            const int index = b.qs[4 * ib + l] | ((qh & 7) << 8);
+            const float delta = qh & 8 ? -kIQ1Delta : kIQ1Delta;
+            put_shifted(dl[l / 2], kIQ1SGrid[index], delta, out + 32 * ib + 8 * l);
+        }
+    }
+}
+
 }  // namespace fluoro::detail

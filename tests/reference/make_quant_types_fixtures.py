@@ -29,7 +29,8 @@ OUT = ROOT / "tests" / "reference" / "fixtures" / "dequant_quant_types.json"
 SCRIPT = "tests/reference/make_quant_types_fixtures.py"
 SEED = 20261205
 
-# Scale fields per type (byte offset, kind): "f16" a half-precision d, "e8m0" an exponent byte.
+# Scale fields per type (byte offset, kind): "f16" a half-precision d, "e8m0" an exponent byte,
+# "iq1m" IQ1_M's fp16 d spread over the top nibbles of its four uint16 scales.
 FIELDS = {
     T.MXFP4: [(0, "e8m0")],
     T.IQ4_XS: [(0, "f16")],
@@ -38,6 +39,8 @@ FIELDS = {
     T.IQ2_S: [(0, "f16")],
     T.IQ3_XXS: [(0, "f16")],
     T.IQ3_S: [(0, "f16")],
+    T.IQ1_S: [(0, "f16")],
+    T.IQ1_M: [(48, "iq1m")],
 }
 # Edge scales for the last block(s): e8m0 extremes (0 and 1 are float32 subnormals, 255 is 2^128
 # in ggml); fp16 zero, negative zero, smallest and largest subnormal, one, a negative normal.
@@ -45,6 +48,7 @@ EDGE = {
     "e8m0": [0, 1, 2, 127, 254, 255],
     "f16": [0x0000, 0x8000, 0x0001, 0x03FF, 0x3C00, 0xC500],
 }
+EDGE["iq1m"] = EDGE["f16"]
 
 
 def type_name(t: T) -> str:
@@ -58,6 +62,10 @@ def f32_hex(values: np.ndarray) -> str:
 def set_field(block: np.ndarray, off: int, kind: str, value: int) -> None:
     if kind == "e8m0":
         block[off] = value
+    elif kind == "iq1m":  # fp16 d spread over the top nibbles of the 4 uint16 scales
+        for k in range(4):
+            byte = off + 2 * k + 1
+            block[byte] = (block[byte] & 0x0F) | (((value >> (4 * k)) & 15) << 4)
     else:
         block[off:off + 2] = np.array([value], dtype="<u2").view(np.uint8)
 

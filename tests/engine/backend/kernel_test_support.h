@@ -22,7 +22,7 @@ inline constexpr GgmlType kDotWeightTypes[] = {
     GgmlType::Q5_0,   GgmlType::Q5_1,    GgmlType::Q8_0,   GgmlType::IQ4_NL, GgmlType::MXFP4,
     GgmlType::Q2_K,   GgmlType::Q3_K,    GgmlType::Q4_K,   GgmlType::Q5_K,   GgmlType::Q6_K,
     GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ2_S,  GgmlType::IQ3_XXS,
-    GgmlType::IQ3_S};
+    GgmlType::IQ3_S,  GgmlType::IQ1_S,   GgmlType::IQ1_M};
 
 // Every instruction set whose kernels this build and CPU run, Generic first.
 inline std::vector<cpu::CpuIsa> supported_isas() {
@@ -78,6 +78,20 @@ inline std::vector<uint8_t> random_mxfp4_blocks(int64_t n, std::mt19937& rng) {
     return out;
 }
 
+// Random IQ1_M blocks: random bytes, then d (spread over the scales' top nibbles) in 0.01..0.05.
+inline std::vector<uint8_t> random_iq1m_blocks(int64_t n, std::mt19937& rng) {
+    std::vector<uint8_t> out = random_blocks<BlockIQ1_M>(n, rng, {}, 0.0f, 0.0f);
+    std::uniform_real_distribution<float> scale(0.01f, 0.05f);
+    for (size_t b = 0; b < out.size(); b += sizeof(BlockIQ1_M)) {
+        const uint16_t h = fp32_to_fp16(scale(rng));
+        uint8_t* sc = out.data() + b + offsetof(BlockIQ1_M, scales);
+        for (int k = 0; k < 4; ++k)  // nibble k of h -> bits 12..15 of uint16 k (byte 2k+1)
+            sc[2 * k + 1] =
+                static_cast<uint8_t>((sc[2 * k + 1] & 0x0F) | (((h >> (4 * k)) & 15) << 4));
+    }
+    return out;
+}
+
 // A random row of n weights of `type`: quantized from normal floats where engine/tensor can
 // quantize the type, random blocks with sane scales otherwise (IQ4_NL, MXFP4, the k-quants and the
 // other IQ types).
@@ -113,6 +127,10 @@ inline std::vector<uint8_t> random_weight_row(GgmlType type, int64_t n, std::mt1
             return random_blocks<BlockIQ3_XXS>(n, rng, {offsetof(BlockIQ3_XXS, d)}, 0.001f, 0.003f);
         case GgmlType::IQ3_S:
             return random_blocks<BlockIQ3_S>(n, rng, {offsetof(BlockIQ3_S, d)}, 0.001f, 0.003f);
+        case GgmlType::IQ1_S:
+            return random_blocks<BlockIQ1_S>(n, rng, {offsetof(BlockIQ1_S, d)}, 0.01f, 0.05f);
+        case GgmlType::IQ1_M:
+            return random_iq1m_blocks(n, rng);
         default:
             return quantized(type, random_floats(n, rng));
     }

@@ -26,7 +26,8 @@ OUT = Path(__file__).resolve().parent / "fixtures" / "vec_dot_ggml_quant_types.j
 SEED = 20261205
 
 # name: (block elems, block bytes, partner, (offset, kind) scale fields, scale range)
-#   kind "f16": an fp16 scale drawn in [0.1, 1] * range; "e8m0": an exponent byte, 2^-8 .. 2^-4.
+#   kind "f16": an fp16 scale drawn in [0.1, 1] * range; "e8m0": an exponent byte, 2^-8 .. 2^-4;
+#   "iq1m": IQ1_M's fp16 d, spread over the top nibbles of its four uint16 scales.
 TYPES = {
     "mxfp4": (32, 17, "q8_0", [(0, "e8m0")], None),
     "iq4_xs": (256, 136, "q8_K", [(0, "f16")], 0.0005),
@@ -35,6 +36,8 @@ TYPES = {
     "iq2_s": (256, 82, "q8_K", [(0, "f16")], 0.01),
     "iq3_xxs": (256, 98, "q8_K", [(0, "f16")], 0.003),
     "iq3_s": (256, 110, "q8_K", [(0, "f16")], 0.003),
+    "iq1_s": (256, 50, "q8_K", [(0, "f16")], 0.05),
+    "iq1_m": (256, 56, "q8_K", [(48, "iq1m")], 0.05),
 }
 
 
@@ -45,6 +48,11 @@ def random_weights(rng, name: str, n: int) -> bytes:
         for off, kind in fields:
             if kind == "e8m0":
                 raw[b * size + off] = int(rng.integers(127 - 8, 127 - 4 + 1))
+            elif kind == "iq1m":  # fp16 d in the top nibbles of the 4 uint16 scales
+                h = int(np.float16(rng.uniform(0.1, 1.0) * scale).view(np.uint16))
+                for k in range(4):
+                    i = b * size + off + 2 * k + 1
+                    raw[i] = (raw[i] & 0x0F) | (((h >> (4 * k)) & 15) << 4)
             else:
                 h = np.float16(rng.uniform(0.1, 1.0) * scale).tobytes()
                 raw[b * size + off:b * size + off + 2] = h

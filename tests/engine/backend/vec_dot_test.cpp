@@ -462,8 +462,8 @@ TEST(CpuKernelPartner, MatchesGgmlCpuVecDotTypes) {
 }
 
 TEST(CpuKernelPartner, UnsupportedTypesThrowNamingTheType) {
-    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ1_S, GgmlType::IQ1_M,
-                       GgmlType::I8, GgmlType::F64, GgmlType::TQ1_0}) {
+    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::TQ2_0, GgmlType::I32, GgmlType::I8,
+                       GgmlType::F64, GgmlType::TQ1_0}) {
         EXPECT_FALSE(vec_dot_supported(t)) << name(t);
         EXPECT_THROW(vec_dot_partner(t), UnsupportedError) << name(t);
         EXPECT_THROW(row_dot_fn(t), UnsupportedError) << name(t);

@@ -311,10 +311,10 @@ TEST(DequantizeRow, UnsupportedTypeIsNamed) {
     std::vector<uint8_t> src(1024);
     std::vector<float> dst(256);
     try {
-        dequantize_row(GgmlType::IQ1_S, src.data(), dst.data(), 256);
+        dequantize_row(GgmlType::TQ1_0, src.data(), dst.data(), 256);
         FAIL() << "no error";
     } catch (const UnsupportedError& e) {
-        EXPECT_NE(std::string(e.what()).find("iq1_s"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("tq1_0"), std::string::npos) << e.what();
     }
 }
 

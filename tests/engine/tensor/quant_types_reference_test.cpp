@@ -35,8 +35,8 @@ TEST(DequantizeQuantTypesReference, RandomAndEdgeBlocksBitExact) {
         EXPECT_EQ(test::count_float_mismatches(got, want, what), 0) << what;
         types_seen.insert(type_str);
     }
-    const std::set<std::string> expected = {"mxfp4", "iq4_xs",  "iq2_xxs", "iq2_xs",
-                                            "iq2_s", "iq3_xxs", "iq3_s"};
+    const std::set<std::string> expected = {"mxfp4",   "iq4_xs", "iq2_xxs", "iq2_xs", "iq2_s",
+                                            "iq3_xxs", "iq3_s",  "iq1_s",   "iq1_m"};
     EXPECT_EQ(types_seen, expected);
 }
 

@@ -681,6 +681,66 @@ struct IQ3_SKernel : IQGridKernelBase<32> {
     static float finish(float sumf) { return sumf; }
 };
 
+// IQ1_S / IQ1_M: grid values -1, 0, 1 with an odd scale ls and a ±1/8 shift per group of 8.
+// ggml's generic loops keep two integer sums per super-block, Σ ls·Σq·x and Σ ls·shift·Σx, and
+// add d·d_x·(sumi + 1/8·sumi1) into sumf.
+struct IQ1Kernel {
+    using XBlock = BlockQ8_K;
+    using Acc = float;
+    struct Decoded {
+        alignas(32) int8_t q[kQK_K];
+        int32_t ls[32];     // per group of 8
+        int32_t shift[32];  // ±1 per group of 8
+        float d;
+    };
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        int32_t sumi = 0, sumi1 = 0;
+        for (int g = 0; g < 32; ++g) {
+            int32_t xsum = 0;
+            for (int j = 0; j < 8; ++j) xsum += x.qs[8 * g + j];
+            sumi += w.ls[g] * dot_i8<8>(w.q + 8 * g, x.qs + 8 * g);
+            sumi1 += w.ls[g] * w.shift[g] * xsum;
+        }
+        // sumf += FP16_TO_FP32(x[i].d) * y[i].d * (sumi + IQ1S_DELTA * sumi1);
+        sumf += w.d * x.d * (float(sumi) + kIQ1Delta * float(sumi1));
+    }
+    static float finish(float sumf) { return sumf; }
+};
+
+struct IQ1_SKernel : IQ1Kernel {
+    using WBlock = BlockIQ1_S;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const int qh = w.qh[ib];
+            for (int l = 0; l < 4; ++l) {
+                const int g = 4 * ib + l;
+                store_u64(dec.q + 8 * g, kIQ1SGrid[w.qs[g] | (((qh >> (3 * l)) & 7) << 8)]);
+                dec.ls[g] = 2 * ((qh >> 12) & 7) + 1;
+                dec.shift[g] = qh & 0x8000 ? -1 : 1;
+            }
+        }
+        dec.d = half_to_float(w.d);
+    }
+};
+
+struct IQ1_MKernel : IQ1Kernel {
+    using WBlock = BlockIQ1_M;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const int sc = w.scales[2 * (ib / 2)] | w.scales[2 * (ib / 2) + 1] << 8;
+            const int shift = 6 * (ib % 2);
+            for (int l = 0; l < 4; ++l) {
+                const int g = 4 * ib + l;
+                const int qh = w.qh[2 * ib + l / 2] >> (4 * (l % 2));
+                store_u64(dec.q + 8 * g, kIQ1SGrid[w.qs[g] | ((qh & 7) << 8)]);
+                dec.ls[g] = 2 * ((sc >> (shift + 3 * (l / 2))) & 7) + 1;
+                dec.shift[g] = qh & 8 ? -1 : 1;
+            }
+        }
+        dec.d = half_to_float(iq1m_scale_bits(w.scales));
+    }
+};
+
 // ---- plain float types ----
 
 struct F32Format {
@@ -772,6 +832,8 @@ inline DotTable make_dot_table() {
     set(GgmlType::IQ2_S, &row_dot_blocks<IQ2_SKernel>);
     set(GgmlType::IQ3_XXS, &row_dot_blocks<IQ3_XXSKernel>);
     set(GgmlType::IQ3_S, &row_dot_blocks<IQ3_SKernel>);
+    set(GgmlType::IQ1_S, &row_dot_blocks<IQ1_SKernel>);
+    set(GgmlType::IQ1_M, &row_dot_blocks<IQ1_MKernel>);
     return table;
 }
 

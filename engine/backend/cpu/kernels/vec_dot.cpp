@@ -145,6 +145,8 @@ GgmlType vec_dot_partner(GgmlType weight) {
         case GgmlType::IQ2_S:
         case GgmlType::IQ3_XXS:
         case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
             return GgmlType::Q8_K;
         default:
             throw_unsupported(weight);

@@ -69,8 +69,8 @@ bool vec_dot_supported(GgmlType weight);
 
 // The format activations are converted to before a dot product with `weight` (ggml-cpu's
 // vec_dot_type): Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1, Q2_K..Q6_K, IQ4_XS and the
-// IQ2/IQ3 types -> Q8_K, F16 -> F16, BF16 -> BF16, F32 -> F32. Throws UnsupportedError for other
-// types.
+// IQ1/IQ2/IQ3 types -> Q8_K, F16 -> F16, BF16 -> BF16, F32 -> F32. Throws UnsupportedError for
+// other types.
 GgmlType vec_dot_partner(GgmlType weight);
 
 // The row kernel for `weight`, compiled for `isa`. Throws UnsupportedError for an unsupported
