@@ -34,7 +34,7 @@ struct Shape {
 };
 
 // Byte offsets of the fp16 scales of the k-quant and IQ blocks (we have no quantizer for them;
-// MXFP4's exponent bytes stay random, which changes no timing).
+// MXFP4's exponent bytes and IQ1_M's nibble-spread d stay random, which changes no timing).
 std::vector<size_t> k_scale_offsets(GgmlType type) {
     switch (type) {
         case GgmlType::Q4_K:
@@ -47,6 +47,7 @@ std::vector<size_t> k_scale_offsets(GgmlType type) {
         case GgmlType::IQ2_S:
         case GgmlType::IQ3_XXS:
         case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
             return {0};  // d leads every IQ super-block
         default:
             return {};
@@ -236,6 +237,8 @@ BENCHMARK_CAPTURE(BM_RowDot, iq2_xs, GgmlType::IQ2_XS)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, iq2_s, GgmlType::IQ2_S)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, iq3_xxs, GgmlType::IQ3_XXS)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, iq3_s, GgmlType::IQ3_S)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq1_s, GgmlType::IQ1_S)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq1_m, GgmlType::IQ1_M)->Apply(row_dot_args);
 
 // SmolLM2-135M (Q4_1 linears, Q8_0 tied LM head) and Gemma 3 270M (Q5_0 fallbacks, Q4_K/Q6_K).
 BENCHMARK_CAPTURE(BM_Matmul, q4_1_576x1536, Shape{GgmlType::Q4_1, 576, 1536})->Apply(shapes);

@@ -328,6 +328,8 @@ bool has_hand_written_kernel(GgmlType t) {
         case GgmlType::IQ2_S:
         case GgmlType::IQ3_XXS:
         case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
         case GgmlType::F32:
         case GgmlType::F16:
         case GgmlType::BF16:

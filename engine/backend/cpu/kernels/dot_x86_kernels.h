@@ -343,6 +343,43 @@ struct IQGridSimd {
     static float finish(const Acc& acc) { return G::finish(hsum(acc.v)); }
 };
 
+// IQ1_S / IQ1_M: dot_kernels.h's decode (values -1, 0, 1; an odd scale and a ±1 shift per group
+// of 8), then per 32-byte chunk the int32 lane sums (two lanes per group) of q·x and of x alone,
+// times the groups' ls and ls·shift; one FMA per block of d·d_x·(sumi + 1/8·sumi1) per lane.
+template <class G>
+struct IQ1Simd {
+    using WBlock = typename G::WBlock;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    using Prep = typename G::Decoded;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        G::decode(b, p);
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i pairs = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+        const __m256i ones = _mm256_set1_epi8(1);
+        __m256i sumi = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = load256(p.q + 32 * c);
+            const __m256i y = load256(x.qs + 32 * c);
+            const __m256i ls =
+                _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(load128(p.ls + 4 * c)), pairs);
+            const __m256i shift = _mm256_permutevar8x32_epi32(
+                _mm256_castsi128_si256(load128(p.shift + 4 * c)), pairs);
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, y);
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, ls));
+            const __m256i xsum = dot_u8_i8(ones, y);
+            sumi1 = _mm256_add_epi32(sumi1, _mm256_mullo_epi32(xsum, _mm256_sign_epi32(ls, shift)));
+        }
+        const __m256 total = _mm256_fmadd_ps(_mm256_set1_ps(kIQ1Delta), _mm256_cvtepi32_ps(sumi1),
+                                             _mm256_cvtepi32_ps(sumi));
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), total, acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
 struct Q4_KSimd {
     using WBlock = BlockQ4_K;
     using XBlock = BlockQ8_K;
@@ -702,6 +739,8 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::IQ2_S, &row_dot<IQGridSimd<IQ2_SKernel>>);
     set(GgmlType::IQ3_XXS, &row_dot<IQGridSimd<IQ3_XXSKernel>>);
     set(GgmlType::IQ3_S, &row_dot<IQGridSimd<IQ3_SKernel>>);
+    set(GgmlType::IQ1_S, &row_dot<IQ1Simd<IQ1_SKernel>>);
+    set(GgmlType::IQ1_M, &row_dot<IQ1Simd<IQ1_MKernel>>);
     set(GgmlType::F32, &row_dot_float_simd<F32Simd>);
     set(GgmlType::F16, &row_dot_float_simd<F16Simd>);
     set(GgmlType::BF16, &row_dot_float_simd<BF16Simd>);
