@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tiny llama GGUFs whose matrices are in the IQ quant types (fixtures/quant_<type>.gguf)
-and llama.cpp's logits on them (fixtures/quant_<type>.json), for
+"""Writes tiny llama GGUFs whose matrices are in the IQ quant types (fixtures/quant_<type>.gguf),
+and one with MXFP4 feed-forward matrices as gpt-oss stores its experts, and llama.cpp's logits (fixtures/quant_<type>.json), for
 tests/engine/model/quant_types_llamacpp_test.cpp.
 
 gguf-py cannot quantize the IQ types, so each model is written in F16 by make_arch_fixtures.py's
@@ -8,7 +8,8 @@ write_model (its vocabulary and llama recipe, here with n_embd 256 and n_ff 512 
 matrix row is a whole number of 256-element super-blocks) and then quantized by llama.cpp itself
 (llama-cpp-python's llama_model_quantize, `pure`: every matrix, token embeddings and output
 included, in the one type). IQ4_XS and IQ3_S need no importance matrix; IQ2_XXS/IQ2_XS/IQ2_S do,
-so they are covered by the kernel fixtures only. llama.cpp then evaluates make_arch_fixtures.py's
+so they are covered by the kernel fixtures only. The MXFP4 model is written by gguf-py directly
+(it quantizes MXFP4) with make_arch_fixtures.py's small llama shape, F16 attention. llama.cpp then evaluates make_arch_fixtures.py's
 fixed 200-token sequence (its run_llama_cpp) and the JSON stores, as arch_<name>.json does, the
 ids, llama.cpp's argmax and top-2 gap at every position and full logit rows every STRIDE-th
 position, plus the float64 reference forward pass (reference_forward.py: gguf-py dequantizes the
@@ -33,9 +34,13 @@ sys.path.insert(0, str(HERE))
 import make_arch_fixtures as maf  # noqa: E402
 import reference_forward as rf  # noqa: E402
 
-MODELS = {"iq4_xs": "LLAMA_FTYPE_MOSTLY_IQ4_XS", "iq3_s": "LLAMA_FTYPE_MOSTLY_IQ3_S"}
+# type -> llama.cpp ftype to quantize the F16 file to, or None: written directly by gguf-py.
+MODELS = {"iq4_xs": "LLAMA_FTYPE_MOSTLY_IQ4_XS", "iq3_s": "LLAMA_FTYPE_MOSTLY_IQ3_S", "mxfp4": None}
 CFG = dict(maf.BASE, arch="llama", n_layer=2, n_embd=256, n_head=4, n_head_kv=2, head_dim=64,
            n_ff=512, ctx=1024)
+# MXFP4 as gpt-oss uses it: the feed-forward matrices only (gguf-py quantizes MXFP4 itself),
+# attention and embeddings F16, make_arch_fixtures.py's small llama shape.
+CFG_MXFP4 = dict(maf.BASE, arch="llama", ffn_type="MXFP4")
 
 
 def quantize(src: Path, dst: Path, ftype_name: str) -> None:
@@ -50,12 +55,16 @@ def quantize(src: Path, dst: Path, ftype_name: str) -> None:
         raise SystemExit(f"llama_model_quantize({ftype_name}) failed: {rc}")
 
 
-def make(name: str, ftype_name: str) -> None:
+def make(name: str, ftype_name: str | None) -> None:
     gguf_path = maf.FIXTURES / f"quant_{name}.gguf"
-    with tempfile.TemporaryDirectory() as tmp:
-        f16 = Path(tmp) / "f16.gguf"
-        maf.write_model(f"quant-{name}", CFG, f16)
-        quantize(f16, gguf_path, ftype_name)
+    cfg = CFG if ftype_name else CFG_MXFP4
+    if ftype_name is None:
+        maf.write_model(f"quant-{name}", cfg, gguf_path)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            f16 = Path(tmp) / "f16.gguf"
+            maf.write_model(f"quant-{name}", cfg, f16)
+            quantize(f16, gguf_path, ftype_name)
     rng = np.random.default_rng([maf.SEED, 7])
     ids = [int(i) for i in rng.integers(3, 259, maf.N_TOKENS)]
     logits, _ = maf.run_llama_cpp(gguf_path, ids)
@@ -73,7 +82,7 @@ def make(name: str, ftype_name: str) -> None:
         "model": gguf_path.name,
         "ftype": ftype_name,
         "tensor_types": types,
-        "recipe": CFG,
+        "recipe": cfg,
         "seed": maf.SEED,
         "ids": ids,
         "argmax": [int(o[0]) for o in order],

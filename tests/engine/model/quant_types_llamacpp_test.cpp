@@ -1,7 +1,8 @@
-// Whole models in the IQ quant types against llama.cpp: tiny llama GGUFs whose every matrix
+// Whole models in the newer quant types against llama.cpp: tiny llama GGUFs whose every matrix
 // (token embeddings and output included) is IQ4_XS or IQ3_S (tests/reference/fixtures/
-// quant_<type>.gguf, quantized by llama.cpp's own llama_model_quantize) and llama.cpp's logits on
-// one 200-token sequence (quant_<type>.json), both written by
+// quant_<type>.gguf, quantized by llama.cpp's own llama_model_quantize), one whose feed-forward
+// matrices are MXFP4 (written by gguf-py), and llama.cpp's logits on one 200-token sequence
+// (quant_<type>.json), all written by
 // tests/reference/make_quant_model_fixtures.py with llama-cpp-python 0.3.36. This runs the new
 // dequantizers (token embedding rows) and dot kernels (every matmul) end to end.
 //
@@ -37,17 +38,18 @@ constexpr int64_t kChunk = 64;
 // 0.68 (0.18 / 0.16 x RMS) from the float64 reference, which keeps activations in float.
 // Measured when the fixtures were made (this test prints it; the same on the generic, AVX2 and
 // AVX-512 kernels within 2%), as a fraction of the RMS logit (~4.2): ours vs llama.cpp 0.104-0.106
-// on IQ4_XS, 0.084 on IQ3_S, with ours vs float64 as close as llama.cpp's own. kMaxRel leaves 40%
-// headroom over 0.106. A kernel bug is far outside it: giving one group of 32 per IQ3_S block the
-// next odd scale (2s + 3 instead of 2s + 1) measured 0.66 x RMS and 42 argmax changes.
+// on IQ4_XS, 0.084 on IQ3_S, 0.041 on MXFP4 (Q8_0 activations, F16 attention), with ours vs float64
+// as close as llama.cpp's own. kMaxRel leaves 40% headroom over 0.106. A kernel bug is far outside
+// it: giving one group of 32 per IQ3_S block the next odd scale (2s + 3 instead of 2s + 1) measured
+// 0.66 x RMS and 42 argmax changes.
 constexpr double kMaxRel = 0.15;
 // Position 0 attends to itself only, so no attention rounding feeds the Q8_K activations there:
 // every matmul (token embedding rows, the seven IQ projections, the IQ output head) runs on
 // identical inputs in both engines, and its logits must agree to the fixture's 6 decimals up to
 // float summation order (~1e-6 relative). Measured: max |d| 1.4e-6 (IQ4_XS) and 1.3e-6 to
-// 2.2e-6 (IQ3_S) on the generic, AVX2 and AVX-512 kernels. kRow0MaxRel x RMS (~0.004) leaves a wide
-// margin for other CPUs' float order and is still ~100x below the whole-sequence spread above, so a
-// kernel error shows here undiluted.
+// 2.2e-6 (IQ3_S), 5e-7 to 1.2e-6 (MXFP4) on the generic, AVX2 and AVX-512 kernels. kRow0MaxRel x
+// RMS (~0.004) leaves a wide margin for other CPUs' float order and is still ~100x below the
+// whole-sequence spread above, so a kernel error shows here undiluted.
 constexpr double kRow0MaxRel = 0.001;
 // Two engines whose logits differ by up to d can order candidates closer than 2d either way.
 constexpr double kTieRel = 2 * kMaxRel;
@@ -135,6 +137,10 @@ TEST(QuantTypesLlamaCpp, Iq4XsLlama) {
 }
 TEST(QuantTypesLlamaCpp, Iq3SLlama) {
     check("iq3_s");
+}
+// MXFP4 feed-forward matrices (as gpt-oss stores its experts), F16 attention.
+TEST(QuantTypesLlamaCpp, Mxfp4FeedForwardLlama) {
+    check("mxfp4");
 }
 
 }  // namespace
