@@ -33,13 +33,22 @@ struct Shape {
     bool interleaved = false;  // rows in kernels/interleave.h's groups, as the CPU backend loads
 };
 
-// Byte offsets of the fp16 scales of the k-quant blocks (we have no k-quant quantizer).
+// Byte offsets of the fp16 scales of the k-quant and IQ blocks (we have no quantizer for them;
+// MXFP4's exponent bytes and IQ1_M's nibble-spread d stay random, which changes no timing).
 std::vector<size_t> k_scale_offsets(GgmlType type) {
     switch (type) {
         case GgmlType::Q4_K:
             return {offsetof(BlockQ4_K, d), offsetof(BlockQ4_K, dmin)};
         case GgmlType::Q6_K:
             return {offsetof(BlockQ6_K, d)};
+        case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+            return {0};  // d leads every IQ super-block
         default:
             return {};
     }
@@ -220,6 +229,16 @@ BENCHMARK_CAPTURE(BM_RowDot, q5_1, GgmlType::Q5_1)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, q8_0, GgmlType::Q8_0)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, q4_K, GgmlType::Q4_K)->Apply(row_dot_args);
 BENCHMARK_CAPTURE(BM_RowDot, q6_K, GgmlType::Q6_K)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq4_nl, GgmlType::IQ4_NL)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, mxfp4, GgmlType::MXFP4)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq4_xs, GgmlType::IQ4_XS)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq2_xxs, GgmlType::IQ2_XXS)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq2_xs, GgmlType::IQ2_XS)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq2_s, GgmlType::IQ2_S)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq3_xxs, GgmlType::IQ3_XXS)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq3_s, GgmlType::IQ3_S)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq1_s, GgmlType::IQ1_S)->Apply(row_dot_args);
+BENCHMARK_CAPTURE(BM_RowDot, iq1_m, GgmlType::IQ1_M)->Apply(row_dot_args);
 
 // SmolLM2-135M (Q4_1 linears, Q8_0 tied LM head) and Gemma 3 270M (Q5_0 fallbacks, Q4_K/Q6_K).
 BENCHMARK_CAPTURE(BM_Matmul, q4_1_576x1536, Shape{GgmlType::Q4_1, 576, 1536})->Apply(shapes);

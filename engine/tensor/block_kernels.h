@@ -22,6 +22,7 @@ void dequantize_block(const BlockQ5_1& b, float* out);
 void dequantize_block(const BlockQ8_0& b, float* out);
 void dequantize_block(const BlockQ8_1& b, float* out);
 void dequantize_block(const BlockIQ4_NL& b, float* out);
+void dequantize_block(const BlockMXFP4& b, float* out);
 
 // dequantize_kquants.cpp: out[0..256)
 void dequantize_block(const BlockQ2_K& b, float* out);
@@ -30,6 +31,16 @@ void dequantize_block(const BlockQ4_K& b, float* out);
 void dequantize_block(const BlockQ5_K& b, float* out);
 void dequantize_block(const BlockQ6_K& b, float* out);
 void dequantize_block(const BlockQ8_K& b, float* out);
+
+// dequantize_iquants.cpp: out[0..256)
+void dequantize_block(const BlockIQ4_XS& b, float* out);
+void dequantize_block(const BlockIQ2_XXS& b, float* out);
+void dequantize_block(const BlockIQ2_XS& b, float* out);
+void dequantize_block(const BlockIQ2_S& b, float* out);
+void dequantize_block(const BlockIQ3_XXS& b, float* out);
+void dequantize_block(const BlockIQ3_S& b, float* out);
+void dequantize_block(const BlockIQ1_S& b, float* out);
+void dequantize_block(const BlockIQ1_M& b, float* out);
 
 // quantize_blocks.cpp: x[0..Block::kElems)
 void quantize_block(const float* x, BlockQ4_0& out);

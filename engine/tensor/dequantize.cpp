@@ -72,6 +72,8 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
             return dequantize_blocks<BlockQ8_1>(src, dst, n_blocks);
         case GgmlType::IQ4_NL:
             return dequantize_blocks<BlockIQ4_NL>(src, dst, n_blocks);
+        case GgmlType::MXFP4:
+            return dequantize_blocks<BlockMXFP4>(src, dst, n_blocks);
         case GgmlType::Q2_K:
             return dequantize_blocks<BlockQ2_K>(src, dst, n_blocks);
         case GgmlType::Q3_K:
@@ -84,6 +86,22 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
             return dequantize_blocks<BlockQ6_K>(src, dst, n_blocks);
         case GgmlType::Q8_K:
             return dequantize_blocks<BlockQ8_K>(src, dst, n_blocks);
+        case GgmlType::IQ4_XS:
+            return dequantize_blocks<BlockIQ4_XS>(src, dst, n_blocks);
+        case GgmlType::IQ2_XXS:
+            return dequantize_blocks<BlockIQ2_XXS>(src, dst, n_blocks);
+        case GgmlType::IQ2_XS:
+            return dequantize_blocks<BlockIQ2_XS>(src, dst, n_blocks);
+        case GgmlType::IQ2_S:
+            return dequantize_blocks<BlockIQ2_S>(src, dst, n_blocks);
+        case GgmlType::IQ3_XXS:
+            return dequantize_blocks<BlockIQ3_XXS>(src, dst, n_blocks);
+        case GgmlType::IQ3_S:
+            return dequantize_blocks<BlockIQ3_S>(src, dst, n_blocks);
+        case GgmlType::IQ1_S:
+            return dequantize_blocks<BlockIQ1_S>(src, dst, n_blocks);
+        case GgmlType::IQ1_M:
+            return dequantize_blocks<BlockIQ1_M>(src, dst, n_blocks);
         default:
             break;
     }

@@ -84,4 +84,13 @@ void dequantize_block(const BlockIQ4_NL& b, float* out) {
     }
 }
 
+// ggml's dequantize_row_mxfp4: x0*d with the int8 value first.
+void dequantize_block(const BlockMXFP4& b, float* out) {
+    const float d = e8m0_to_fp32_half(b.e);
+    for (int j = 0; j < kHalf; ++j) {
+        out[j] = static_cast<float>(kValuesMXFP4[low_nibble(b.qs, j)]) * d;
+        out[j + kHalf] = static_cast<float>(kValuesMXFP4[high_nibble(b.qs, j)]) * d;
+    }
+}
+
 }  // namespace fluoro::detail

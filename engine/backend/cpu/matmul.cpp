@@ -73,7 +73,8 @@ void validate(const WeightView& w, const float* x, int64_t n_tok, const float* y
                     "than a row of " + describe(w) + " (" + std::to_string(need) + " bytes)");
     }
     // The kernels read blocks in place: rows must be as aligned as their fields (GGUF data is).
-    const size_t align = w.type == GgmlType::F32 ? 4 : 2;
+    // MXFP4 blocks are all bytes (17 each), so its rows may start anywhere.
+    const size_t align = w.type == GgmlType::F32 ? 4 : w.type == GgmlType::MXFP4 ? 1 : 2;
     if ((reinterpret_cast<uintptr_t>(w.data) | w.row_bytes) % align != 0) {
         throw Error("matmul: " + describe(w) + " data or row stride is not " +
                     std::to_string(align) + "-byte aligned");

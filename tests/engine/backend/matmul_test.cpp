@@ -316,7 +316,7 @@ TEST_F(CpuMatmulTest, InvalidViewsThrow) {
     std::vector<uint8_t> bytes(4096);
     std::vector<float> x(1024), y(1024);
     auto run = [&](WeightView w) { matmul(*pools_[0], w, x.data(), 1, y.data(), scratch); };
-    EXPECT_THROW(run({GgmlType::IQ2_XXS, 256, 2, bytes.data(), 66}), UnsupportedError);
+    EXPECT_THROW(run({GgmlType::TQ1_0, 256, 2, bytes.data(), 54}), UnsupportedError);
     EXPECT_THROW(run({GgmlType::Q8_K, 256, 2, bytes.data(), 292}), UnsupportedError);
     EXPECT_THROW(run({GgmlType::Q4_0, 48, 2, bytes.data(), 36}), Error);    // not whole blocks
     EXPECT_THROW(run({GgmlType::Q4_K, 128, 2, bytes.data(), 144}), Error);  // not whole blocks

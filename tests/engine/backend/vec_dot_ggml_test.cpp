@@ -1,5 +1,6 @@
 // Our CPU dot kernels against ggml-cpu itself, on the rows in fixtures/vec_dot_ggml.json (written
-// by make_vec_dot_fixture.py from the llama-cpp-python wheel's libggml-cpu):
+// by make_vec_dot_fixture.py from the llama-cpp-python wheel's libggml-cpu; the newer quant types
+// in fixtures/vec_dot_ggml_quant_types.json by make_vec_dot_quant_types_fixture.py):
 //  - ggml's SIMD kernels (what llama.cpp runs) and its scalar ggml_vec_dot_*_generic: within 1e-6
 //    of Σ|ŵ·x̂| (float32 rounding of the block sums), for our kernels on every instruction set. Our
 //    kernels copy the generic code's float operations in order, and agree with it bit for bit where
@@ -32,9 +33,8 @@ namespace fluoro::cpu {
 namespace {
 
 // Not from __FILE__: a compiler launcher (ccache with base_dir) may make that relative.
-std::filesystem::path fixture_path() {
-    return std::filesystem::path(FLUORO_TESTS_DIR) / "engine" / "backend" / "fixtures" /
-           "vec_dot_ggml.json";
+std::filesystem::path fixture_path(const std::string& file) {
+    return std::filesystem::path(FLUORO_TESTS_DIR) / "engine" / "backend" / "fixtures" / file;
 }
 
 GgmlType type_named(const std::string& name) {
@@ -49,9 +49,9 @@ float float_from_hex(const std::string& hex) {
     return test::floats_from_hex(hex).at(0);
 }
 
-TEST(CpuKernelGgml, MatchesGgmlGenericAndSimdWithinRounding) {
-    std::ifstream in(fixture_path());
-    ASSERT_TRUE(in) << "missing fixture " << fixture_path();
+void check_against_ggml(const std::string& file) {
+    std::ifstream in(fixture_path(file));
+    ASSERT_TRUE(in) << "missing fixture " << fixture_path(file);
     const nlohmann::json doc = nlohmann::json::parse(in);
     const std::vector<CpuIsa> isas = test::supported_isas();
 
@@ -95,6 +95,16 @@ TEST(CpuKernelGgml, MatchesGgmlGenericAndSimdWithinRounding) {
             "Σ|wx|\n",
             exact_generic, checked_generic, worst_simd);
     }
+}
+
+TEST(CpuKernelGgml, MatchesGgmlGenericAndSimdWithinRounding) {
+    check_against_ggml("vec_dot_ggml.json");
+}
+
+// MXFP4, IQ4_XS and the IQ2/IQ3 family: fixtures/vec_dot_ggml_quant_types.json, written by
+// make_vec_dot_quant_types_fixture.py in the same way.
+TEST(CpuKernelGgml, QuantTypesMatchGgmlGenericAndSimdWithinRounding) {
+    check_against_ggml("vec_dot_ggml_quant_types.json");
 }
 
 }  // namespace

@@ -300,7 +300,7 @@ TEST(CpuKernelRowPairDot, EqualsTwoSingleRows) {
         }
     }
     if (cpu_isa_supported(CpuIsa::Avx512)) {
-        EXPECT_EQ(checked, 6);  // the legacy types on AVX-512
+        EXPECT_EQ(checked, 7);  // the legacy types and MXFP4 on AVX-512
     } else {
         EXPECT_EQ(checked, 0);
     }
@@ -318,9 +318,18 @@ bool has_hand_written_kernel(GgmlType t) {
         case GgmlType::Q5_1:
         case GgmlType::Q8_0:
         case GgmlType::IQ4_NL:
+        case GgmlType::MXFP4:
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
         case GgmlType::F32:
         case GgmlType::F16:
         case GgmlType::BF16:
@@ -420,23 +429,43 @@ TEST(CpuKernelVecDot, HandComputedQ4_0Block) {
     EXPECT_EQ(vec_dot(GgmlType::Q4_0, &w, xq.data(), 32), float(32 * 127) * 0.5f * d_x);
 }
 
+// A hand-checked MXFP4 block: nibble 7 (E2M1 6.0, stored doubled as 12) in the low half and 0xF
+// (-6.0) in the high half, e = 126 (scale 2^-1, halved in the kernel to 2^-2 against the doubled
+// values); x = 1 everywhere gives Q8_0 q = 127, d_x = fp16(1/127). Low half 16 · 127 · 12,
+// high half −16 · 127 · 12 plus one element flipped: the block sums to 2 · 127 · 12 · 2^-2 · d_x.
+TEST(CpuKernelVecDot, HandComputedMXFP4Block) {
+    BlockMXFP4 w{};
+    w.e = 126;
+    std::memset(w.qs, 0xF7, sizeof(w.qs));  // low nibble 7, high nibble 0xF
+    w.qs[0] = 0x77;                         // element 16 becomes +6.0 too
+    const std::vector<uint8_t> xq = to_partner(GgmlType::MXFP4, std::vector<float>(32, 1.0f));
+    const float d_x = fp16_to_fp32(fp32_to_fp16(1.0f / 127));
+    for (CpuIsa isa : test::supported_isas()) {
+        float got = 0;
+        row_dot_fn(GgmlType::MXFP4, isa)(&w, xq.data(), 0, 1, 32, &got);
+        EXPECT_EQ(got, (d_x * 0.25f) * float(2 * 127 * 12)) << cpu_isa_name(isa);
+    }
+}
+
 TEST(CpuKernelPartner, MatchesGgmlCpuVecDotTypes) {
     EXPECT_EQ(vec_dot_partner(GgmlType::F32), GgmlType::F32);
     EXPECT_EQ(vec_dot_partner(GgmlType::F16), GgmlType::F16);
     EXPECT_EQ(vec_dot_partner(GgmlType::BF16), GgmlType::BF16);
-    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL})
+    for (GgmlType t :
+         {GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::IQ4_NL, GgmlType::MXFP4})
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_0) << name(t);
     for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q5_1})
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_1) << name(t);
-    for (GgmlType t :
-         {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+    for (GgmlType t : {GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K,
+                       GgmlType::Q6_K, GgmlType::IQ4_XS, GgmlType::IQ2_XXS, GgmlType::IQ2_XS,
+                       GgmlType::IQ2_S, GgmlType::IQ3_XXS, GgmlType::IQ3_S})
         EXPECT_EQ(vec_dot_partner(t), GgmlType::Q8_K) << name(t);
     for (GgmlType t : kDotWeightTypes) EXPECT_TRUE(vec_dot_supported(t)) << name(t);
 }
 
 TEST(CpuKernelPartner, UnsupportedTypesThrowNamingTheType) {
-    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::IQ2_XXS, GgmlType::IQ4_XS,
-                       GgmlType::I8, GgmlType::F64, GgmlType::MXFP4}) {
+    for (GgmlType t : {GgmlType::Q8_1, GgmlType::Q8_K, GgmlType::TQ2_0, GgmlType::I32, GgmlType::I8,
+                       GgmlType::F64, GgmlType::TQ1_0}) {
         EXPECT_FALSE(vec_dot_supported(t)) << name(t);
         EXPECT_THROW(vec_dot_partner(t), UnsupportedError) << name(t);
         EXPECT_THROW(row_dot_fn(t), UnsupportedError) << name(t);

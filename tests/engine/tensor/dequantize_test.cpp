@@ -104,6 +104,32 @@ TEST(DequantizeLegacy, IQ4_NL) {
     EXPECT_EQ(out[16], 226.0f);
 }
 
+// E2M1 nibbles: sign bit 8, then exponent/mantissa 0..7 -> 0, 0.5, 1, 1.5, 2, 3, 4, 6; the E8M0
+// byte is a bare exponent 2^(e - 127).
+TEST(DequantizeLegacy, MXFP4) {
+    constexpr float kE2M1[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    const auto e2m1 = [&](int nibble) { return (nibble & 8 ? -1.0f : 1.0f) * kE2M1[nibble & 7]; };
+    BlockMXFP4 b{};
+    fill_nibble_ramp(b);
+    for (int e : {127, 130, 100}) {
+        b.e = static_cast<uint8_t>(e);
+        const auto out = dequantize(GgmlType::MXFP4, b);
+        for (int k = 0; k < 32; ++k)
+            EXPECT_EQ(out[k], e2m1(ramp_nibble(k)) * std::ldexp(1.0f, e - 127)) << k << " e=" << e;
+    }
+    // The extreme exponents: e = 0 gives 2^-127 (a float32 subnormal, 6 · 2^-127 still exact),
+    // e = 254 the largest normal power 2^127; e = 255 is NaN in the OCP spec but ggml reads 2^128
+    // (6 · 2^128 overflows to inf), and so do we, to match llama.cpp's numbers.
+    b.e = 0;
+    EXPECT_EQ(dequantize(GgmlType::MXFP4, b)[7], 6.0f * std::ldexp(1.0f, -127));
+    EXPECT_EQ(dequantize(GgmlType::MXFP4, b)[2], 1.0f * std::ldexp(1.0f, -127));
+    b.e = 254;
+    EXPECT_EQ(dequantize(GgmlType::MXFP4, b)[1], 0.5f * std::ldexp(1.0f, 127));
+    b.e = 255;
+    EXPECT_EQ(dequantize(GgmlType::MXFP4, b)[1], std::ldexp(1.0f, 127));
+    EXPECT_TRUE(std::isinf(dequantize(GgmlType::MXFP4, b)[7]));
+}
+
 // A deterministic byte pattern that exercises every bit.
 template <size_t N>
 void fill_pattern(uint8_t (&bytes)[N], int mul) {
@@ -285,10 +311,10 @@ TEST(DequantizeRow, UnsupportedTypeIsNamed) {
     std::vector<uint8_t> src(1024);
     std::vector<float> dst(256);
     try {
-        dequantize_row(GgmlType::IQ2_XXS, src.data(), dst.data(), 256);
+        dequantize_row(GgmlType::TQ1_0, src.data(), dst.data(), 256);
         FAIL() << "no error";
     } catch (const UnsupportedError& e) {
-        EXPECT_NE(std::string(e.what()).find("iq2_xxs"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("tq1_0"), std::string::npos) << e.what();
     }
 }
 

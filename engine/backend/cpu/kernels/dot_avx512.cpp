@@ -32,6 +32,7 @@
 #endif
 
 #define FLUORO_DOT_VNNI 1
+#include "backend/cpu/kernels/dot_kernels.h"  // the IQ grid decoders, compiled for this target
 #include "backend/cpu/kernels/dot_x86_interleaved.h"
 #include "backend/cpu/kernels/dot_x86_kernels.h"
 

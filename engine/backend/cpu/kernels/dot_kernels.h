@@ -25,6 +25,7 @@
 #include "backend/cpu/kernels/vec_dot.h"
 #include "tensor/blocks.h"
 #include "tensor/ggml_type.h"
+#include "tensor/iq_grids.h"
 
 namespace fluoro::cpu::detail {
 namespace {
@@ -252,6 +253,22 @@ struct IQ4_NLKernel : LegacyKernel {
     static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
         const int32_t sumi = dot_i8<kQK>(w.q, x.qs);
         // d = FP16_TO_FP32(y[ib].d)*FP16_TO_FP32(x[ib].d); sumf += d * (sumi1 + sumi2);
+        sumf += (half_to_float(x.d) * w.d) * float(sumi);
+    }
+};
+
+// The scale is a bare power of two (E8M0) and the values are ggml's doubled E2M1 integers.
+struct MXFP4Kernel : LegacyKernel {
+    using WBlock = BlockMXFP4;
+    using XBlock = BlockQ8_0;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int j = 0; j < kQK / 2; ++j) dec.q[j] = kValuesMXFP4[w.qs[j] & 0x0F];
+        for (int j = 0; j < kQK / 2; ++j) dec.q[j + kQK / 2] = kValuesMXFP4[w.qs[j] >> 4];
+        dec.d = e8m0_to_fp32_half(w.e);
+    }
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        const int32_t sumi = dot_i8<kQK>(w.q, x.qs);
+        // d = FP16_TO_FP32(y[ib].d)*E8M0_TO_FP32_HALF(x[ib].e); sumf += d * (sumi1 + sumi2);
         sumf += (half_to_float(x.d) * w.d) * float(sumi);
     }
 };
@@ -499,6 +516,231 @@ struct Q2_KKernel {
     static float finish(float sumf) { return sumf; }
 };
 
+// ---- IQ super-blocks against Q8_K ----
+
+// IQ4_XS: IQ4_NL's values in 8 groups of 32, each with a 6-bit scale (ls - 32).
+struct IQ4_XSKernel {
+    using WBlock = BlockIQ4_XS;
+    using XBlock = BlockQ8_K;
+    using Acc = float;
+    struct Decoded {
+        alignas(32) int8_t q[kQK_K];
+        int32_t ls[8];  // ls - 32
+        float d;
+    };
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* qs = w.qs + 16 * ib;
+            for (int j = 0; j < 16; ++j) dec.q[32 * ib + j] = kValuesIQ4NL[qs[j] & 0x0F];
+            for (int j = 0; j < 16; ++j) dec.q[32 * ib + 16 + j] = kValuesIQ4NL[qs[j] >> 4];
+            dec.ls[ib] = (((w.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) |
+                          (((w.scales_h >> (2 * ib)) & 3) << 4)) -
+                         32;
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        // d4d8 = FP16_TO_FP32(x[ibl].d) * y[ibl].d;
+        const float d4d8 = w.d * x.d;
+        for (int ib = 0; ib < 8; ++ib) {
+            // d1 = d4d8*(ls1 - 32); sumf += d1 * (sumi1 + sumi2);
+            const int32_t sumi = dot_i8<32>(w.q + 32 * ib, x.qs + 32 * ib);
+            sumf += (d4d8 * float(w.ls[ib])) * float(sumi);
+        }
+    }
+    static float finish(float sumf) { return sumf; }
+};
+
+// Byte k of kSignMask[s] is 0xFF where bit k of s is set.
+constexpr auto kSignMask = [] {
+    std::array<uint64_t, 256> table{};
+    for (uint64_t s = 0; s < 256; ++s)
+        for (int k = 0; k < 8; ++k) table[s] |= ((s >> k) & 1) * (0xFFull << (8 * k));
+    return table;
+}();
+
+// 8 grid magnitudes (bytes, all 1..62) with their signs, stored as int8: a negated byte is
+// (v ^ 0xFF) + 1, and since v >= 1 no byte carries into the next.
+inline void put_signed_grid(uint64_t magnitudes, uint8_t signs, int8_t* q) {
+    const uint64_t m = kSignMask[signs];
+    store_u64(q, (magnitudes ^ m) + (m & kBytes01));
+}
+
+// The IQ2/IQ3 grid types: signed grid values, an odd integer scale ls per sub-block of SubLen.
+// ggml's generic loops sum ls · Σq·x over the super-block in int32, add d · bsum into sumf and
+// scale the row's sum once at the end (0.125 for IQ2, 0.25 for IQ3_XXS, 1 for IQ3_S: the grids'
+// magnitudes are stored 8, 4 or 1 times too large).
+template <int SubLen>
+struct IQGridKernelBase {
+    static constexpr int kSub = kQK_K / SubLen;
+    using XBlock = BlockQ8_K;
+    using Acc = float;
+    struct Decoded {
+        alignas(32) int8_t q[kQK_K];
+        int32_t ls[kSub];
+        float d;
+    };
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        int32_t bsum = 0;
+        for (int s = 0; s < kSub; ++s)
+            bsum += w.ls[s] * dot_i8<SubLen>(w.q + SubLen * s, x.qs + SubLen * s);
+        // d = FP16_TO_FP32(x[i].d) * y[i].d; sumf += d * bsum;
+        sumf += (w.d * x.d) * float(bsum);
+    }
+};
+
+inline uint32_t load_u32(const void* p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+struct IQ2_XXSKernel : IQGridKernelBase<32> {
+    using WBlock = BlockIQ2_XXS;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint32_t idx = load_u32(w.qs + 4 * ib);
+            const uint32_t aux = load_u32(w.qs + 4 * ib + 2);
+            for (int l = 0; l < 4; ++l)
+                put_signed_grid(kIQ2XXSGrid[(idx >> (8 * l)) & 0xFF],
+                                kSignsIQ2XS[(aux >> (7 * l)) & 127], dec.q + 32 * ib + 8 * l);
+            dec.ls[ib] = int32_t(2 * (aux >> 28) + 1);
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static float finish(float sumf) { return 0.125f * sumf; }  // *s = 0.125f * sumf;
+};
+
+struct IQ2_XSKernel : IQGridKernelBase<16> {
+    using WBlock = BlockIQ2_XS;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int g = 0; g < 32; ++g)
+            put_signed_grid(kIQ2XSGrid[w.qs[g] & 511], kSignsIQ2XS[w.qs[g] >> 9], dec.q + 8 * g);
+        for (int ib = 0; ib < 8; ++ib) {
+            dec.ls[2 * ib] = 2 * (w.scales[ib] & 0x0F) + 1;
+            dec.ls[2 * ib + 1] = 2 * (w.scales[ib] >> 4) + 1;
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static float finish(float sumf) { return 0.125f * sumf; }
+};
+
+struct IQ2_SKernel : IQGridKernelBase<16> {
+    using WBlock = BlockIQ2_S;
+    static void decode(const WBlock& w, Decoded& dec) {
+        const uint8_t* signs = w.qs + kQK_K / 8;
+        for (int g = 0; g < 32; ++g) {
+            const int ib = g / 4, l = g % 4;
+            const int index = w.qs[g] | ((w.qh[ib] << (8 - 2 * l)) & 0x300);
+            put_signed_grid(kIQ2SGrid[index], signs[g], dec.q + 8 * g);
+        }
+        for (int ib = 0; ib < 8; ++ib) {
+            dec.ls[2 * ib] = 2 * (w.scales[ib] & 0x0F) + 1;
+            dec.ls[2 * ib + 1] = 2 * (w.scales[ib] >> 4) + 1;
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static float finish(float sumf) { return 0.125f * sumf; }
+};
+
+struct IQ3_XXSKernel : IQGridKernelBase<32> {
+    using WBlock = BlockIQ3_XXS;
+    static void decode(const WBlock& w, Decoded& dec) {
+        const uint8_t* scales_and_signs = w.qs + kQK_K / 4;
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint32_t aux = load_u32(scales_and_signs + 4 * ib);
+            const uint8_t* qs = w.qs + 8 * ib;
+            for (int l = 0; l < 4; ++l) {
+                const uint64_t pair =
+                    uint64_t(kIQ3XXSGrid[qs[2 * l]]) | uint64_t(kIQ3XXSGrid[qs[2 * l + 1]]) << 32;
+                put_signed_grid(pair, kSignsIQ2XS[(aux >> (7 * l)) & 127], dec.q + 32 * ib + 8 * l);
+            }
+            dec.ls[ib] = int32_t(2 * (aux >> 28) + 1);
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static float finish(float sumf) { return 0.25f * sumf; }  // *s = 0.25f * sumf;
+};
+
+struct IQ3_SKernel : IQGridKernelBase<32> {
+    using WBlock = BlockIQ3_S;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const uint8_t* qs = w.qs + 8 * ib;
+            const int qh = w.qh[ib];
+            for (int l = 0; l < 4; ++l) {
+                const int i1 = qs[2 * l] | ((qh << (8 - 2 * l)) & 256);
+                const int i2 = qs[2 * l + 1] | ((qh << (7 - 2 * l)) & 256);
+                const uint64_t pair = uint64_t(kIQ3SGrid[i1]) | uint64_t(kIQ3SGrid[i2]) << 32;
+                put_signed_grid(pair, w.signs[4 * ib + l], dec.q + 32 * ib + 8 * l);
+            }
+            dec.ls[ib] = 2 * ((w.scales[ib / 2] >> (4 * (ib % 2))) & 0x0F) + 1;
+        }
+        dec.d = half_to_float(w.d);
+    }
+    static float finish(float sumf) { return sumf; }
+};
+
+// IQ1_S / IQ1_M: grid values -1, 0, 1 with an odd scale ls and a ±1/8 shift per group of 8.
+// ggml's generic loops keep two integer sums per super-block, Σ ls·Σq·x and Σ ls·shift·Σx, and
+// add d·d_x·(sumi + 1/8·sumi1) into sumf.
+struct IQ1Kernel {
+    using XBlock = BlockQ8_K;
+    using Acc = float;
+    struct Decoded {
+        alignas(32) int8_t q[kQK_K];
+        int32_t ls[32];     // per group of 8
+        int32_t shift[32];  // ±1 per group of 8
+        float d;
+    };
+    static void accumulate(const Decoded& w, const XBlock& x, float& sumf) {
+        int32_t sumi = 0, sumi1 = 0;
+        for (int g = 0; g < 32; ++g) {
+            int32_t xsum = 0;
+            for (int j = 0; j < 8; ++j) xsum += x.qs[8 * g + j];
+            sumi += w.ls[g] * dot_i8<8>(w.q + 8 * g, x.qs + 8 * g);
+            sumi1 += w.ls[g] * w.shift[g] * xsum;
+        }
+        // sumf += FP16_TO_FP32(x[i].d) * y[i].d * (sumi + IQ1S_DELTA * sumi1);
+        sumf += w.d * x.d * (float(sumi) + kIQ1Delta * float(sumi1));
+    }
+    static float finish(float sumf) { return sumf; }
+};
+
+struct IQ1_SKernel : IQ1Kernel {
+    using WBlock = BlockIQ1_S;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const int qh = w.qh[ib];
+            for (int l = 0; l < 4; ++l) {
+                const int g = 4 * ib + l;
+                store_u64(dec.q + 8 * g, kIQ1SGrid[w.qs[g] | (((qh >> (3 * l)) & 7) << 8)]);
+                dec.ls[g] = 2 * ((qh >> 12) & 7) + 1;
+                dec.shift[g] = qh & 0x8000 ? -1 : 1;
+            }
+        }
+        dec.d = half_to_float(w.d);
+    }
+};
+
+struct IQ1_MKernel : IQ1Kernel {
+    using WBlock = BlockIQ1_M;
+    static void decode(const WBlock& w, Decoded& dec) {
+        for (int ib = 0; ib < 8; ++ib) {
+            const int sc = w.scales[2 * (ib / 2)] | w.scales[2 * (ib / 2) + 1] << 8;
+            const int shift = 6 * (ib % 2);
+            for (int l = 0; l < 4; ++l) {
+                const int g = 4 * ib + l;
+                const int qh = w.qh[2 * ib + l / 2] >> (4 * (l % 2));
+                store_u64(dec.q + 8 * g, kIQ1SGrid[w.qs[g] | ((qh & 7) << 8)]);
+                dec.ls[g] = 2 * ((sc >> (shift + 3 * (l / 2))) & 7) + 1;
+                dec.shift[g] = qh & 8 ? -1 : 1;
+            }
+        }
+        dec.d = half_to_float(iq1m_scale_bits(w.scales));
+    }
+};
+
 // ---- plain float types ----
 
 struct F32Format {
@@ -578,11 +820,20 @@ inline DotTable make_dot_table() {
     set(GgmlType::Q5_1, &row_dot_blocks<Q5_1Kernel>);
     set(GgmlType::Q8_0, &row_dot_blocks<Q8_0Kernel>);
     set(GgmlType::IQ4_NL, &row_dot_blocks<IQ4_NLKernel>);
+    set(GgmlType::MXFP4, &row_dot_blocks<MXFP4Kernel>);
     set(GgmlType::Q2_K, &row_dot_blocks<Q2_KKernel>);
     set(GgmlType::Q3_K, &row_dot_blocks<Q3_KKernel>);
     set(GgmlType::Q4_K, &row_dot_blocks<Q4_KKernel>);
     set(GgmlType::Q5_K, &row_dot_blocks<Q5_KKernel>);
     set(GgmlType::Q6_K, &row_dot_blocks<Q6_KKernel>);
+    set(GgmlType::IQ4_XS, &row_dot_blocks<IQ4_XSKernel>);
+    set(GgmlType::IQ2_XXS, &row_dot_blocks<IQ2_XXSKernel>);
+    set(GgmlType::IQ2_XS, &row_dot_blocks<IQ2_XSKernel>);
+    set(GgmlType::IQ2_S, &row_dot_blocks<IQ2_SKernel>);
+    set(GgmlType::IQ3_XXS, &row_dot_blocks<IQ3_XXSKernel>);
+    set(GgmlType::IQ3_S, &row_dot_blocks<IQ3_SKernel>);
+    set(GgmlType::IQ1_S, &row_dot_blocks<IQ1_SKernel>);
+    set(GgmlType::IQ1_M, &row_dot_blocks<IQ1_MKernel>);
     return table;
 }
 

@@ -1,7 +1,8 @@
 // Internal to the CPU kernels: hand-written x86 row dot kernels for the hot weight types, in
 // ggml's AVX2 formulations (quants.c, arch/x86). Included by dot_avx2.cpp (AVX2 + FMA + F16C) and
 // dot_avx512.cpp (adds AVX-512 VL + VNNI, FLUORO_DOT_VNNI = 1) inside their target regions, after
-// <immintrin.h>; everything has internal linkage, like dot_kernels.h.
+// <immintrin.h> and dot_kernels.h (whose IQ grid decoders the IQ kernels reuse); everything has
+// internal linkage, like dot_kernels.h.
 //
 // A kernel K describes one weight type:
 //   K::WBlock, K::XBlock   weight block and partner activation block
@@ -152,6 +153,17 @@ struct IQ4_NLSimd : SignedLegacy {
     }
 };
 
+// The doubled E2M1 values through the same byte shuffle; the scale is the E8M0 power of two.
+struct MXFP4Simd : SignedLegacy {
+    using WBlock = BlockMXFP4;
+    static Prep prep(const WBlock& b) {
+        const __m256i table =
+            _mm256_broadcastsi128_si256(load128(static_cast<const void*>(kValuesMXFP4)));
+        const __m256i w = _mm256_shuffle_epi8(table, unpack_nibbles_32(b.qs));
+        return {_mm256_sign_epi8(w, w), w, e8m0_to_fp32_half(b.e)};
+    }
+};
+
 // Unsigned weights with a minimum (Q4_1, Q5_1) against Q8_1. Both blocks start with two fp16
 // values (d, m and d, s), each pair converted by one vcvtph2ps; one multiply gives both d·d_x (the
 // block's scale) and m·s (the minimum's term, accumulated in lane 1 of a vector). Per lane these
@@ -260,6 +272,113 @@ inline __m256i k4_chunk(const ScaleMinPrep& p, int j, __m256i lo, __m256i hi, co
         _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load256(y + 32)), k4_scale(p.scales, 2 * j + 1));
     return _mm256_add_epi32(p_lo, p_hi);
 }
+
+// IQ4_XS: IQ4_NL's codebook through a byte shuffle, 8 groups of 32 with 6-bit scales ls - 32.
+// Each group's int32 lane sums times its scale (exact: |Σ| <= 32·127·127·32 < 2^31) add into one
+// integer vector per super-block, then one FMA with d·d_x, as ggml's AVX2 kernel does.
+struct IQ4_XSSimd {
+    using WBlock = BlockIQ4_XS;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    struct Prep {
+        const uint8_t* qs;
+        int32_t ls[8];
+        float d;
+    };
+    static Prep prep(const WBlock& b) {
+        Prep p{b.qs, {}, fp16(b.d)};
+        for (int ib = 0; ib < 8; ++ib)
+            p.ls[ib] = (((b.scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) |
+                        (((b.scales_h >> (2 * ib)) & 3) << 4)) -
+                       32;
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i table =
+            _mm256_broadcastsi128_si256(load128(static_cast<const void*>(kValuesIQ4NL)));
+        __m256i sumi = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ++ib) {
+            const __m256i w = _mm256_shuffle_epi8(table, unpack_nibbles_32(p.qs + 16 * ib));
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, load256(x.qs + 32 * ib));
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, _mm256_set1_epi32(p.ls[ib])));
+        }
+        // accum = _mm256_fmadd_ps(_mm256_set1_ps(d4d8), _mm256_cvtepi32_ps(sumi), accum)
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), _mm256_cvtepi32_ps(sumi), acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
+
+// The IQ2/IQ3 grid types: dot_kernels.h's decode (G::decode: signed int8 values, an odd integer
+// scale per sub-block of 32 or 16) once per block for the tile, then the products in vector
+// registers: each 32-byte chunk's int32 lane sums (lanes 0-3 and 4-7 are the two 16-element
+// sub-blocks) times their scales, summed per super-block (|Σ| < 2^24, exact), one FMA per block
+// and G::finish's constant factor at the end. ggml's generic order differs only in float rounding.
+template <class G>
+struct IQGridSimd {
+    using WBlock = typename G::WBlock;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    using Prep = typename G::Decoded;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        G::decode(b, p);
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = load256(p.q + 32 * c);
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, load256(x.qs + 32 * c));
+            __m256i ls;
+            if constexpr (G::kSub == 8) {
+                ls = _mm256_set1_epi32(p.ls[c]);
+            } else {
+                ls =
+                    _mm256_setr_m128i(_mm_set1_epi32(p.ls[2 * c]), _mm_set1_epi32(p.ls[2 * c + 1]));
+            }
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, ls));
+        }
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), _mm256_cvtepi32_ps(sumi), acc.v);
+    }
+    static float finish(const Acc& acc) { return G::finish(hsum(acc.v)); }
+};
+
+// IQ1_S / IQ1_M: dot_kernels.h's decode (values -1, 0, 1; an odd scale and a ±1 shift per group
+// of 8), then per 32-byte chunk the int32 lane sums (two lanes per group) of q·x and of x alone,
+// times the groups' ls and ls·shift; one FMA per block of d·d_x·(sumi + 1/8·sumi1) per lane.
+template <class G>
+struct IQ1Simd {
+    using WBlock = typename G::WBlock;
+    using XBlock = BlockQ8_K;
+    using Acc = AccF;
+    using Prep = typename G::Decoded;
+    static Prep prep(const WBlock& b) {
+        Prep p;
+        G::decode(b, p);
+        return p;
+    }
+    static void accumulate(const Prep& p, const XBlock& x, Acc& acc) {
+        const __m256i pairs = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+        const __m256i ones = _mm256_set1_epi8(1);
+        __m256i sumi = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c) {
+            const __m256i w = load256(p.q + 32 * c);
+            const __m256i y = load256(x.qs + 32 * c);
+            const __m256i ls =
+                _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(load128(p.ls + 4 * c)), pairs);
+            const __m256i shift = _mm256_permutevar8x32_epi32(
+                _mm256_castsi128_si256(load128(p.shift + 4 * c)), pairs);
+            const __m256i dot = dot_i8_i8(_mm256_sign_epi8(w, w), w, y);
+            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(dot, ls));
+            const __m256i xsum = dot_u8_i8(ones, y);
+            sumi1 = _mm256_add_epi32(sumi1, _mm256_mullo_epi32(xsum, _mm256_sign_epi32(ls, shift)));
+        }
+        const __m256 total = _mm256_fmadd_ps(_mm256_set1_ps(kIQ1Delta), _mm256_cvtepi32_ps(sumi1),
+                                             _mm256_cvtepi32_ps(sumi));
+        acc.v = _mm256_fmadd_ps(_mm256_set1_ps(p.d * x.d), total, acc.v);
+    }
+    static float finish(const Acc& acc) { return hsum(acc.v); }
+};
 
 struct Q4_KSimd {
     using WBlock = BlockQ4_K;
@@ -596,6 +715,7 @@ inline void set_x86_pair_kernels(PairDotTable& table) {
     set(GgmlType::Q5_1, &row_pair_dot<Q5_1Simd>);
     set(GgmlType::Q8_0, &row_pair_dot<Q8_0Simd>);
     set(GgmlType::IQ4_NL, &row_pair_dot<IQ4_NLSimd>);
+    set(GgmlType::MXFP4, &row_pair_dot<MXFP4Simd>);
 }
 
 // Puts the kernels of this file over `table`.
@@ -609,9 +729,18 @@ inline void set_x86_kernels(DotTable& table) {
     set(GgmlType::Q5_1, &row_dot<Q5_1Simd>);
     set(GgmlType::Q8_0, &row_dot<Q8_0Simd>);
     set(GgmlType::IQ4_NL, &row_dot<IQ4_NLSimd>);
+    set(GgmlType::MXFP4, &row_dot<MXFP4Simd>);
     set(GgmlType::Q4_K, &row_dot<Q4_KSimd>);
     set(GgmlType::Q5_K, &row_dot<Q5_KSimd>);
     set(GgmlType::Q6_K, &row_dot<Q6_KSimd>);
+    set(GgmlType::IQ4_XS, &row_dot<IQ4_XSSimd>);
+    set(GgmlType::IQ2_XXS, &row_dot<IQGridSimd<IQ2_XXSKernel>>);
+    set(GgmlType::IQ2_XS, &row_dot<IQGridSimd<IQ2_XSKernel>>);
+    set(GgmlType::IQ2_S, &row_dot<IQGridSimd<IQ2_SKernel>>);
+    set(GgmlType::IQ3_XXS, &row_dot<IQGridSimd<IQ3_XXSKernel>>);
+    set(GgmlType::IQ3_S, &row_dot<IQGridSimd<IQ3_SKernel>>);
+    set(GgmlType::IQ1_S, &row_dot<IQ1Simd<IQ1_SKernel>>);
+    set(GgmlType::IQ1_M, &row_dot<IQ1Simd<IQ1_MKernel>>);
     set(GgmlType::F32, &row_dot_float_simd<F32Simd>);
     set(GgmlType::F16, &row_dot_float_simd<F16Simd>);
     set(GgmlType::BF16, &row_dot_float_simd<BF16Simd>);

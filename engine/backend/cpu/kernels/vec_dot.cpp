@@ -129,6 +129,7 @@ GgmlType vec_dot_partner(GgmlType weight) {
         case GgmlType::Q5_0:
         case GgmlType::Q8_0:
         case GgmlType::IQ4_NL:
+        case GgmlType::MXFP4:
             return GgmlType::Q8_0;
         case GgmlType::Q4_1:
         case GgmlType::Q5_1:
@@ -138,6 +139,14 @@ GgmlType vec_dot_partner(GgmlType weight) {
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::IQ4_XS:
+        case GgmlType::IQ2_XXS:
+        case GgmlType::IQ2_XS:
+        case GgmlType::IQ2_S:
+        case GgmlType::IQ3_XXS:
+        case GgmlType::IQ3_S:
+        case GgmlType::IQ1_S:
+        case GgmlType::IQ1_M:
             return GgmlType::Q8_K;
         default:
             throw_unsupported(weight);

@@ -41,8 +41,9 @@ using RowGroupDotFn = void (*)(const void* w_group, const void* x, size_t x_stri
 
 // The instruction sets the kernels are compiled for, in increasing order:
 //  Generic  the reference: portable C++ copying ggml-cpu's scalar float operations in order.
-//  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/Q4_K/Q6_K (ggml's
-//           maddubs/sign formulations), the other types' generic code compiled with AVX2.
+//  Avx2     AVX2 + FMA + F16C: hand-written kernels for Q4_0/Q4_1/Q5_0/Q8_0/IQ4_NL/MXFP4/Q4_K/
+//           Q6_K/IQ4_XS (ggml's maddubs/sign formulations), the other types' generic code
+//           compiled with AVX2.
 //  Avx512   adds AVX-512 F/BW/VL + VNNI: the legacy-quant kernels use vpdpbusd.
 // The SIMD kernels compute the same integer block sums; only the float accumulation order differs
 // (8 FMA lanes, like ggml's SIMD paths), within ~1e-6 of Σ|w·x| of the generic result.
@@ -67,8 +68,9 @@ std::string_view cpu_isa_name();
 bool vec_dot_supported(GgmlType weight);
 
 // The format activations are converted to before a dot product with `weight` (ggml-cpu's
-// vec_dot_type): Q4_0/Q5_0/Q8_0/IQ4_NL -> Q8_0, Q4_1/Q5_1 -> Q8_1, Q2_K..Q6_K -> Q8_K,
-// F16 -> F16, BF16 -> BF16, F32 -> F32. Throws UnsupportedError for other types.
+// vec_dot_type): Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4 -> Q8_0, Q4_1/Q5_1 -> Q8_1, Q2_K..Q6_K, IQ4_XS and the
+// IQ1/IQ2/IQ3 types -> Q8_K, F16 -> F16, BF16 -> BF16, F32 -> F32. Throws UnsupportedError for
+// other types.
 GgmlType vec_dot_partner(GgmlType weight);
 
 // The row kernel for `weight`, compiled for `isa`. Throws UnsupportedError for an unsupported
