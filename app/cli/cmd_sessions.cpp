@@ -100,18 +100,7 @@ void export_one(const SessionOpts& o) {
 }
 
 void import_one(const SessionOpts& o) {
-    std::ifstream in(o.input, std::ios::binary);
-    if (!in) throw Error("cannot read " + o.input);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const auto j = nlohmann::json::parse(buf.str(), nullptr, false);
-    if (j.is_discarded()) throw Error(o.input + " is not valid JSON");
-    app::ConversationRecord c;
-    try {
-        c = app::conversation_from_json(j);
-    } catch (const Error& e) {
-        throw Error(o.input + ": " + e.what());
-    }
+    const app::ConversationRecord c = app::conversation_from_file(o.input);
     app::Store store(db_path(o));
     std::cout << "imported " << o.input << " as conversation " << store.insert_conversation(c)
               << '\n';

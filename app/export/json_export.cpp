@@ -1,6 +1,8 @@
 #include "export/json_export.h"
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/error.h"
 #include "store/sqlite_db.h"
@@ -554,6 +556,20 @@ ConversationRecord conversation_from_json(const json& j) {
         return parse_conversation(j);
     } catch (const json::exception& e) {
         throw Error(std::string("conversation JSON: malformed document: ") + e.what());
+    }
+}
+
+ConversationRecord conversation_from_file(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot read " + path.string());
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const auto j = nlohmann::json::parse(buf.str(), nullptr, false);
+    if (j.is_discarded()) throw Error(path.string() + " is not valid JSON");
+    try {
+        return conversation_from_json(j);
+    } catch (const Error& e) {
+        throw Error(path.string() + ": " + e.what());
     }
 }
 

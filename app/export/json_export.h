@@ -4,6 +4,7 @@
 // Layout: docs/STORAGE.md ("Export formats").
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -23,5 +24,8 @@ inline constexpr int kConversationFormatVersion = 4;
 nlohmann::json conversation_to_json(const ConversationRecord& c);
 // Throws fluoro::Error naming the first field that is missing or malformed.
 ConversationRecord conversation_from_json(const nlohmann::json& j);
+// The same from a file (`fluoro sessions import`, the window's File → Import conversation):
+// throws Error naming the file when it cannot be read, is not JSON or not a conversation.
+ConversationRecord conversation_from_file(const std::filesystem::path& path);
 
 }  // namespace fluoro::app

@@ -73,6 +73,9 @@ class MainWindow : public QMainWindow {
     // Exports without asking for a file ("trace", "csv", "json", "markdown"); reported by
     // exported(). The Export menu asks for the path, then calls these.
     void export_to(const QString& format, const QString& path);
+    // Stores the conversation exported as JSON at `path` as a new one and shows it (File →
+    // Import conversation); a file that is not one is reported in the error banner.
+    void import_conversation(const QString& path);
     bool export_panel_image_to(EventPanel* panel, QDockWidget* dock, const QString& path);
     void report_export(const QString& path, bool ok, const QString& why);
 
@@ -212,7 +215,7 @@ class MainWindow : public QMainWindow {
     std::optional<OwnSend> last_send_;  // the newest message sent, until the next
     ConversationPtr shown_;             // the stored conversation on screen (when not live)
     std::vector<std::vector<Event>> shown_runs_;
-    quint64 load_job_ = 0, list_job_ = 0;
+    quint64 load_job_ = 0, list_job_ = 0, import_job_ = 0;
     std::map<quint64, std::function<void(const ConversationPtr&)>> pending_exports_;  // by job
     bool saw_model_ = false;
     QPointer<CompareDialog> compare_;

@@ -41,6 +41,12 @@ void MainWindow::build_menus() {
     recent_menu_ = file->addMenu(tr("&Recent models"));
     rebuild_recent_menu();
     file->addSeparator();
+    file->addAction(tr("&Import conversation (JSON)…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Import conversation"), QString(), tr("Conversation JSON (*.json);;All (*)"));
+        if (!path.isEmpty()) import_conversation(path);
+    });
+    file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
     QMenu* chat = menuBar()->addMenu(tr("&Chat"));

@@ -31,8 +31,17 @@ void MainWindow::on_loaded(quint64 job, const ConversationPtr& c) {
         f(c);
         return;
     }
-    if (job != load_job_ || !c) return;  // a newer pick is on its way
+    if (job == import_job_) refresh_conversations();  // the imported one joins the list
+    if (job != load_job_ || !c) return;               // a newer pick is on its way
     show_record(c, QString::fromStdString(c->title));
+}
+
+void MainWindow::import_conversation(const QString& path) {
+    if (!store_) {
+        show_error(tr("No session store is open: nothing can be imported."));
+        return;
+    }
+    load_job_ = import_job_ = store_->import_file(path);
 }
 
 void MainWindow::show_record(ConversationPtr conversation, const QString& label) {

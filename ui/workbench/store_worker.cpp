@@ -3,6 +3,7 @@
 #include <QMetaObject>
 
 #include "advisor/cache_advise.h"
+#include "export/json_export.h"
 #include "store/store.h"
 
 namespace fluoro::ui {
@@ -53,6 +54,14 @@ void StoreJobs::load(quint64 job, qint64 id) {
 
 void StoreJobs::load_of_run(quint64 job, qint64 run) {
     guarded(this, job, [&] { load(job, store().conversation_of_run(run)); });
+}
+
+void StoreJobs::import_file(quint64 job, const QString& path) {
+    guarded(this, job, [&] {
+        const app::ConversationRecord c =
+            app::conversation_from_file(std::filesystem::path(path.toStdString()));
+        load(job, store().insert_conversation(c));
+    });
 }
 
 void StoreJobs::advise(quint64 job, qint64 last, const QString& model) {
@@ -106,6 +115,10 @@ quint64 StoreWorker::load(qint64 id) {
 
 quint64 StoreWorker::load_of_run(qint64 run) {
     return post([run](StoreJobs* j, quint64 job) { j->load_of_run(job, run); });
+}
+
+quint64 StoreWorker::import_file(const QString& path) {
+    return post([path](StoreJobs* j, quint64 job) { j->import_file(job, path); });
 }
 
 quint64 StoreWorker::advise(qint64 last, const QString& model) {

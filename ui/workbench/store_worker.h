@@ -35,6 +35,9 @@ class StoreJobs : public QObject {
     void load(quint64 job, qint64 id);
     // The conversation a recorded run belongs to (after the writer committed it).
     void load_of_run(quint64 job, qint64 run);
+    // Reads a conversation exported as JSON (app/export/json_export.h), stores it as a new one
+    // and answers with it loaded (`loaded`), or `failed` naming the file and what is wrong.
+    void import_file(quint64 job, const QString& path);
     // The prompt-order advisor's text report (app/advisor/cache_advise.h) over the recorded
     // requests of the model whose path or name contains `model` (empty: the latest run's model),
     // the latest `last` of them (0: all).
@@ -66,6 +69,7 @@ class StoreWorker : public QObject {
     quint64 remove(qint64 id);
     quint64 load(qint64 id);
     quint64 load_of_run(qint64 run);
+    quint64 import_file(const QString& path);
     quint64 advise(qint64 last, const QString& model);
 
     StoreJobs* jobs() { return jobs_; }

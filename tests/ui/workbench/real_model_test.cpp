@@ -127,6 +127,19 @@ class RealModelTest : public QObject {
         QVERIFY(read(files["csv"]).startsWith("index,token_id"));
         QVERIFY(read(files["json"]).contains("fluoroscope-conversation"));
         QVERIFY(read(files["markdown"]).contains("Name three colors."));
+
+        // The JSON export imported back (File → Import conversation): a second conversation,
+        // shown at once, with the same messages; a file that is not one is named in the banner.
+        QSignalSpy shown(&w, &MainWindow::conversation_shown);
+        w.import_conversation(QString::fromStdString(files["json"].string()));
+        QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.conversations()->rowCount(), 2, 5000);
+        QCOMPARE(w.chat()->messages().size(), size_t(2));
+        QCOMPARE(QString::fromStdString(w.chat()->messages()[1].text()),
+                 QString::fromStdString(f.text));
+        w.import_conversation(QString::fromStdString(files["csv"].string()));
+        QTRY_VERIFY_WITH_TIMEOUT(w.error_text().contains("is not valid JSON"), 10000);
+        QVERIFY(w.error_text().contains(QString::fromStdString(files["csv"].string())));
         if (!w.panels().empty()) {
             EventPanel* p = w.panels().front();
             const auto png = test::scratch("e2e-panel.png"), svg = test::scratch("e2e-panel.svg");
