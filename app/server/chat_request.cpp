@@ -221,7 +221,9 @@ std::vector<std::string> parse_stop(const json& stop) {
 
 }  // namespace
 
-ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults) {
+namespace {
+
+json parse_body(std::string_view body) {
     json j;
     try {
         j = json::parse(body);
@@ -229,14 +231,15 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
         throw RequestError(cat("malformed JSON body: ", e.what()), "");
     }
     if (!j.is_object()) throw RequestError("the request body must be a JSON object", "");
+    return j;
+}
 
-    ChatRequest r;
+// The fields both endpoints read alike: model, stream, stream_options, max_tokens, n, stop.
+void parse_common(const json& j, ChatRequest& r) {
     if (const json* model = field(j, "model")) {
         if (!model->is_string()) wrong_type("model", "a string", *model);
         r.model = model->get<std::string>();
     }
-    r.complete.messages = parse_messages(j);
-
     if (const json* s = field(j, "stream")) {
         if (!s->is_boolean()) wrong_type("stream", "a boolean", *s);
         r.stream = s->get<bool>();
@@ -264,6 +267,36 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
         if (n->get<int64_t>() != 1) throw RequestError("only n = 1 is supported", "n");
     }
     if (const json* stop = field(j, "stop")) r.complete.stop_strings = parse_stop(*stop);
+}
+
+// The request's sampling over the server's defaults: temperature, top_p, the penalties, seed.
+void parse_sampling(const json& j, const SamplingParams& defaults, ChatRequest& r) {
+    SamplingParams p = defaults;
+    p.n_probs = std::max(p.n_probs, int32_t(r.top_logprobs));  // the alternatives reported
+    p.temperature = float(number(j, "temperature", p.temperature));
+    p.top_p = float(number(j, "top_p", p.top_p));
+    p.frequency_penalty = float(number(j, "frequency_penalty", p.frequency_penalty));
+    p.presence_penalty = float(number(j, "presence_penalty", p.presence_penalty));
+    if (const json* seed = field(j, "seed")) {
+        if (!seed->is_number_integer()) wrong_type("seed", "an integer", *seed);
+        p.seed =
+            seed->is_number_unsigned() ? seed->get<uint64_t>() : uint64_t(seed->get<int64_t>());
+    }
+    try {
+        p.validate();
+    } catch (const std::exception& e) {
+        throw RequestError(e.what(), "");
+    }
+    r.complete.sampling = p;
+}
+
+}  // namespace
+
+ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults) {
+    const json j = parse_body(body);
+    ChatRequest r;
+    r.complete.messages = parse_messages(j);
+    parse_common(j, r);
     std::string tools_json;
     if (const json* tools = field(j, "tools"); tools && !(tools->is_array() && tools->empty()))
         tools_json = parse_tools(*tools);
@@ -316,23 +349,46 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
                                "response_format");
     }
 
-    SamplingParams p = defaults;
-    p.n_probs = std::max(p.n_probs, int32_t(r.top_logprobs));  // the alternatives reported
-    p.temperature = float(number(j, "temperature", p.temperature));
-    p.top_p = float(number(j, "top_p", p.top_p));
-    p.frequency_penalty = float(number(j, "frequency_penalty", p.frequency_penalty));
-    p.presence_penalty = float(number(j, "presence_penalty", p.presence_penalty));
-    if (const json* seed = field(j, "seed")) {
-        if (!seed->is_number_integer()) wrong_type("seed", "an integer", *seed);
-        p.seed =
-            seed->is_number_unsigned() ? seed->get<uint64_t>() : uint64_t(seed->get<int64_t>());
+    parse_sampling(j, defaults, r);
+    return r;
+}
+
+ChatRequest parse_completion_request(std::string_view body, const SamplingParams& defaults) {
+    const json j = parse_body(body);
+    ChatRequest r;
+    r.legacy = true;
+    const json* prompt = field(j, "prompt");
+    if (!prompt) throw RequestError("'prompt' is required", "prompt");
+    // A string, or an array holding one string (several prompts would be n > 1 replies).
+    const json* one = prompt;
+    if (prompt->is_array()) {
+        if (prompt->size() != 1 || !(*prompt)[0].is_string())
+            throw RequestError(
+                "'prompt' must be a string or an array of one string (token-id "
+                "prompts and several prompts are not supported)",
+                "prompt");
+        one = &(*prompt)[0];
     }
-    try {
-        p.validate();
-    } catch (const std::exception& e) {
-        throw RequestError(e.what(), "");
-    }
-    r.complete.sampling = p;
+    if (!one->is_string()) wrong_type("prompt", "a string", *one);
+    if (one->get<std::string>().empty()) throw RequestError("'prompt' must not be empty", "prompt");
+    // Plain text completion: the prompt as it stands, no chat template (Complete::raw).
+    r.complete.messages = {{"user", one->get<std::string>()}};
+    r.complete.raw = true;
+    r.complete.max_tokens = 16;  // the legacy API's default
+    parse_common(j, r);
+    if (const json* echo = field(j, "echo"); echo && !(echo->is_boolean() && !echo->get<bool>()))
+        throw RequestError("'echo' is not supported", "echo");
+    if (const json* suffix = field(j, "suffix"); suffix && !suffix->is_null())
+        throw RequestError("'suffix' (insertion) is not supported", "suffix");
+    if (const json* bo = field(j, "best_of");
+        bo && !(bo->is_number_integer() && bo->get<int64_t>() == 1))
+        throw RequestError("only best_of = 1 is supported", "best_of");
+    if (const json* lp = field(j, "logprobs"); lp && !lp->is_null())
+        throw RequestError(
+            "'logprobs' in the legacy completions format is not supported yet; "
+            "/v1/chat/completions has logprobs and top_logprobs",
+            "logprobs");
+    parse_sampling(j, defaults, r);
     return r;
 }
 

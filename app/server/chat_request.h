@@ -35,6 +35,9 @@ struct ChatRequest {
     // alternatives (0..20, as OpenAI allows; needs logprobs).
     bool logprobs = false;
     int top_logprobs = 0;
+    // POST /v1/completions: a plain-text prompt (Complete::raw), answered as text_completion
+    // objects (to_text_completion in chat_response.h).
+    bool legacy = false;
 };
 
 // Parses `body`. `defaults` are the server's sampling settings, which the request's temperature,
@@ -43,5 +46,11 @@ struct ChatRequest {
 // message may be a system one and the last must be a user one. `stop` is a string or up to 4.
 // Throws RequestError.
 ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defaults);
+
+// POST /v1/completions (OpenAI's legacy text completion): `prompt` a string or an array of one
+// string, completed as plain text (no chat template); max_tokens defaults to 16 as OpenAI's does;
+// model, stream, stream_options, n (1), stop and the sampling fields as for chat. echo, suffix,
+// best_of > 1 and the legacy logprobs are refused naming them. Throws RequestError.
+ChatRequest parse_completion_request(std::string_view body, const SamplingParams& defaults);
 
 }  // namespace fluoro::app

@@ -209,4 +209,29 @@ std::string sse_event(const json& j) {
     return s;
 }
 
+nlohmann::json to_text_completion(nlohmann::json j) {
+    const auto object = j.find("object");
+    if (object == j.end() || !object->is_string()) return j;
+    const std::string o = object->get<std::string>();
+    if (o != "chat.completion" && o != "chat.completion.chunk") return j;
+    j["object"] = "text_completion";
+    if (auto id = j.find("id"); id != j.end() && id->is_string()) {
+        const std::string s = id->get<std::string>();
+        if (s.rfind("chatcmpl-", 0) == 0) *id = "cmpl-" + s.substr(9);
+    }
+    if (auto choices = j.find("choices"); choices != j.end() && choices->is_array())
+        for (auto& c : *choices) {
+            const char* part = c.contains("message") ? "message" : "delta";
+            std::string text;
+            if (auto m = c.find(part); m != c.end() && m->is_object())
+                if (auto t = m->find("content"); t != m->end() && t->is_string())
+                    text = t->get<std::string>();
+            c.erase(part);
+            c["text"] = text;
+            c["logprobs"] = nullptr;
+            if (!c.contains("finish_reason")) c["finish_reason"] = nullptr;
+        }
+    return j;
+}
+
 }  // namespace fluoro::app

@@ -69,6 +69,12 @@ nlohmann::json chunk_json(const CompletionIds& ids, std::string_view content, bo
 nlohmann::json usage_chunk_json(const CompletionIds& ids, const RunFinished& f,
                                 const PrefixCacheEvent* cache = nullptr);
 
+// A chat.completion or chat.completion.chunk object as OpenAI's legacy text completion
+// (POST /v1/completions) answers: object "text_completion", id "cmpl-...", each choice's
+// message or delta content as "text" (reasoning and tool calls dropped: a plain-text prompt has
+// neither), "logprobs" null; usage and timings kept. Any other JSON (an error) is returned as is.
+nlohmann::json to_text_completion(nlohmann::json chat);
+
 // {"error":{"message","type","param","code"}}; param and code are null when empty.
 nlohmann::json error_json(std::string_view message, std::string_view type = "invalid_request_error",
                           std::string_view param = {}, std::string_view code = {});

@@ -187,7 +187,8 @@ std::optional<std::pair<int, std::string>> OpenAiServer::Impl::screen(
                                          "invalid_request_error", {}, "invalid_api_key")};
     const bool known = (req.method == "GET" && req.path == "/v1/models") ||
                        (req.method == "GET" && req.path == "/metrics") ||
-                       (req.method == "POST" && req.path == "/v1/chat/completions");
+                       (req.method == "POST" && req.path == "/v1/chat/completions") ||
+                       (req.method == "POST" && req.path == "/v1/completions");
     if (!known) return std::pair{404, error_body("no such endpoint")};
     return std::nullopt;
 }
@@ -262,7 +263,9 @@ RunFinished OpenAiServer::Impl::run_locked(RunNote& note, Complete c,
 void OpenAiServer::Impl::handle_completion(const std::shared_ptr<HttpExchange>& ex) {
     ChatRequest cr;
     try {
-        cr = parse_chat_request(ex->request().body, opt.sampling);
+        cr = ex->request().path == "/v1/completions"
+                 ? parse_completion_request(ex->request().body, opt.sampling)
+                 : parse_chat_request(ex->request().body, opt.sampling);
     } catch (const RequestError& e) {
         send_error(*ex, 400, e.what(), "invalid_request_error", e.param());
         return;
@@ -328,6 +331,8 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     // whose writes tell a half-closed client (it reads them) from a gone one (a reset).
     bool head_sent = false, first = true;
     Clock::time_point last_probe{};
+    // /v1/completions answers in text_completion objects, built from the chat ones.
+    const auto shape = [&](json j) { return cr.legacy ? to_text_completion(std::move(j)) : j; };
     const auto fail = [&] {
         gone = true;
         backend.cancel();
@@ -337,13 +342,13 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         head_sent = true;
         if (!ex->begin_chunked(200, "text/event-stream", {{"Cache-Control", "no-cache"}}))
             return fail();
-        if (!ex->write_chunk(sse_event(chunk_json(ids, "", true)))) return fail();
+        if (!ex->write_chunk(sse_event(shape(chunk_json(ids, "", true))))) return fail();
         first = false;
     };
     const auto send = [&](const json& j) {
         if (gone) return;
         open_stream();
-        if (!gone && !ex->write_chunk(sse_event(j))) fail();
+        if (!gone && !ex->write_chunk(sse_event(shape(j)))) fail();
     };
     std::optional<PrefixCacheEvent> cache;
     std::string text;  // streamed: text that may begin a stop string is held back
@@ -459,8 +464,8 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     if (!stream) {
         const std::optional<json> lp = take_logprobs();
         const ReplyParts parts = reply_parts(f, syntax);
-        const std::string body =
-            dump(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts));
+        const std::string body = dump(
+            shape(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts)));
         if (head_sent) {
             ex->write_chunk(body);
             ex->end_chunked();

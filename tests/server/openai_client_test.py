@@ -144,6 +144,33 @@ def main():
         except openai.BadRequestError:
             pass
 
+        # POST /v1/completions (legacy text completion): a plain-text prompt, no template; greedy,
+        # so the text is `fluoro run --raw`'s continuation of the same prompt, plain or streamed.
+        prompt = "The capital of France is"
+        c = client.completions.create(model=model_id, prompt=prompt, max_tokens=8, temperature=0)
+        print("completion:", repr(c.choices[0].text), c.usage)
+        assert c.object == "text_completion" and c.id.startswith("cmpl-"), c
+        assert c.usage.completion_tokens == 8 and c.choices[0].finish_reason == "length", c
+        cli = subprocess.run([fluoro, "run", "--raw", model, prompt, "-n", "8", "--temp", "0",
+                              "-t", "2", "-q"], capture_output=True, text=True, check=True).stdout
+        assert cli.startswith(prompt), cli
+        tail = cli[len(prompt):]
+        assert tail.startswith(c.choices[0].text) and tail[len(c.choices[0].text):].strip() == "", \
+            (tail, c.choices[0].text)
+        streamed = "".join(ch.choices[0].text for ch in client.completions.create(
+            model=model_id, prompt=[prompt], max_tokens=8, temperature=0, stream=True)
+            if ch.choices)
+        assert streamed == c.choices[0].text, (streamed, c.choices[0].text)
+        # The default length is OpenAI's 16; what it cannot honour is refused by name.
+        assert client.completions.create(model=model_id, prompt=prompt, temperature=0) \
+            .usage.completion_tokens <= 16
+        for bad in ({"echo": True}, {"best_of": 2}, {"logprobs": 2}, {"suffix": "!"}):
+            try:
+                client.completions.create(model=model_id, prompt=prompt, max_tokens=1, **bad)
+                raise AssertionError(f"{bad} was accepted")
+            except openai.BadRequestError as e:
+                assert list(bad)[0] in str(e), e
+
         # A client that gives up on a non-streamed reply: its generation stops.
         try:
             openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k3y", max_retries=0,

@@ -284,6 +284,56 @@ TEST(OpenAiServer, ContentPartsAreConcatenated) {
               json::parse(b->body)["choices"][0]["message"]["content"]);
 }
 
+// POST /v1/completions: the same run as a raw Complete, answered as text_completion objects —
+// plain and streamed alike; prompt shapes and fields it cannot honour refused by name.
+TEST(OpenAiServer, LegacyCompletionsAnswerAsTextCompletion) {
+    Served s;
+    auto c = s.client();
+    const json body{
+        {"model", "m"}, {"prompt", "Once upon a time"}, {"max_tokens", 6}, {"temperature", 0}};
+    const auto r = c.Post("/v1/completions", body.dump(), "application/json");
+    ASSERT_TRUE(r) << "no response";
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json j = json::parse(r->body);
+    EXPECT_EQ(j["object"], "text_completion");
+    EXPECT_EQ(j["id"].get<std::string>().rfind("cmpl-", 0), 0u) << j["id"];
+    ASSERT_EQ(j["choices"].size(), 1u);
+    const json& ch = j["choices"][0];
+    EXPECT_TRUE(ch["text"].is_string());
+    EXPECT_FALSE(ch.contains("message"));
+    EXPECT_TRUE(ch["logprobs"].is_null());
+    EXPECT_EQ(j["usage"]["completion_tokens"], 6);
+    EXPECT_EQ(ch["finish_reason"], "length");
+
+    json streamed_body = body;
+    streamed_body["stream"] = true;
+    const auto sr = c.Post("/v1/completions", streamed_body.dump(), "application/json");
+    ASSERT_TRUE(sr && sr->status == 200);
+    std::string text;
+    for (size_t at = 0; (at = sr->body.find("data: ", at)) != std::string::npos;) {
+        const size_t end = sr->body.find("\n\n", at);
+        const std::string data = sr->body.substr(at + 6, end - at - 6);
+        at = end;
+        if (data == "[DONE]") break;
+        const json chunk = json::parse(data);
+        EXPECT_EQ(chunk["object"], "text_completion") << data;
+        if (!chunk["choices"].empty()) text += chunk["choices"][0]["text"].get<std::string>();
+    }
+    EXPECT_EQ(text, ch["text"].get<std::string>());
+
+    const auto refused = [&](json b, const std::string& param) {
+        const auto e = c.Post("/v1/completions", b.dump(), "application/json");
+        expect_error(e, 400, param);
+    };
+    refused(json{{"max_tokens", 1}}, "prompt");
+    refused(json{{"prompt", json::array({"a", "b"})}}, "prompt");
+    refused(json{{"prompt", json::array({1, 2, 3})}}, "prompt");
+    refused(json{{"prompt", "x"}, {"echo", true}}, "echo");
+    refused(json{{"prompt", "x"}, {"best_of", 3}}, "best_of");
+    refused(json{{"prompt", "x"}, {"logprobs", 2}}, "logprobs");
+    refused(json{{"prompt", "x"}, {"n", 2}}, "n");
+}
+
 TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
     Served s;
     expect_error(s.post("{\"messages\": [}"), 400);
