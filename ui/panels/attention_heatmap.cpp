@@ -56,6 +56,42 @@ QImage attention_image(const AttentionSnapshot& s, const LogRange& range,
     return img;
 }
 
+std::pair<int64_t, int64_t> pooled_block(int64_t n_cols, int pooled_cols, int x) {
+    const int64_t w = std::max(1, pooled_cols);
+    const int64_t first = std::min(n_cols - 1, int64_t(x) * n_cols / w);
+    const int64_t last = std::max(first, std::min(n_cols - 1, (int64_t(x) + 1) * n_cols / w - 1));
+    return {first, last};
+}
+
+QImage attention_image_pooled(const AttentionSnapshot& s, const LogRange& range,
+                              const std::vector<bool>& gone, int max_cols) {
+    if (max_cols <= 0 || s.n_cols <= max_cols) return attention_image(s, range, gone);
+    if (!s.shape_ok() || s.n_rows > INT32_MAX) return QImage();
+    QImage img(max_cols, int(std::max<int64_t>(s.n_rows, 1)), QImage::Format_ARGB32);
+    if (img.isNull()) return img;
+    img.fill(Qt::transparent);
+    const QRgb grey = qRgba(128, 128, 128, 150);
+    for (int64_t r = 0; r < s.n_rows; ++r) {
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(int(r)));
+        const float* row = s.weights.data() + r * s.n_cols;
+        for (int x = 0; x < max_cols; ++x) {
+            const auto [first, last] = pooled_block(s.n_cols, max_cols, x);
+            float best = 0;
+            bool any_gone = false;
+            for (int64_t c = first; c <= last; ++c) {
+                best = std::max(best, row[c]);
+                any_gone |= size_t(c) < gone.size() && gone[size_t(c)];
+            }
+            const double t = range.position(best);
+            if (t >= 0)
+                line[x] = heat_color(t).rgba();
+            else if (any_gone)
+                line[x] = grey;
+        }
+    }
+    return img;
+}
+
 namespace {
 
 // Columns of `s` whose key position the KV policy evicted.
@@ -91,15 +127,20 @@ void AttentionHeatmap::set_data(std::shared_ptr<const AttentionSnapshot> snapsho
     if (snapshot && !snapshot->shape_ok()) snapshot = nullptr;  // malformed: nothing to draw
     if (snapshot != snapshot_) {
         snapshot_ = std::move(snapshot);
-        if (snapshot_) {
-            range_ = log_range(*snapshot_);
-            image_ = attention_image(*snapshot_, range_, evicted_columns(*snapshot_, state_));
-        } else {
-            image_ = QImage();
-        }
+        if (snapshot_) range_ = log_range(*snapshot_);
+        pooled_for_ = -1;  // rebuilt by compute_layout
     }
     compute_layout();
     update();
+}
+
+void AttentionHeatmap::rebuild_image() {
+    const int width = int(cells_.width());
+    if (width == pooled_for_) return;
+    pooled_for_ = width;
+    image_ = snapshot_ ? attention_image_pooled(*snapshot_, range_,
+                                                evicted_columns(*snapshot_, state_), width)
+                       : QImage();
 }
 
 void AttentionHeatmap::set_highlight(int64_t pos) {
@@ -122,15 +163,32 @@ void AttentionHeatmap::compute_layout() {
     if (snapshot_ && snapshot_->n_rows > 0)
         area.setHeight(std::min(area.height(), kMaxRowH * double(snapshot_->n_rows)));
     cells_ = area.width() > 0 && area.height() > 0 ? area : QRectF();
+    rebuild_image();
 }
 
 QString AttentionHeatmap::tooltip_at(QPoint pos) const {
     if (!snapshot_ || cells_.isEmpty() || !cells_.contains(pos)) return {};
     const AttentionSnapshot& s = *snapshot_;
-    const int64_t col = std::clamp<int64_t>(
+    int64_t col = std::clamp<int64_t>(
         int64_t((pos.x() - cells_.left()) / cells_.width() * double(s.n_cols)), 0, s.n_cols - 1);
     const int64_t row = std::clamp<int64_t>(
         int64_t((pos.y() - cells_.top()) / cells_.height() * double(s.n_rows)), 0, s.n_rows - 1);
+    QString pooled;
+    if (image_.width() > 0 && image_.width() < s.n_cols) {
+        // A pooled column: the most attended key of its block, with its exact weight.
+        const int x = std::clamp(int((pos.x() - cells_.left()) / cells_.width() * image_.width()),
+                                 0, image_.width() - 1);
+        const auto [first, last] = pooled_block(s.n_cols, image_.width(), x);
+        col = first;
+        for (int64_t c = first; c <= last; ++c)
+            if (s.weights[size_t(row * s.n_cols + c)] > s.weights[size_t(row * s.n_cols + col)])
+                col = c;
+        pooled = QStringLiteral(
+                     "\nkeys #%1–#%2 share this column (max-pooled): the most "
+                     "attended is shown")
+                     .arg(s.key_begin + first)
+                     .arg(s.key_begin + last);
+    }
     const float w = s.weights[size_t(row * s.n_cols + col)];
     const int64_t q = s.first_row + row;
     QString text = QStringLiteral("query #%1 “%2”\nkey #%3 “%4”\nweight %5")
@@ -142,7 +200,7 @@ QString AttentionHeatmap::tooltip_at(QPoint pos) const {
     if (state_)
         if (auto mark = state_->key_mark(s.key_begin + col))
             text += QStringLiteral("\nKV policy: %1").arg(kv_state_label(*mark));
-    return text;
+    return text + pooled;
 }
 
 void AttentionHeatmap::mouseMoveEvent(QMouseEvent* event) {

@@ -5,6 +5,7 @@
 #include "panels/attention_heatmap.h"
 #include "panels/attention_panel.h"
 #include "panels/head_grid.h"
+#include "panels/panel_util.h"
 #include "synthetic_events.h"
 
 using namespace fluoro;
@@ -28,6 +29,7 @@ class AttentionPanelTest : public QObject {
     void grid_catches_up_after_a_burst();
     void grid_cells_share_the_layers_rows();
     void malformed_snapshots_draw_nothing();
+    void thousands_of_keys_are_max_pooled_with_exact_hover();
 };
 
 void AttentionPanelTest::says_nothing_captured_before_snapshots() {
@@ -227,6 +229,52 @@ void AttentionPanelTest::malformed_snapshots_draw_nothing() {
     panel.consume(
         {test::run_started(1, test::chat_prompt()), std::shared_ptr<const AttentionSnapshot>(bad)});
     QCOMPARE(panel.state().n_layers(), 0);
+}
+
+// 3000 keys in a heatmap a few hundred pixels wide: each pixel column shows its block's largest
+// weight, so one spike among thousands stays visible (a plain downscale samples it away), and
+// the hover names the spike's key and exact weight.
+void AttentionPanelTest::thousands_of_keys_are_max_pooled_with_exact_hover() {
+    auto s = std::make_shared<AttentionSnapshot>();
+    s->run = 1;
+    s->n_rows = 2;
+    s->n_cols = 3000;
+    s->first_row = 2999;
+    s->weights.assign(size_t(2 * 3000), 1e-6f);
+    s->weights[1234] = 0.9f;  // row 0, key 1234
+    AttentionHeatmap heatmap;
+    heatmap.resize(500, 300);
+    heatmap.set_data(s, nullptr);
+    const int cols = heatmap.image_columns();
+    QVERIFY2(cols > 0 && cols < 3000, qPrintable(QString::number(cols)));
+    int spike_x = -1;
+    for (int x = 0; x < cols; ++x) {
+        const auto [first, last] = pooled_block(3000, cols, x);
+        if (first <= 1234 && 1234 <= last) spike_x = x;
+        if (x > 0) QCOMPARE(first, pooled_block(3000, cols, x - 1).second + 1);  // no key skipped
+    }
+    QVERIFY(spike_x >= 0);
+    // The spike's column has the top of the color scale in row 0, its neighbours the bottom.
+    const LogRange range = log_range(*s);
+    QCOMPARE(heatmap.image().pixel(spike_x, 0), heat_color(range.position(0.9)).rgba());
+    QVERIFY(heatmap.image().pixel((spike_x + cols / 2) % cols, 0) !=
+            heatmap.image().pixel(spike_x, 0));
+    // Hover over that column, in row 0: the exact key and weight.
+    QPoint at(-1, -1);
+    for (int x = 0; x < heatmap.width() && at.x() < 0; ++x)
+        for (int y = 0; y < heatmap.height(); ++y) {
+            const QString tip = heatmap.tooltip_at({x, y});
+            if (tip.contains(QStringLiteral("key #1234")) &&
+                tip.contains(QStringLiteral("query #2999"))) {
+                at = {x, y};
+                break;
+            }
+        }
+    QVERIFY2(at.x() >= 0, "no hover position names key 1234");
+    const QString tip = heatmap.tooltip_at(at);
+    QVERIFY2(
+        tip.contains(QStringLiteral("weight 0.9")) && tip.contains(QStringLiteral("max-pooled")),
+        qPrintable(tip));
 }
 
 void AttentionPanelTest::picked_token_is_outlined() {
