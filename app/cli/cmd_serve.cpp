@@ -134,6 +134,7 @@ void add_serve_command(CLI::App& app) {
 
         app::ServerOptions so;
         so.model_id = std::filesystem::path(o->model).filename().string();
+        so.model_info = driver.model();
         so.api_key = key;
         so.max_body = o->max_body;
         so.max_queue = o->max_queue;

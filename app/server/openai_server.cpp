@@ -226,8 +226,20 @@ void OpenAiServer::Impl::finished(const HttpExchange& ex, int status) {
 }
 
 void OpenAiServer::Impl::handle_models(HttpExchange& ex) {
-    const json model{
+    json model{
         {"id", opt.model_id}, {"object", "model"}, {"created", 0}, {"owned_by", "fluoroscope"}};
+    if (const ModelLoaded& m = opt.model_info; !m.path.empty()) {
+        model["root"] = opt.model_id;
+        model["max_model_len"] = m.ctx;  // vLLM's name for the served context
+        model["meta"] = {{"name", m.name},
+                         {"arch", m.arch},
+                         {"backend", m.backend},
+                         {"kv_type", m.kv_type},
+                         {"threads", m.threads},
+                         {"n_ctx", m.ctx},
+                         {"weights_bytes", m.weights_bytes},
+                         {"chat_template", m.chat_template}};
+    }
     ex.respond(200, "application/json",
                dump(json{{"object", "list"}, {"data", json::array({model})}}));
 }

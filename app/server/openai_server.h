@@ -52,6 +52,10 @@ std::string format_request(const RequestRecord& r);
 
 struct ServerOptions {
     std::string model_id = "model";  // GET /v1/models; the default "model" of responses
+    // What GET /v1/models says of the model besides its id (the engine's ModelLoaded): its
+    // context as vLLM's "max_model_len", and a llama-server-style "meta" block (architecture,
+    // backend, KV type, threads, weight bytes, chat template). Empty path: only the id.
+    ModelLoaded model_info;
     // Non-empty: every request needs "Authorization: Bearer KEY" (compared in constant time),
     // checked on the headers, before any body byte is read.
     std::string api_key;

@@ -40,7 +40,11 @@ def main():
 
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k3y",
                                max_retries=0, timeout=120)
-        assert [m.id for m in client.models.list().data] == [model_id]
+        listed = client.models.list().data
+        assert [m.id for m in listed] == [model_id]
+        # vLLM's max_model_len (the served context) and llama-server-style meta.
+        assert listed[0].model_extra["max_model_len"] == listed[0].model_extra["meta"]["n_ctx"] > 0
+        assert listed[0].model_extra["meta"]["arch"] == "llama", listed[0]
         messages = [{"role": "system", "content": "You are a helpful assistant."},
                     {"role": "user", "content": "What is the capital of France?"}]
 

@@ -38,6 +38,7 @@ QString ServeController::start(const ServeConfig& config) {
 
     app::ServerOptions so;
     so.model_id = QFileInfo(path).fileName().toStdString();
+    so.model_info = *bridge_.model();
     so.api_key = config.api_key.toStdString();
     so.max_queue = config.max_queue;
     so.sampling = config.sampling;

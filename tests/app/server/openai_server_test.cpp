@@ -482,6 +482,19 @@ TEST(OpenAiServer, ModelsListsTheLoadedModel) {
     EXPECT_EQ(j["data"][0]["id"], "tiny.gguf");
     EXPECT_EQ(j["data"][0]["object"], "model");
     EXPECT_EQ(j["data"][0]["owned_by"], "fluoroscope");
+    EXPECT_FALSE(j["data"][0].contains("max_model_len"));  // nothing known: nothing claimed
+    // With the engine's ModelLoaded: vLLM's max_model_len and a meta block.
+    ServerOptions o;
+    o.model_info.path = "/m/tiny.gguf";
+    o.model_info.arch = "llama";
+    o.model_info.ctx = 2048;
+    o.model_info.kv_type = "f16";
+    Served withinfo(o);
+    const json k = json::parse(withinfo.client().Get("/v1/models")->body);
+    EXPECT_EQ(k["data"][0]["max_model_len"], 2048);
+    EXPECT_EQ(k["data"][0]["meta"]["arch"], "llama");
+    EXPECT_EQ(k["data"][0]["meta"]["n_ctx"], 2048);
+    EXPECT_EQ(k["data"][0]["meta"]["kv_type"], "f16");
 }
 
 TEST(OpenAiServer, ConcurrentClientsAreServedOneAtATime) {
