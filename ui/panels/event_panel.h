@@ -21,7 +21,8 @@ class EventPanel : public QWidget {
     using QWidget::QWidget;
 
     // Stable id ("attention", "kv", "speculative", "prompt_cache", "profiler", "tokens",
-    // "prompt", "experts", "lens", "overview"), used for saved dock layout, `--screenshot-panel ID` and export file names.
+    // "prompt", "experts", "lens", "overview"), used for saved dock layout, `--screenshot-panel ID`
+    // and export file names.
     virtual QString panel_id() const = 0;
     virtual QString title() const = 0;
     // Events in engine order. Called with everything since the previous call.

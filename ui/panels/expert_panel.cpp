@@ -86,16 +86,8 @@ QString ExpertLoadGrid::tooltip_at(QPoint pos) const {
 }
 
 bool ExpertLoadGrid::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString tip = tooltip_at(help->pos());
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), tip, this);
-        return true;
-    }
-    return QWidget::event(event);
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 void ExpertLoadGrid::paintEvent(QPaintEvent*) {

@@ -98,16 +98,8 @@ QString HeadPatternGrid::tooltip_at(QPoint pos) const {
 }
 
 bool HeadPatternGrid::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString tip = tooltip_at(help->pos());
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), tip, this);
-        return true;
-    }
-    return QWidget::event(event);
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 void HeadPatternGrid::mousePressEvent(QMouseEvent* event) {
@@ -200,16 +192,8 @@ QString KeyStrip::tooltip_at(QPoint pos) const {
 }
 
 bool KeyStrip::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString tip = tooltip_at(help->pos());
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), tip, this);
-        return true;
-    }
-    return QWidget::event(event);
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 void KeyStrip::paintEvent(QPaintEvent*) {

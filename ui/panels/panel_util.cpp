@@ -1,6 +1,9 @@
 #include "panels/panel_util.h"
 
+#include <QEvent>
 #include <QFont>
+#include <QHelpEvent>
+#include <QToolTip>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -146,6 +149,18 @@ QLabel* make_notice(const QString& text, QWidget* parent) {
     label->setMargin(16);
     label->setForegroundRole(QPalette::PlaceholderText);
     return label;
+}
+
+bool show_hover_tooltip(QWidget* widget, QEvent* event,
+                        const std::function<QString(QPoint)>& text) {
+    if (event->type() != QEvent::ToolTip) return false;
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString tip = text(help->pos());
+    if (tip.isEmpty())
+        QToolTip::hideText();
+    else
+        QToolTip::showText(help->globalPos(), tip, widget);
+    return true;
 }
 
 }  // namespace fluoro::ui

@@ -9,6 +9,7 @@
 #include <QSplitter>
 #include <QString>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -68,5 +69,9 @@ class AdaptiveSplitter : public QSplitter {
 
 // A centered, word-wrapped, muted label for honest "not active" / "nothing yet" states.
 QLabel* make_notice(const QString& text, QWidget* parent);
+
+// For a painted widget's event(): a tooltip event shows text(position) at the cursor (or hides
+// the tooltip where it is empty) and returns true; any other event returns false.
+bool show_hover_tooltip(QWidget* widget, QEvent* event, const std::function<QString(QPoint)>& text);
 
 }  // namespace fluoro::ui

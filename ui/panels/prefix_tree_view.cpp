@@ -81,16 +81,8 @@ QString PrefixTreeView::tooltip_at(QPoint pos) const {
 }
 
 bool PrefixTreeView::event(QEvent* event) {
-    if (event->type() == QEvent::ToolTip) {
-        auto* help = static_cast<QHelpEvent*>(event);
-        const QString tip = tooltip_at(help->pos());
-        if (tip.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), tip, this);
-        return true;
-    }
-    return QWidget::event(event);
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 void PrefixTreeView::paintEvent(QPaintEvent*) {

@@ -15,16 +15,22 @@ namespace {
 using test::all_of;
 using test::next_run;
 
-std::shared_ptr<const LogitLensEvent> next_lens(Engine& e) {
+// The next event of type std::shared_ptr<const T> (a lens or an overview answer).
+template <class T>
+std::shared_ptr<const T> next_answer(Engine& e) {
     using namespace std::chrono_literals;
     const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
     while (std::chrono::steady_clock::now() < deadline) {
         auto ev = e.events().pop(100ms);
         if (!ev) continue;
-        if (auto* l = std::get_if<std::shared_ptr<const LogitLensEvent>>(&*ev)) return *l;
+        if (auto* a = std::get_if<std::shared_ptr<const T>>(&*ev)) return *a;
     }
-    ADD_FAILURE() << "no LogitLensEvent within the hang guard";
+    ADD_FAILURE() << "no answer within the hang guard";
     return nullptr;
+}
+
+std::shared_ptr<const LogitLensEvent> next_lens(Engine& e) {
+    return next_answer<LogitLensEvent>(e);
 }
 
 TEST(EngineLens, TheLatestRunsTokensAndTheReasonsForTheRest) {
@@ -86,15 +92,7 @@ namespace fluoro {
 namespace {
 
 std::shared_ptr<const AttentionOverview> next_overview(Engine& e) {
-    using namespace std::chrono_literals;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
-    while (std::chrono::steady_clock::now() < deadline) {
-        auto ev = e.events().pop(100ms);
-        if (!ev) continue;
-        if (auto* o = std::get_if<std::shared_ptr<const AttentionOverview>>(&*ev)) return *o;
-    }
-    ADD_FAILURE() << "no AttentionOverview within the hang guard";
-    return nullptr;
+    return next_answer<AttentionOverview>(e);
 }
 
 // The overview of a token re-runs its decode step: every head's row equals, bit for bit, the row
