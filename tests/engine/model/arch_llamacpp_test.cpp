@@ -1,7 +1,8 @@
 // The architectures and RoPE scalings beyond the default models, checked against llama.cpp on the
 // same files: tiny synthetic GGUFs (tests/reference/fixtures/arch_<name>.gguf: llama with
-// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2, phi3,
-// gemma2, and the mixtures of experts qwen3moe, Mixtral-style llama and olmoe) and
+// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen2, qwen3, granite, olmo2,
+// phi3, gemma2, smollm3 (layers without RoPE), mistral3 (attention temperature), and the
+// mixtures of experts qwen3moe, Mixtral-style llama and olmoe) and
 // llama.cpp's logits on one 200-token sequence (arch_<name>.json), both written by
 // tests/reference/make_arch_fixtures.py with llama-cpp-python 0.3.36. The same JSON holds the
 // float64 reference forward pass's logits (reference_forward.py), a second witness written
@@ -24,10 +25,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "backend/cpu/cpu_backend.h"
+#include "model/architecture.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
 #include "settings/settings.h"
@@ -229,6 +233,9 @@ TEST(ArchLlamaCpp, LlamaYarnRopeScaling) {
 TEST(ArchLlamaCpp, Qwen3) {
     check("qwen3");
 }
+TEST(ArchLlamaCpp, Qwen2QkvBias) {
+    check("qwen2");
+}
 TEST(ArchLlamaCpp, Granite) {
     check("granite");
 }
@@ -251,10 +258,40 @@ TEST(ArchLlamaCpp, OlmoeUnnormalisedWeights) {
 TEST(ArchLlamaCpp, Gemma2SoftcapAlternatingWindow) {
     check("gemma2");  // the default (flash) attention
 }
+// smollm3: layer 3 of 4 applies no RoPE (llama.cpp's step of 4); also greedy 32. Rotating every
+// layer instead moves the logits by 1.31x the RMS logit (measured by setting the step to 0).
+TEST(ArchLlamaCpp, Smollm3NoRopeLayers) {
+    check("smollm3");
+}
+// mistral3: YaRN and llama 4's attention temperature (positions 64.. scaled); also greedy 32.
+// Without the temperature the logits move by 0.45x the RMS logit (measured by turning it off).
+TEST(ArchLlamaCpp, Mistral3AttentionTemperature) {
+    check("mistral3");
+}
 // Soft-capping and the window are applied by the standard attention path too.
 TEST(ArchLlamaCpp, Gemma2StandardAttention) {
     static_assert(kDefaultAttentionImpl == AttentionImpl::Flash);
     check("gemma2", AttentionImpl::Standard);
+}
+
+// Every registered architecture is checked against llama.cpp: a synthetic fixture here
+// (arch_*.json, by its recipe's arch) or a real model's llama.cpp logits (gemma3: Gemma 3 270M,
+// logits_reference_test.cpp). A newly registered architecture without one fails here.
+TEST(ArchLlamaCpp, EveryRegisteredArchitectureHasALlamaCppFixture) {
+    std::set<std::string> covered;
+    for (const auto& entry : std::filesystem::directory_iterator(test::fixtures_dir())) {
+        const std::string file = entry.path().filename().string();
+        if (!file.starts_with("arch_") || entry.path().extension() != ".json") continue;
+        std::ifstream in(entry.path());
+        covered.insert(json::parse(in)["recipe"]["arch"].get<std::string>());
+    }
+    if (std::filesystem::exists(test::fixtures_dir() / "logits_gemma3.json"))
+        covered.insert("gemma3");
+    for (const std::string& arch : supported_architectures())
+        EXPECT_TRUE(covered.count(arch))
+            << "architecture '" << arch
+            << "' is registered but has no llama.cpp fixture (tests/reference/"
+               "make_arch_fixtures.py)";
 }
 
 }  // namespace
