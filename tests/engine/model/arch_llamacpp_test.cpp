@@ -268,6 +268,44 @@ TEST(ArchLlamaCpp, Smollm3NoRopeLayers) {
 TEST(ArchLlamaCpp, Mistral3AttentionTemperature) {
     check("mistral3");
 }
+// Dropping cached tokens re-rotates the kept keys to their new positions (Model::compact_kv);
+// smollm3's layer without RoPE reports no rotated dims and must be skipped, not handed to the
+// backend's shift (whose per-pair tables divide by the pair count: the process died of SIGFPE
+// before model.cpp skipped it). After compaction the model decodes on, with finite logits.
+TEST(ArchLlamaCpp, Smollm3CompactionSkipsTheLayerWithoutRope) {
+    std::ifstream in(test::fixtures_dir() / "arch_smollm3.json");
+    const json fx = json::parse(in);
+    cpu::CpuBackend backend(2);
+    ModelLoadOptions opt;
+    opt.max_batch = kChunk;
+    opt.max_logit_rows = 1;
+    const auto model = Model::load(test::fixtures_dir() / std::string(fx["model"]), backend, opt);
+    const std::vector<int32_t> ids = fx["ids"];
+    const std::span<const int32_t> all(ids);
+    auto kv = model->create_kv(64, 1, KvType::F16);
+    const auto run = [&](std::span<const int32_t> toks, int32_t pos0) {
+        std::vector<int32_t> pos(toks.size()), seq(toks.size(), 0);
+        for (size_t i = 0; i < toks.size(); ++i) pos[i] = pos0 + int32_t(i);
+        const int32_t last[] = {int32_t(toks.size() - 1)};
+        Batch b;
+        b.tokens = toks;
+        b.positions = pos;
+        b.seq_ids = seq;
+        b.logit_rows = last;
+        const std::span<const float> out = model->forward(b, *kv);
+        kv->set_length(0, pos0 + int64_t(toks.size()));  // as Sequence does after a step
+        return std::vector<float>(out.begin(), out.end());
+    };
+    run(all.first(40), 0);
+    std::vector<int64_t> keep;  // drop positions 10-19
+    for (int64_t i = 0; i < 40; ++i)
+        if (i < 10 || i >= 20) keep.push_back(i);
+    model->compact_kv(*kv, 0, keep);
+    EXPECT_EQ(kv->length(0), 30);
+    const std::vector<float> next = run(all.subspan(40, 1), 30);
+    EXPECT_TRUE(std::all_of(next.begin(), next.end(), [](float v) { return std::isfinite(v); }));
+}
+
 // Soft-capping and the window are applied by the standard attention path too.
 TEST(ArchLlamaCpp, Gemma2StandardAttention) {
     static_assert(kDefaultAttentionImpl == AttentionImpl::Flash);
