@@ -82,9 +82,9 @@ Dims dims(const TestModelSpec& s) {
 
 void check_spec(const TestModelSpec& s) {
     if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
-        s.arch != "granite" && s.arch != "phi3")
+        s.arch != "granite" && s.arch != "phi3" && s.arch != "mistral3" && s.arch != "smollm3")
         throw Error("test model: unknown arch '" + s.arch +
-                    "'; expected llama, qwen2, qwen3, gemma3, granite or phi3");
+                    "'; expected llama, qwen2, qwen3, gemma3, granite, phi3, mistral3 or smollm3");
     if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.n_ff == 0)
         throw Error("test model: n_layer, n_embd, n_head, n_head_kv and n_ff must be non-zero");
     if (s.n_head % s.n_head_kv != 0) throw Error("test model: n_head_kv must divide n_head");

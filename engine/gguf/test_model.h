@@ -18,7 +18,8 @@
 namespace fluoro::gguf {
 
 struct TestModelSpec {
-    std::string arch = "llama";  // "llama", "qwen2", "qwen3", "gemma3", "granite" or "phi3"
+    std::string arch = "llama";  // "llama", "qwen2", "qwen3", "gemma3", "granite", "phi3",
+                                 // or "mistral3" / "smollm3" (llama's tensors)
     uint32_t n_layer = 2;
     uint32_t n_embd = 64;
     uint32_t n_head = 4;

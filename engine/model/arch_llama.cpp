@@ -98,14 +98,32 @@ KvShape LlamaArchitecture::kv_shape() const {
     return decoder_kv_shape(hp_);
 }
 
-RopeParams LlamaArchitecture::layer_rope(int64_t) const {
-    return decoder_rope(hp_, opt_.rope_mode, rope_freqs_.present() ? &rope_freqs_ : nullptr);
+bool LlamaArchitecture::layer_has_rope(int64_t il) const {
+    return opt_.no_rope_layer_step <= 0 || (il + 1) % opt_.no_rope_layer_step != 0;
+}
+
+RopeParams LlamaArchitecture::layer_rope(int64_t il) const {
+    RopeParams p =
+        decoder_rope(hp_, opt_.rope_mode, rope_freqs_.present() ? &rope_freqs_ : nullptr);
+    if (!layer_has_rope(il)) p.n_rot = 0;  // no rotated dims: a cache shift leaves keys as they are
+    return p;
+}
+
+void LlamaArchitecture::scale_queries_by_position(Backend& be, Act q, const Batch& b) const {
+    const double beta = hp_.attn_temp_scale, floor_len = double(hp_.rope_n_ctx_orig);
+    for (int64_t i = 0; i < q.rows; ++i) {
+        const double s =
+            1.0 + beta * std::log1p(std::floor(double(b.positions[size_t(i)]) / floor_len));
+        if (s != 1.0) be.scale(Act{q.data + i * q.width, 1, q.width}, float(s));
+    }
 }
 
 Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
     const int64_t n = b.size(), hd = int64_t(hp_.head_dim_k);
     const float eps = float(hp_.rms_eps);
-    const RopeParams rope = layer_rope(0);
+    const RopeParams rope =
+        decoder_rope(hp_, opt_.rope_mode, rope_freqs_.present() ? &rope_freqs_ : nullptr);
+    const bool temperature = opt_.attn_temperature && hp_.attn_temp_scale > 0;
     Act x = first_rows(buf_.x, n), t = first_rows(buf_.t, n), attn = first_rows(buf_.attn, n);
     Act gate = first_rows(buf_.gate, n), up = first_rows(buf_.up, n);
 
@@ -140,7 +158,8 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
             be.rms_norm(q, L.q_norm, eps, q);  // per head (groups of hd), before RoPE
             be.rms_norm(k, L.k_norm, eps, k);
         }
-        be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
+        if (layer_has_rope(il)) be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
+        if (temperature) scale_queries_by_position(be, q, b);  // after RoPE, as llama.cpp
         const AttentionParams ap{il, nh, nkv, hd, int64_t(hp_.head_dim_v), kq_scale, 0, 0.0f};
         be.attention(ap, q, k, v, b, kv, attn);  // attn: (n, n_head * hd)
         be.matmul(L.wo, attn, t, OpCategory::Matmul);

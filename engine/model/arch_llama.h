@@ -2,8 +2,9 @@
 // Mixtral-style files with experts) — and, with options, qwen2 (QKV biases, NEOX RoPE;
 // arch_qwen2.cpp) and qwen3 (per-head Q/K RMSNorm, NEOX RoPE; arch_qwen3.cpp), qwen3moe and olmoe
 // (a mixture-of-experts FFN, model/moe_ffn.h; arch_moe.cpp), granite (its four multipliers;
-// arch_granite.cpp) and phi3 (fused QKV and gate-up matrices; arch_phi3.cpp), which build it from
-// this file.
+// arch_granite.cpp), phi3 (fused QKV and gate-up matrices; arch_phi3.cpp), smollm3 (layers
+// without RoPE; arch_smollm3.cpp) and mistral3 (attention temperature; arch_mistral3.cpp), which
+// build it from this file.
 #pragma once
 
 #include <memory>
@@ -35,6 +36,10 @@ struct LlamaOptions {
     // weights renormalised to sum 1 when moe_norm_weights (Mixtral, Qwen3-MoE; not OLMoE).
     int64_t moe_ff = 0;
     bool moe_norm_weights = true;
+    // smollm3: every n-th layer (il + 1 a multiple of it) applies no RoPE at all (0: none skip).
+    int64_t no_rope_layer_step = 0;
+    // mistral3: llama 4's attention temperature from Hparams::attn_temp_scale (0: off).
+    bool attn_temperature = false;
 };
 
 class LlamaArchitecture : public Architecture {
@@ -53,6 +58,10 @@ class LlamaArchitecture : public Architecture {
         Weight q_norm, k_norm;                         // (hd), qk_norm only
         Weight ffn_norm, gate, up, down;               // gate/up: (n_embd -> n_ff)
     };
+
+    bool layer_has_rope(int64_t il) const;
+    // mistral3: q *= 1 + attn_temp_scale * ln(1 + floor(pos / rope_n_ctx_orig)), row by row.
+    void scale_queries_by_position(Backend& be, Act q, const Batch& b) const;
 
     Hparams hp_;
     LlamaOptions opt_;

@@ -18,6 +18,8 @@ std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);     // arch_olmo2.c
 std::unique_ptr<Architecture> make_phi3(const Hparams& hp);      // arch_phi3.cpp
 std::unique_ptr<Architecture> make_qwen3moe(const Hparams& hp);  // arch_moe.cpp
 std::unique_ptr<Architecture> make_olmoe(const Hparams& hp);     // arch_moe.cpp
+std::unique_ptr<Architecture> make_smollm3(const Hparams& hp);   // arch_smollm3.cpp
+std::unique_ptr<Architecture> make_mistral3(const Hparams& hp);  // arch_mistral3.cpp
 
 namespace {
 
@@ -96,6 +98,12 @@ constexpr KnownKey kPhi3Keys[] = {
     {"attention.sliding_window", KeyUse::NoEffect},
 };
 
+// mistral3: llama 4's attention temperature (the converter writes it for Ministral 3, whose YaRN
+// rope.scaling.yarn_log_multiplier read_hparams refuses).
+constexpr KnownKey kMistral3Keys[] = {
+    {"attention.temperature_scale", KeyUse::Read},
+};
+
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
 // its arch_*.cpp file), with the metadata keys it reads besides kDecoderKeys. The order is the
 // order of the supported list in error messages.
@@ -115,6 +123,8 @@ constexpr Entry kArchitectures[] = {
     {"gemma2", make_gemma2, kGemma3Keys},  // the same keys, read the same way
     {"qwen3moe", make_qwen3moe, kQwen3MoeKeys},
     {"olmoe", make_olmoe, kMoeKeys},
+    {"smollm3", make_smollm3, {}},
+    {"mistral3", make_mistral3, kMistral3Keys},
 };
 
 const Entry* find_entry(const std::string& arch) {

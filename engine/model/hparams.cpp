@@ -187,6 +187,12 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     hp.logit_scale = r.positive_real("logit_scale");
     if (auto c = r.positive_real("final_logit_softcapping")) hp.final_logit_softcap = c;
     if (auto c = r.positive_real("attn_logit_softcapping")) hp.attn_logit_softcap = c;
+    if (auto t = r.real("attention.temperature_scale")) {
+        if (!(std::isfinite(*t) && *t >= 0))
+            r.fail("attention.temperature_scale",
+                   "(" + std::to_string(*t) + ") must be a finite number, 0 or above");
+        hp.attn_temp_scale = *t;
+    }
     hp.file_type = file.get_uint("general.file_type");
     read_experts(r, hp);
     return hp;

@@ -43,6 +43,9 @@ struct Hparams {
     std::optional<double> residual_scale;   // residual_scale: each block's output *= it
     std::optional<double> attention_scale;  // attention.scale: q·k scale instead of 1/sqrt(hd)
     std::optional<double> logit_scale;      // logit_scale: logits /= it
+    // attention.temperature_scale (mistral3; 0 = off): llama 4's attention temperature, queries at
+    // position p scaled by 1 + it * ln(1 + floor(p / rope_n_ctx_orig)).
+    double attn_temp_scale = 0;
     std::optional<double> final_logit_softcap;
     std::optional<double> attn_logit_softcap;
     std::optional<uint64_t> file_type;  // general.file_type (llama_ftype)

@@ -76,8 +76,11 @@ void Model::compact_kv(KvCache& kv, int64_t seq, std::span<const int64_t> keep) 
     std::vector<int32_t> deltas;
     deltas.reserve(keep.size() - first);
     for (size_t i = first; i < keep.size(); ++i) deltas.push_back(int32_t(int64_t(i) - keep[i]));
-    for (int64_t il = 0; il < kv.shape().n_layer; ++il)
-        backend_.kv_rope_shift(kv, il, seq, int64_t(first), deltas, arch_->layer_rope(il));
+    for (int64_t il = 0; il < kv.shape().n_layer; ++il) {
+        const RopeParams rope = arch_->layer_rope(il);
+        if (rope.n_rot == 0) continue;  // a layer without RoPE (smollm3): keys carry no position
+        backend_.kv_rope_shift(kv, il, seq, int64_t(first), deltas, rope);
+    }
 }
 
 std::span<const float> Model::forward(const Batch& b, KvCache& kv) {

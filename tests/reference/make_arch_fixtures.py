@@ -33,6 +33,13 @@ feed-forward matrices in one model), and the metadata real files of that family 
                   chosen experts per layer and position ("routing": read from its ffn_moe_topk
                   tensors by a cb_eval callback, TopkRecorder) next to the float64 reference's
                   router probabilities, and llama.cpp's greedy 32 tokens after a 16-id prompt.
+  * qwen2:        the llama layer with Q, K and V biases, NEOX RoPE;
+  * smollm3:      the llama layer, 4 layers: layer 3 (every 4th, as llama.cpp hard-codes for
+                  smollm3) without RoPE; a tied LM head; greedy 32 recorded as for the mixtures.
+  * mistral3:     the llama layer with YaRN (factor 4, original_context_length 64) and llama 4's
+                  attention temperature (attention.temperature_scale 0.1: queries at position p
+                  scaled by 1 + 0.1 ln(1 + floor(p / 64)), so positions 64.. are scaled); greedy
+                  32 recorded.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
@@ -70,7 +77,8 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
 
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
             base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
-            granite=None, n_rot=None, fused=False, window=None, softcap=None, moe=None)
+            granite=None, n_rot=None, fused=False, window=None, softcap=None, moe=None,
+            temp_scale=None, greedy=False)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -100,6 +108,13 @@ MODELS = {
     # OLMoE: RMSNorm over the whole Q and K projections, weights not renormalised.
     "olmoe": dict(BASE, arch="olmoe", n_layer=3, n_head_kv=4, n_ff=32, ctx=4096,
                   moe=dict(n_expert=8, n_used=2, n_ff_exp=None)),
+    # qwen2: the llama layer with Q, K, V biases and NEOX RoPE.
+    "qwen2": dict(BASE, arch="qwen2", base=1000000.0, eps=1e-6, ctx=32768),
+    "smollm3": dict(BASE, arch="smollm3", n_layer=4, tied=True, ctx=65536, base=5000000.0,
+                    eps=1e-6, greedy=True),
+    "mistral3": dict(BASE, arch="mistral3", ctx=256, base=1000000.0, greedy=True,
+                     scaling=dict(type="yarn", factor=4.0, original_context_length=64),
+                     temp_scale=0.1),
 }
 N_GREEDY_PROMPT, N_GREEDY = 16, 32  # MoE fixtures: llama.cpp's greedy 32 after 16 prompt ids
 
@@ -187,6 +202,8 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             w.add_rope_scaling_factor(sc["factor"])
         if "original_context_length" in sc:
             w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+    if cfg["temp_scale"] is not None:
+        w.add_attn_temperature_scale(cfg["temp_scale"])
     if cfg["window"] is not None:
         w.add_sliding_window(cfg["window"])
     if c := cfg["softcap"]:
@@ -233,6 +250,10 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
+        if arch == "qwen2":  # Q, K, V biases
+            add_tensor(w, p + "attn_q.bias", 0.5 * rng.standard_normal(nh * hd), "F32")
+            add_tensor(w, p + "attn_k.bias", 0.5 * rng.standard_normal(nkv * hd), "F32")
+            add_tensor(w, p + "attn_v.bias", 0.5 * rng.standard_normal(nkv * hd), "F32")
         if arch in ("qwen3", "qwen3moe"):
             add_tensor(w, p + "attn_q_norm.weight", norm(hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(hd), "F32")
@@ -351,7 +372,8 @@ def make(name: str, cfg: dict) -> None:
     rng = np.random.default_rng([SEED, 7])
     ids = [int(i) for i in rng.integers(3, 259, N_TOKENS)]  # byte tokens
     recorder = TopkRecorder() if cfg["moe"] else None
-    logits, greedy = run_llama_cpp(gguf_path, ids, recorder, N_GREEDY if cfg["moe"] else 0)
+    with_greedy = bool(cfg["moe"]) or cfg["greedy"]
+    logits, greedy = run_llama_cpp(gguf_path, ids, recorder, N_GREEDY if with_greedy else 0)
     routes: dict[int, np.ndarray] = {}
     ref = rf.forward(rf.GgufModel(str(gguf_path)), ids, routes=routes)  # second witness
     order = np.argsort(-logits, axis=1, kind="stable")
@@ -375,12 +397,13 @@ def make(name: str, cfg: dict) -> None:
         "llama_cpp_vs_f64_max_abs": round(float(np.abs(logits[rows] - ref[rows]).max()), 6),
         "llama_cpp_vs_f64_argmax_agree": int((logits.argmax(1) == ref.argmax(1)).sum()),
     }
+    if greedy:
+        out["greedy"] = greedy
     if cfg["moe"]:
         k = cfg["moe"]["n_used"]
         topk = [recorder.layers.get(il, [])[:N_TOKENS] for il in range(cfg["n_layer"])]
         if any(len(t) != N_TOKENS for t in topk):
             raise SystemExit(f"{name}: llama.cpp's cb_eval gave no ffn_moe_topk for every layer")
-        out["greedy"] = greedy
         # llama.cpp's experts per layer and position (most probable first), and the float64
         # reference's router probabilities: the gap between the k-th and the (k+1)-th says how
         # close a position's choice is to a tie.

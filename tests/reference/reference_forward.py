@@ -176,6 +176,8 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
     h = embd[tokens] * float(m.hp("embedding_scale", 1.0))  # granite's multipliers
     res_scale = float(m.hp("residual_scale", 1.0))
     kq_scale = float(m.hp("attention.scale", 1.0 / math.sqrt(head_dim)))
+    temp_scale = float(m.hp("attention.temperature_scale", 0.0))
+    temp_floor = float(m.hp("rope.scaling.original_context_length", m.hp("context_length")))
     for il in range(int(m.hp("block_count"))):
         p = f"blk.{il}."
         x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
@@ -199,8 +201,11 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
                 q = rms_norm(q.reshape(len(tokens), -1), wqn, eps).reshape(q.shape)
                 k = rms_norm(k.reshape(len(tokens), -1), wkn, eps).reshape(k.shape)
         neox = m.arch in ("qwen2", "qwen3", "phi3", "qwen3moe", "olmoe")
-        q = rope(q, pos, n_rot, base, neox, angles)
-        k = rope(k, pos, n_rot, base, neox, angles)
+        if not (m.arch == "smollm3" and (il + 1) % 4 == 0):  # smollm3: every 4th layer no RoPE
+            q = rope(q, pos, n_rot, base, neox, angles)
+            k = rope(k, pos, n_rot, base, neox, angles)
+        if temp_scale:  # mistral3: llama 4's attention temperature, q *= 1 + b*ln(1 + floor(p/L))
+            q = q * (1.0 + temp_scale * np.log1p(np.floor(pos / temp_floor)))[:, None, None]
         a = attention(q, k, v, kq_scale).reshape(len(tokens), -1)
         h = h + res_scale * (a @ m.weight(p + "attn_output.weight").T)
         x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
@@ -309,7 +314,8 @@ def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
             routes: dict | None = None) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only.
     routes, when given, receives each mixture layer's router probabilities: {layer: (n, n_expert)}."""
-    if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "qwen3moe", "olmoe"):
+    if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "qwen3moe", "olmoe", "smollm3",
+                  "mistral3"):
         return forward_llama(m, tokens, last_only, routes)
     if m.arch in ("gemma3", "gemma2"):
         return forward_gemma3(m, tokens, last_only)

@@ -1,7 +1,8 @@
 // The architectures and RoPE scalings beyond the default models, checked against llama.cpp on the
 // same files: tiny synthetic GGUFs (tests/reference/fixtures/arch_<name>.gguf: llama with
-// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen3, granite, olmo2, phi3,
-// gemma2, and the mixtures of experts qwen3moe, Mixtral-style llama and olmoe) and
+// Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen2, qwen3, granite, olmo2,
+// phi3, gemma2, smollm3 (layers without RoPE), mistral3 (attention temperature), and the
+// mixtures of experts qwen3moe, Mixtral-style llama and olmoe) and
 // llama.cpp's logits on one 200-token sequence (arch_<name>.json), both written by
 // tests/reference/make_arch_fixtures.py with llama-cpp-python 0.3.36. The same JSON holds the
 // float64 reference forward pass's logits (reference_forward.py), a second witness written
@@ -24,10 +25,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "backend/cpu/cpu_backend.h"
+#include "model/architecture.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
 #include "settings/settings.h"
@@ -229,6 +233,9 @@ TEST(ArchLlamaCpp, LlamaYarnRopeScaling) {
 TEST(ArchLlamaCpp, Qwen3) {
     check("qwen3");
 }
+TEST(ArchLlamaCpp, Qwen2QkvBias) {
+    check("qwen2");
+}
 TEST(ArchLlamaCpp, Granite) {
     check("granite");
 }
@@ -251,10 +258,78 @@ TEST(ArchLlamaCpp, OlmoeUnnormalisedWeights) {
 TEST(ArchLlamaCpp, Gemma2SoftcapAlternatingWindow) {
     check("gemma2");  // the default (flash) attention
 }
+// smollm3: layer 3 of 4 applies no RoPE (llama.cpp's step of 4); also greedy 32. Rotating every
+// layer instead moves the logits by 1.31x the RMS logit (measured by setting the step to 0).
+TEST(ArchLlamaCpp, Smollm3NoRopeLayers) {
+    check("smollm3");
+}
+// mistral3: YaRN and llama 4's attention temperature (positions 64.. scaled); also greedy 32.
+// Without the temperature the logits move by 0.45x the RMS logit (measured by turning it off).
+TEST(ArchLlamaCpp, Mistral3AttentionTemperature) {
+    check("mistral3");
+}
+// Dropping cached tokens re-rotates the kept keys to their new positions (Model::compact_kv);
+// smollm3's layer without RoPE reports no rotated dims and must be skipped, not handed to the
+// backend's shift (whose per-pair tables divide by the pair count: the process died of SIGFPE
+// before model.cpp skipped it). After compaction the model decodes on, with finite logits.
+TEST(ArchLlamaCpp, Smollm3CompactionSkipsTheLayerWithoutRope) {
+    std::ifstream in(test::fixtures_dir() / "arch_smollm3.json");
+    const json fx = json::parse(in);
+    cpu::CpuBackend backend(2);
+    ModelLoadOptions opt;
+    opt.max_batch = kChunk;
+    opt.max_logit_rows = 1;
+    const auto model = Model::load(test::fixtures_dir() / std::string(fx["model"]), backend, opt);
+    const std::vector<int32_t> ids = fx["ids"];
+    const std::span<const int32_t> all(ids);
+    auto kv = model->create_kv(64, 1, KvType::F16);
+    const auto run = [&](std::span<const int32_t> toks, int32_t pos0) {
+        std::vector<int32_t> pos(toks.size()), seq(toks.size(), 0);
+        for (size_t i = 0; i < toks.size(); ++i) pos[i] = pos0 + int32_t(i);
+        const int32_t last[] = {int32_t(toks.size() - 1)};
+        Batch b;
+        b.tokens = toks;
+        b.positions = pos;
+        b.seq_ids = seq;
+        b.logit_rows = last;
+        const std::span<const float> out = model->forward(b, *kv);
+        kv->set_length(0, pos0 + int64_t(toks.size()));  // as Sequence does after a step
+        return std::vector<float>(out.begin(), out.end());
+    };
+    run(all.first(40), 0);
+    std::vector<int64_t> keep;  // drop positions 10-19
+    for (int64_t i = 0; i < 40; ++i)
+        if (i < 10 || i >= 20) keep.push_back(i);
+    model->compact_kv(*kv, 0, keep);
+    EXPECT_EQ(kv->length(0), 30);
+    const std::vector<float> next = run(all.subspan(40, 1), 30);
+    EXPECT_TRUE(std::all_of(next.begin(), next.end(), [](float v) { return std::isfinite(v); }));
+}
+
 // Soft-capping and the window are applied by the standard attention path too.
 TEST(ArchLlamaCpp, Gemma2StandardAttention) {
     static_assert(kDefaultAttentionImpl == AttentionImpl::Flash);
     check("gemma2", AttentionImpl::Standard);
+}
+
+// Every registered architecture is checked against llama.cpp: a synthetic fixture here
+// (arch_*.json, by its recipe's arch) or a real model's llama.cpp logits (gemma3: Gemma 3 270M,
+// logits_reference_test.cpp). A newly registered architecture without one fails here.
+TEST(ArchLlamaCpp, EveryRegisteredArchitectureHasALlamaCppFixture) {
+    std::set<std::string> covered;
+    for (const auto& entry : std::filesystem::directory_iterator(test::fixtures_dir())) {
+        const std::string file = entry.path().filename().string();
+        if (!file.starts_with("arch_") || entry.path().extension() != ".json") continue;
+        std::ifstream in(entry.path());
+        covered.insert(json::parse(in)["recipe"]["arch"].get<std::string>());
+    }
+    if (std::filesystem::exists(test::fixtures_dir() / "logits_gemma3.json"))
+        covered.insert("gemma3");
+    for (const std::string& arch : supported_architectures())
+        EXPECT_TRUE(covered.count(arch))
+            << "architecture '" << arch
+            << "' is registered but has no llama.cpp fixture (tests/reference/"
+               "make_arch_fixtures.py)";
 }
 
 }  // namespace

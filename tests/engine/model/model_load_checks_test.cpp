@@ -192,6 +192,38 @@ TEST(ModelLoadChecks, AMetadataKeyTheArchitectureDoesNotUnderstandIsRefusedNamin
               std::string::npos);
 }
 
+// mistral3's attention temperature is mistral3's only (a llama refuses the key), must not be
+// negative, and Ministral 3's YaRN log multiplier is refused naming the key; a plain mistral3
+// and smollm3 file (the llama tensors) load.
+TEST(ModelLoadChecks, Mistral3TemperatureIsMistral3sOnlyAndChecked) {
+    for (const char* arch : {"mistral3", "smollm3"}) {
+        gguf::TestModelSpec spec;
+        spec.arch = arch;
+        EXPECT_EQ(load_error(image_of(gguf::make_test_model(spec)), "plain"), "") << arch;
+    }
+    gguf::TestModelSpec llama;
+    gguf::GgufWriter l = gguf::make_test_model(llama);
+    l.add_f32("llama.attention.temperature_scale", 0.1f);
+    EXPECT_NE(load_error(image_of(l), "llama_temp").find("'llama.attention.temperature_scale'"),
+              std::string::npos);
+    gguf::TestModelSpec spec;
+    spec.arch = "mistral3";
+    gguf::GgufWriter neg = gguf::make_test_model(spec);
+    neg.add_f32("mistral3.attention.temperature_scale", -0.1f);
+    EXPECT_NE(load_error(image_of(neg), "neg_temp").find("'mistral3.attention.temperature_scale'"),
+              std::string::npos);
+    gguf::GgufWriter ok = gguf::make_test_model(spec);
+    ok.add_f32("mistral3.attention.temperature_scale", 0.1f);
+    EXPECT_EQ(load_error(image_of(ok), "temp"), "");
+    gguf::GgufWriter log_mul = gguf::make_test_model(spec);
+    log_mul.add_string("mistral3.rope.scaling.type", "yarn");
+    log_mul.add_f32("mistral3.rope.scaling.factor", 16.0f);
+    log_mul.add_f32("mistral3.rope.scaling.yarn_log_multiplier", 1.0f);
+    EXPECT_NE(load_error(image_of(log_mul), "log_mul")
+                  .find("'mistral3.rope.scaling.yarn_log_multiplier'"),
+              std::string::npos);
+}
+
 // Granite 4's layers without RoPE are not implemented: refused naming the key and the file.
 // Granite's multipliers are granite's only: on a llama they are unknown keys.
 TEST(ModelLoadChecks, GraniteWithoutRopeIsRefusedAndItsMultipliersAreGranitesOnly) {
