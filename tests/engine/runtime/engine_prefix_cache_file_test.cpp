@@ -158,7 +158,9 @@ TEST(EnginePrefixCacheFile, TheEventCarriesTheTreeWithTheRequestsPath) {
         matched += n.matched;
         if (n.slot >= 0) ++entries, tokens += n.depth;
         EXPECT_EQ(n.bytes > 0, n.edge_tokens > 0);  // KV bytes of its edge
-        if (n.parent >= 0) EXPECT_LT(n.parent, &n - third.tree.data());  // pre-order
+        if (n.parent >= 0) {
+            EXPECT_LT(n.parent, &n - third.tree.data());  // pre-order: the parent comes first
+        }
     }
     EXPECT_EQ(entries, third.cache_entries);
     EXPECT_EQ(tokens, third.cache_tokens);
