@@ -1,5 +1,7 @@
 #include "runtime/engine.h"
 
+#include "runtime/engine_state.h"
+
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -14,12 +16,10 @@
 #include "core/run_errors.h"
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
-#include "decode/logit_lens.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
-#include "runtime/attention_overview.h"
 #include "runtime/prefix_cache_persistence.h"
 #include "runtime/run_telemetry.h"
 #include "speculative/draft_model_drafter.h"
@@ -37,17 +37,6 @@ class ReportedError : public Error {
     using Error::Error;
 };
 
-void validate_capture(const SetAttentionCapture& c) {
-    for (const AttentionCaptureSpec& spec : c.specs)
-        if (spec.layer < -1 || spec.head < -1 || spec.rows < 0 || spec.key_begin < 0 ||
-            (spec.key_end > 0 && spec.key_end <= spec.key_begin))
-            throw Error("attention capture: bad region (layer " + std::to_string(spec.layer) +
-                        ", head " + std::to_string(spec.head) + ", rows " +
-                        std::to_string(spec.rows) + ", keys " + std::to_string(spec.key_begin) +
-                        ".." + std::to_string(spec.key_end) +
-                        "): layer and head must be >= -1, rows >= 0, keys a non-empty range");
-}
-
 // Drafting runs forward passes on the same backend as the target (a draft model or the target's
 // own first layers): the attention capture, which describes the target, is off meanwhile.
 class CaptureFreeDrafter final : public spec::Drafter {
@@ -58,15 +47,8 @@ class CaptureFreeDrafter final : public spec::Drafter {
     std::string_view name() const override { return inner_->name(); }
     void propose(std::span<const int32_t> context, int32_t max_n, const SamplingParams& params,
                  spec::Draft& out) override {
-        const bool active = capture_.active();
-        if (active) backend_.set_attention_capture(nullptr);
-        try {
-            inner_->propose(context, max_n, params, out);
-        } catch (...) {
-            if (active) backend_.set_attention_capture(&capture_);
-            throw;
-        }
-        if (active) backend_.set_attention_capture(&capture_);
+        const CaptureSwap off(backend_, capture_, nullptr);
+        inner_->propose(context, max_n, params, out);
     }
 
   private:
@@ -75,147 +57,7 @@ class CaptureFreeDrafter final : public spec::Drafter {
     AttentionCapture& capture_;
 };
 
-// The prefix cache's tree as the event carries it: texts instead of ids (long edges shortened),
-// bytes from the KV's bytes per token.
-std::vector<PrefixTreeNode> prefix_tree(const std::vector<PrefixCache::TreeNode>& nodes,
-                                        const tok::Tokenizer& tk, int64_t bytes_per_token) {
-    std::vector<PrefixTreeNode> out;
-    out.reserve(nodes.size());
-    for (const PrefixCache::TreeNode& n : nodes) {
-        PrefixTreeNode t;
-        t.parent = n.parent;
-        t.depth = n.depth;
-        t.edge_tokens = int64_t(n.edge.size());
-        const auto text = [&](size_t from, size_t to) {
-            std::string s;
-            for (size_t i = from; i < to; ++i) s += tk.token_to_piece(n.edge[i], true);
-            return s;
-        };
-        t.text = n.edge.size() <= 24 ? text(0, n.edge.size())
-                                     : text(0, 16) + " … " + text(n.edge.size() - 8, n.edge.size());
-        t.slot = n.slot;
-        t.recency = n.recency;
-        t.entries = n.entries;
-        t.matched = n.matched;
-        t.bytes = t.edge_tokens * bytes_per_token;
-        out.push_back(std::move(t));
-    }
-    return out;
-}
-
 }  // namespace
-
-struct Engine::State {
-    // Model side (all null when no model is loaded). Destroyed in reverse order: the sequence and
-    // KV before the model, the model before the backends it calls.
-    std::unique_ptr<Backend> backend;
-    std::unique_ptr<ProfilingBackend> profiling;
-    std::unique_ptr<Model> model;
-    std::unique_ptr<KvCache> kv;
-    std::unique_ptr<PrefixCache> prefix_cache;           // over kv's sequences 1..
-    std::unique_ptr<PrefixCachePersistence> cache_file;  // when ModelSettings asks for one
-    std::unique_ptr<Sequence> seq;
-    std::unique_ptr<Sampler> sampler;
-    std::string model_path;
-    ModelSettings model_settings;
-    int64_t ctx = 0;
-
-    // Settings.
-    SamplingParams sampling;
-    int64_t max_tokens = 512;
-    std::vector<std::string> stop_strings;  // the running Complete's; empty otherwise
-    bool raw = false;                       // the running Complete's: a plain-text prompt
-    ChatExtras extras;                      // the running Complete's: tools, enable_thinking
-
-    // Conversation.
-    uint64_t conversation = 0;  // 0: none yet
-    std::string system_prompt;
-    std::vector<ChatMessage> messages;
-
-    uint64_t last_conversation = 0;
-    uint64_t last_run = 0;
-    uint64_t submission = 0;  // the running command's, for its RunStarted and ErrorEvents
-
-    // Attention capture: what was asked (kept across model loads) and the backend's request and
-    // results (backend/attention_capture.h), drained at the end of every step.
-    SetAttentionCapture capture_cmd;
-    AttentionCapture capture;
-
-    // A mixture of experts' routing during a run (Model::set_expert_sink), drained at every
-    // step's end into the StepEvent (RunProbes::take_experts).
-    ExpertChoices experts;
-
-    // The latest run's reply, for the logit lens (ComputeLogitLens): its id, the conversation
-    // position its first token took, and its tokens. Checked against the sequence's history
-    // before use, so a conversation changed since is refused rather than misread.
-    struct LensTarget {
-        uint64_t run = 0;
-        int64_t reply_start = 0;
-        std::vector<int32_t> tokens;
-    } lens_target;
-
-    // Speculative decoding: the settings, and what they need, built at the first run after a
-    // change (drafter last: it refers to the models and caches).
-    SpeculativeSettings spec;
-    KvPolicyConfig kv_policy;
-    std::unique_ptr<Model> draft_model;
-    std::unique_ptr<KvCache> draft_kv;
-    std::unique_ptr<spec::Drafter> drafter;
-
-    // The prefill's prompt-cache telemetry (what the sequence's last prefill reused and why).
-    // prompt_tokens: the whole prompt (a speculative prefill leaves its last token to the first
-    // verification).
-    PrefixCacheEvent prefix_event(uint64_t run, int64_t prompt_tokens, int64_t t_ns) const {
-        const PrefillStats& p = seq->last_prefill();
-        PrefixCacheEvent e;
-        e.run = run;
-        e.prompt_tokens = prompt_tokens;
-        e.cached_tokens = p.reused_tokens;
-        e.computed_tokens = prompt_tokens - p.reused_tokens;
-        e.evicted_tokens = p.evicted_tokens;
-        e.t_ns = t_ns;
-        e.source = p.reused_tokens == 0  ? "none"
-                   : p.from_prefix_cache ? "prefix_cache"
-                                         : "conversation";
-        e.diverge_at = p.diverge_at;
-        e.diverge_prompt_token = p.diverge_prompt_token;
-        e.diverge_cached_token = p.diverge_cached_token;
-        if (p.diverge_cached_token >= 0)
-            e.diverge_cached_piece =
-                model->tokenizer().token_to_piece(p.diverge_cached_token, true);
-        e.evicted_entries = p.evicted_entries;
-        if (prefix_cache) {
-            const PrefixCache::Stats st = prefix_cache->stats();
-            e.cache_entries = st.entries;
-            e.cache_tokens = st.cached_tokens;
-            const std::vector<int32_t>& history = seq->tokens();
-            const auto prompt = std::span<const int32_t>(history).first(
-                size_t(std::clamp<int64_t>(prompt_tokens, 0, int64_t(history.size()))));
-            e.tree = prefix_tree(prefix_cache->tree(prompt), model->tokenizer(),
-                                 int64_t(kv->shape().bytes_per_token()));
-        }
-        return e;
-    }
-
-    void drop_drafter() {
-        drafter.reset();
-        draft_kv.reset();
-        draft_model.reset();
-    }
-
-    void drop_model() {
-        drop_drafter();
-        sampler.reset();
-        seq.reset();
-        cache_file.reset();
-        prefix_cache.reset();
-        kv.reset();
-        model.reset();
-        profiling.reset();
-        backend.reset();
-        model_path.clear();
-    }
-};
 
 Engine::Engine(EngineOptions opt)
     : opt_(opt),
@@ -230,19 +72,6 @@ Engine::~Engine() {
     queue_.close();
     if (thread_.joinable()) thread_.join();
     events_.close();
-}
-
-void Engine::note_capture(const Command& c) {
-    const auto* sc = std::get_if<SetAttentionCapture>(&c);
-    if (!sc) return;
-    try {
-        validate_capture(*sc);
-    } catch (const Error&) {
-        return;  // reported when the queued command runs
-    }
-    std::lock_guard lock(capture_mu_);
-    pending_capture_ = *sc;
-    capture_pending_.store(true);
 }
 
 uint64_t Engine::submit(Command c) {
@@ -563,13 +392,6 @@ void Engine::rt_settings(const ChangeSettings& c) {
     }
 }
 
-void Engine::rt_apply_capture() {
-    State& s = *state_;
-    // Scoring KV policies read the accumulated attention the statistics pass computes.
-    s.capture.stats = s.capture_cmd.stats || s.kv_policy.needs_scores();
-    if (s.backend) s.backend->set_attention_capture(s.capture.active() ? &s.capture : nullptr);
-}
-
 void Engine::rt_build_drafter() {
     State& s = *state_;
     if (s.drafter || s.spec.mode == SpecMode::Off) return;
@@ -618,128 +440,6 @@ void Engine::rt_build_drafter() {
             return;
     }
     s.drafter = std::make_unique<CaptureFreeDrafter>(std::move(d), *s.backend, s.capture);
-}
-
-void Engine::rt_set_capture(const SetAttentionCapture& c) {
-    State& s = *state_;
-    validate_capture(c);
-    s.capture_cmd = c;
-    s.capture.regions.clear();
-    for (size_t i = 0; i < c.specs.size(); ++i) {
-        const AttentionCaptureSpec& spec = c.specs[i];
-        s.capture.regions.push_back(
-            {int32_t(i), spec.layer, spec.head, spec.rows, spec.key_begin, spec.key_end});
-    }
-    rt_apply_capture();
-}
-
-void Engine::rt_take_pending_capture() {
-    if (!capture_pending_.load()) return;
-    std::optional<SetAttentionCapture> c;
-    {
-        std::lock_guard lock(capture_mu_);
-        c.swap(pending_capture_);
-        capture_pending_.store(false);
-    }
-    if (c) rt_set_capture(*c);
-}
-
-void Engine::rt_flush_capture(uint64_t run, int64_t step, int64_t t_ns) {
-    State& s = *state_;
-    AttentionCapture& cap = s.capture;
-    // Rows of one (region, layer, head), in the order the forward passes produced them; a
-    // prefill in several passes keeps the last `rows` of them.
-    std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<size_t>> groups;
-    for (size_t i = 0; i < cap.rows.size(); ++i)
-        groups[{cap.rows[i].id, cap.rows[i].layer, cap.rows[i].head}].push_back(i);
-    for (auto& [key, members] : groups) {
-        const CapturedAttentionRow& first = cap.rows[members.front()];
-        const size_t want = first.id < int32_t(s.capture_cmd.specs.size())
-                                ? size_t(s.capture_cmd.specs[size_t(first.id)].rows)
-                                : 0;
-        if (want > 0 && members.size() > want)
-            members.erase(members.begin(), members.end() - std::ptrdiff_t(want));
-        auto snap = std::make_shared<AttentionSnapshot>();
-        snap->run = run;
-        snap->step = step;
-        snap->layer = first.layer;
-        snap->head = first.head;
-        snap->first_row = cap.rows[members.front()].pos;
-        snap->n_rows = int64_t(members.size());
-        snap->key_begin = first.key_begin;
-        for (const size_t j : members)
-            snap->n_cols = std::max(snap->n_cols, int64_t(cap.rows[j].weights.size()));
-        snap->weights.assign(size_t(snap->n_rows * snap->n_cols), 0.0f);
-        for (size_t r = 0; r < members.size(); ++r) {
-            const std::vector<float>& w = cap.rows[members[r]].weights;
-            std::copy(w.begin(), w.end(), snap->weights.begin() + std::ptrdiff_t(r) * snap->n_cols);
-        }
-        snap->t_ns = t_ns;
-        publish(std::shared_ptr<const AttentionSnapshot>(std::move(snap)));
-    }
-    cap.rows.clear();
-    if (!cap.sparsity.empty()) {
-        AttentionStats st;
-        st.run = run;
-        st.step = step;
-        st.n_layer = int32_t(s.model->hparams().n_layer);
-        for (const LayerSparsity& l : cap.sparsity)
-            st.n_head = std::max(st.n_head, int32_t(l.heads.size()));
-        st.top_k = cap.top_k;
-        st.threshold = cap.threshold;
-        st.heads.resize(size_t(st.n_layer) * size_t(st.n_head));
-        for (const LayerSparsity& l : cap.sparsity) {  // a later pass of the step overwrites
-            if (l.layer < 0 || l.layer >= st.n_layer) continue;
-            st.n_keys = std::max(st.n_keys, l.n_keys);
-            for (size_t h = 0; h < l.heads.size(); ++h) {
-                const HeadSparsity& hs = l.heads[h];
-                st.heads[size_t(l.layer) * size_t(st.n_head) + h] = {
-                    hs.entropy, hs.top_k_mass, hs.below_threshold, hs.sink_mass};
-            }
-        }
-        st.t_ns = t_ns;
-        cap.sparsity.clear();
-        publish(std::move(st));
-    }
-}
-
-std::shared_ptr<const KvSnapshot> Engine::rt_kv_snapshot(uint64_t run, int64_t step,
-                                                         int64_t t_ns) const {
-    const State& s = *state_;
-    const KvOccupancy occ = s.kv->occupancy();
-    auto snap = std::make_shared<KvSnapshot>();
-    snap->run = run;
-    snap->step = step;
-    snap->block_tokens = int32_t(occ.block_tokens);
-    snap->bytes_per_token = int64_t(occ.bytes_per_token);
-    snap->t_ns = t_ns;
-    snap->blocks.reserve(occ.blocks.size());
-    for (const KvOccupancy::Block& b : occ.blocks) {
-        KvBlock blk;
-        blk.owner = b.owner;
-        blk.tokens = b.tokens;
-        blk.state = b.refs > 1     ? KvBlockState::Shared
-                    : b.tokens > 0 ? KvBlockState::Used
-                                   : KvBlockState::Free;
-        snap->blocks.push_back(blk);
-    }
-    return snap;
-}
-
-KvEviction Engine::rt_kv_eviction(uint64_t run, int64_t step, SequenceEviction& e) const {
-    const State& s = *state_;
-    KvEviction ev;
-    ev.run = run;
-    ev.step = step;
-    ev.policy = std::string(kv_policy_name(e.policy));
-    ev.budget = s.kv_policy.effective_budget(s.seq->context_size());
-    ev.length_before = e.length_before;
-    ev.evicted = std::move(e.evicted);
-    ev.kept = std::move(e.kept);
-    ev.reasons.reserve(e.reasons.size());
-    for (KvKeepReason r : e.reasons) ev.reasons.push_back(uint8_t(r));
-    ev.ms = e.ms;
-    return ev;
 }
 
 // A step's events (capture, step, token) reach the consumer with one wake-up: with two cores,
@@ -926,112 +626,6 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         tel.fail(what, dynamic_cast<const ContextOverflowError*>(&e));
         throw ReportedError(what);
     }
-}
-
-Engine::RunPosition Engine::rt_run_position(uint64_t run, int64_t token, int64_t offset,
-                                            const char* what) const {
-    const State& s = *state_;
-    if (s.model_settings.backend != BackendKind::Cpu)
-        throw Error(std::string(what) + " runs on the CPU backend only (this model runs on " +
-                    std::string(s.backend->name()) + ")");
-    const auto& t = s.lens_target;
-    if (run == 0 || run != t.run)
-        throw Error("run " + std::to_string(run) + " is not the live conversation's latest run" +
-                    (t.run ? " (run " + std::to_string(t.run) + " is)" : std::string()) +
-                    ": its tokens are no longer cached");
-    if (token < 0 || token >= int64_t(t.tokens.size()))
-        throw Error("run " + std::to_string(run) + " generated " + std::to_string(t.tokens.size()) +
-                    " tokens: there is no token " + std::to_string(token));
-    const int64_t pos = t.reply_start + token + offset;
-    const std::vector<int32_t>& history = s.seq->tokens();
-    const std::vector<int64_t>& slots = s.seq->slot_positions();
-    if (offset == 0 && pos >= int64_t(history.size()))
-        throw Error("token " + std::to_string(token) + " of run " + std::to_string(run) +
-                    " was never fed to the model (a run's last token is sampled, not run)");
-    bool cached = pos >= 0 && pos < int64_t(slots.size()) && slots[size_t(pos)] == pos &&
-                  int64_t(history.size()) >= t.reply_start + token;
-    for (int64_t j = 0; cached && j < token; ++j)
-        cached = history[size_t(t.reply_start + j)] == t.tokens[size_t(j)];
-    if (!cached)
-        throw Error("the conversation's cache no longer holds run " + std::to_string(run) +
-                    "'s tokens as they were generated (a KV policy evicted some, or the "
-                    "conversation changed since)");
-    return {pos, history[size_t(pos)], t.tokens[size_t(token)]};
-}
-
-// The attention capture the user asked for is off while a request re-runs a position: its passes
-// are not the conversation's steps.
-class Engine::CaptureSwap {
-  public:
-    CaptureSwap(Backend& backend, AttentionCapture& user, AttentionCapture* replacement)
-        : backend_(backend), user_(user) {
-        backend_.set_attention_capture(replacement);
-    }
-    ~CaptureSwap() { backend_.set_attention_capture(user_.active() ? &user_ : nullptr); }
-    CaptureSwap(const CaptureSwap&) = delete;
-    CaptureSwap& operator=(const CaptureSwap&) = delete;
-
-  private:
-    Backend& backend_;
-    AttentionCapture& user_;
-};
-
-void Engine::rt_logit_lens(const ComputeLogitLens& c) {
-    State& s = *state_;
-    auto ev = std::make_shared<LogitLensEvent>();
-    ev->run = c.run;
-    ev->token = c.token;
-    try {
-        // The prediction of reply token i is made at the position before it.
-        const RunPosition at = rt_run_position(c.run, c.token, -1, "the logit lens");
-        LensRequest req;
-        req.seq = 0;
-        req.slot = at.pos;
-        req.token = at.input;
-        req.target = at.generated;
-        req.top_k = c.top_k;
-        const auto t0 = std::chrono::steady_clock::now();
-        {
-            const CaptureSwap off(*s.backend, s.capture, nullptr);
-            ev->layers = logit_lens(*s.model, *s.kv, req);
-        }
-        ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count();
-        ev->position = at.pos;
-        ev->input = at.input;
-        ev->target = at.generated;
-        const auto& tk = s.model->tokenizer();
-        ev->input_piece = tk.token_to_piece(at.input, true);
-        ev->target_piece = tk.token_to_piece(at.generated, true);
-        for (const DistTop& l : ev->layers) {
-            std::vector<std::string> texts;
-            for (const TokenProb& p : l.top) texts.push_back(tk.token_to_piece(p.id, true));
-            ev->pieces.push_back(std::move(texts));
-        }
-    } catch (const Error& e) {
-        ev->error = e.what();
-        ev->layers.clear();
-        ev->pieces.clear();
-    }
-    publish(std::shared_ptr<const LogitLensEvent>(std::move(ev)));
-}
-
-void Engine::rt_attention_overview(const ComputeAttentionOverview& c) {
-    State& s = *state_;
-    auto ev = std::make_shared<AttentionOverview>();
-    ev->run = c.run;
-    ev->token = c.token;
-    try {
-        const RunPosition at = rt_run_position(c.run, c.token, 0, "the attention overview");
-        // The user's capture is swapped out; the overview sets and clears its own.
-        const CaptureSwap off(*s.backend, s.capture, nullptr);
-        fill_attention_overview(*s.model, *s.backend, *s.kv, 0, at.pos, s.seq->tokens(), *ev);
-    } catch (const Error& e) {
-        ev->error = e.what();
-        ev->heads.clear();
-        ev->weights.clear();
-    }
-    publish(std::shared_ptr<const AttentionOverview>(std::move(ev)));
 }
 
 }  // namespace fluoro

@@ -97,7 +97,6 @@ class Engine {
     };
     RunPosition rt_run_position(uint64_t run, int64_t token, int64_t offset,
                                 const char* what) const;
-    class CaptureSwap;
     void rt_build_drafter();  // for the speculative settings, when none is built
     std::shared_ptr<const KvSnapshot> rt_kv_snapshot(uint64_t run, int64_t step,
                                                      int64_t t_ns) const;
