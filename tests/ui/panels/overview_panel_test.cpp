@@ -106,7 +106,7 @@ void OverviewPanelTest::a_click_shows_the_row_pooled_with_exact_hover() {
     panel.select_token(kRun, 2);
     const int64_t keys = 5000;  // more keys than pixels: pooled
     panel.consume({overview(2, keys)});
-    panel.choose_head(2, 1);  // head 9: hot key 9 * 37 = 333
+    panel.choose_head(2, 1);            // head 9: hot key 9 * 37 = 333
     QCoreApplication::processEvents();  // lay the shown strip out
     QVERIFY(panel.strip()->isVisibleTo(&panel));
     QVERIFY(panel.detail().startsWith(QStringLiteral("Layer 2, head 1:")));
