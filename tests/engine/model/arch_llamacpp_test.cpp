@@ -31,6 +31,7 @@
 #include <set>
 
 #include "backend/cpu/cpu_backend.h"
+#include "engine/model/fixture_forward.h"
 #include "model/architecture.h"
 #include "model/model.h"
 #include "model/moe_ffn.h"
@@ -64,9 +65,7 @@ struct Measured {
     int argmax_equal = 0, ties = 0;
 };
 
-int32_t argmax(const float* row, int64_t n) {
-    return int32_t(std::max_element(row, row + n) - row);
-}
+using test::argmax;
 
 // Routing of the mixtures (fixtures with "routing"): our chosen experts per layer and position
 // (Model::set_expert_sink) against llama.cpp's (its ffn_moe_topk tensors, read by a cb_eval
@@ -155,23 +154,9 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     const std::vector<int32_t> ids = fx["ids"];
     const int64_t n = int64_t(ids.size()), nv = model->n_vocab();
     auto kv = model->create_kv(256, 1, KvType::F16);
-    std::vector<float> all(size_t(n * nv));
     ExpertChoices choices;
     if (model->has_experts()) model->set_expert_sink(&choices);
-    for (int64_t at = 0; at < n; at += kChunk) {
-        const int64_t len = std::min(kChunk, n - at);
-        std::vector<int32_t> pos(static_cast<size_t>(len)), seq(static_cast<size_t>(len), 0),
-            rows(static_cast<size_t>(len));
-        for (int64_t i = 0; i < len; ++i)
-            pos[size_t(i)] = int32_t(at + i), rows[size_t(i)] = int32_t(i);
-        Batch b;
-        b.tokens = std::span<const int32_t>(ids).subspan(size_t(at), size_t(len));
-        b.positions = pos;
-        b.seq_ids = seq;
-        b.logit_rows = rows;
-        const std::span<const float> out = model->forward(b, *kv);
-        std::copy(out.begin(), out.end(), all.begin() + at * nv);
-    }
+    const std::vector<float> all = test::forward_in_chunks(*model, *kv, ids, kChunk);
     model->set_expert_sink(nullptr);  // the chunks' choices, appended in order
     EXPECT_EQ(choices.rows, model->has_experts() ? n : 0);
     Measured m;

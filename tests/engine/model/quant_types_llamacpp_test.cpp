@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
+#include "engine/model/fixture_forward.h"
 #include "model/model.h"
 #include "test_models.h"
 
@@ -54,9 +55,7 @@ constexpr double kRow0MaxRel = 0.001;
 // Two engines whose logits differ by up to d can order candidates closer than 2d either way.
 constexpr double kTieRel = 2 * kMaxRel;
 
-int32_t argmax(const float* row, int64_t n) {
-    return int32_t(std::max_element(row, row + n) - row);
-}
+using test::argmax;
 
 void check(const std::string& type) {
     std::ifstream in(test::fixtures_dir() / ("quant_" + type + ".json"));
@@ -70,21 +69,7 @@ void check(const std::string& type) {
     const std::vector<int32_t> ids = fx["ids"];
     const int64_t n = int64_t(ids.size()), nv = model->n_vocab();
     auto kv = model->create_kv(256, 1, KvType::F16);
-    std::vector<float> all(size_t(n * nv));
-    for (int64_t at = 0; at < n; at += kChunk) {
-        const int64_t len = std::min(kChunk, n - at);
-        std::vector<int32_t> pos(static_cast<size_t>(len)), seq(static_cast<size_t>(len), 0),
-            rows(static_cast<size_t>(len));
-        for (int64_t i = 0; i < len; ++i)
-            pos[size_t(i)] = int32_t(at + i), rows[size_t(i)] = int32_t(i);
-        Batch b;
-        b.tokens = std::span<const int32_t>(ids).subspan(size_t(at), size_t(len));
-        b.positions = pos;
-        b.seq_ids = seq;
-        b.logit_rows = rows;
-        const std::span<const float> out = model->forward(b, *kv);
-        std::copy(out.begin(), out.end(), all.begin() + at * nv);
-    }
+    const std::vector<float> all = test::forward_in_chunks(*model, *kv, ids, kChunk);
     const std::vector<int64_t> rows = fx["rows"];
     double sum_sq = 0, max_abs = 0, max_abs_f64 = 0, max_abs_row0 = 0;
     size_t count = 0;

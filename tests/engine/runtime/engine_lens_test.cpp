@@ -29,6 +29,17 @@ std::shared_ptr<const T> next_answer(Engine& e) {
     return nullptr;
 }
 
+// `path` loaded on 2 threads with a 512-token context, greedy, replies of `max_tokens`.
+void load_greedy(Engine& e, const std::filesystem::path& path, int64_t max_tokens) {
+    LoadModel load{path, {}};
+    load.settings.threads = 2;
+    load.settings.ctx = 512;
+    e.submit_blocking(load);
+    SamplingParams greedy;
+    greedy.temperature = 0;
+    e.submit(ChangeSettings{greedy, max_tokens, std::nullopt});
+}
+
 std::shared_ptr<const LogitLensEvent> next_lens(Engine& e) {
     return next_answer<LogitLensEvent>(e);
 }
@@ -36,13 +47,7 @@ std::shared_ptr<const LogitLensEvent> next_lens(Engine& e) {
 TEST(EngineLens, TheLatestRunsTokensAndTheReasonsForTheRest) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     Engine engine({TelemetryLevel::Summary});
-    LoadModel load{path, {}};
-    load.settings.threads = 2;
-    load.settings.ctx = 512;
-    engine.submit_blocking(load);
-    SamplingParams greedy;
-    greedy.temperature = 0;
-    engine.submit(ChangeSettings{greedy, 6, std::nullopt});
+    load_greedy(engine, path, 6);
     engine.submit(SendMessage{"What is the capital of France?"});
     const auto events = next_run(engine);
     const RunStarted rs = all_of<RunStarted>(events).at(0);
@@ -100,13 +105,7 @@ std::shared_ptr<const AttentionOverview> next_overview(Engine& e) {
 TEST(EngineOverview, EveryHeadsRowIsTheLiveStepsAndPatternsAreNamed) {
     FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
     Engine engine({TelemetryLevel::Summary});
-    LoadModel load{path, {}};
-    load.settings.threads = 2;
-    load.settings.ctx = 512;
-    engine.submit_blocking(load);
-    SamplingParams greedy;
-    greedy.temperature = 0;
-    engine.submit(ChangeSettings{greedy, 8, std::nullopt});
+    load_greedy(engine, path, 8);
     engine.submit(SetAttentionCapture{{{3, -1, 1, 0, 0}}, false});
     // A repeated sequence: induction heads have something to find.
     engine.submit(SendMessage{"Repeat after me: red fox blue cat green owl. red fox blue cat"});

@@ -1,0 +1,42 @@
+// What the llama.cpp fixture tests (arch_llamacpp_test, quant_types_llamacpp_test) share: a
+// sequence fed through the model in chunks of `chunk` tokens (as llama.cpp's fixture run fed it)
+// with every row's logits kept, and the argmax of a row.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/model.h"
+
+namespace fluoro::test {
+
+// (ids.size(), n_vocab) logits, row-major. The model's max_batch and max_logit_rows must be at
+// least `chunk`.
+inline std::vector<float> forward_in_chunks(Model& model, KvCache& kv, std::span<const int32_t> ids,
+                                            int64_t chunk) {
+    const int64_t n = int64_t(ids.size()), nv = model.n_vocab();
+    std::vector<float> all(size_t(n * nv));
+    for (int64_t at = 0; at < n; at += chunk) {
+        const int64_t len = std::min(chunk, n - at);
+        std::vector<int32_t> pos(static_cast<size_t>(len)), seq(static_cast<size_t>(len), 0),
+            rows(static_cast<size_t>(len));
+        for (int64_t i = 0; i < len; ++i)
+            pos[size_t(i)] = int32_t(at + i), rows[size_t(i)] = int32_t(i);
+        Batch b;
+        b.tokens = ids.subspan(size_t(at), size_t(len));
+        b.positions = pos;
+        b.seq_ids = seq;
+        b.logit_rows = rows;
+        const std::span<const float> out = model.forward(b, kv);
+        std::copy(out.begin(), out.end(), all.begin() + at * nv);
+    }
+    return all;
+}
+
+inline int32_t argmax(const float* row, int64_t n) {
+    return int32_t(std::max_element(row, row + n) - row);
+}
+
+}  // namespace fluoro::test
