@@ -2,7 +2,6 @@
 // database (--db, default $XDG_DATA_HOME/fluoroscope/sessions.db).
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "core/error.h"

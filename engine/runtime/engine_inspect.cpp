@@ -3,6 +3,7 @@
 // decode/logit_lens.h; the overview: runtime/attention_overview.h) with the user's attention
 // capture swapped out.
 #include <chrono>
+#include <exception>
 
 #include "core/error.h"
 #include "decode/logit_lens.h"
@@ -74,7 +75,7 @@ void Engine::rt_logit_lens(const ComputeLogitLens& c) {
             for (const TokenProb& p : l.top) texts.push_back(tk.token_to_piece(p.id, true));
             ev->pieces.push_back(std::move(texts));
         }
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // the dock waits for an answer: always send one
         ev->error = e.what();
         ev->layers.clear();
         ev->pieces.clear();
@@ -92,7 +93,7 @@ void Engine::rt_attention_overview(const ComputeAttentionOverview& c) {
         // The user's capture is swapped out; the overview sets and clears its own.
         const CaptureSwap off(*s.backend, s.capture, nullptr);
         fill_attention_overview(*s.model, *s.backend, *s.kv, 0, at.pos, s.seq->tokens(), *ev);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // the dock waits for an answer: always send one
         ev->error = e.what();
         ev->heads.clear();
         ev->weights.clear();
