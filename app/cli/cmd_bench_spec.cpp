@@ -13,8 +13,9 @@
 #include "common/spec_prompt_file.h"
 #include "core/error.h"
 #include "eval/spec_bench.h"
+#include "measure/bench_drafters.h"
+#include "measure/measure_json.h"
 #include "session/loaded_model.h"
-#include "speculative/draft_model_drafter.h"
 #include "speculative/prompt_lookup.h"
 
 namespace fluoro::cli {
@@ -33,65 +34,6 @@ struct SpecBenchFlags {
     bool json = false;
     EngineFlags engine;
 };
-
-// The modes that draft ("prompt_lookup, draft_model, self_speculative"), from the engine's list.
-std::string drafter_names() {
-    std::string out;
-    for (const SpecModeInfo& m : spec_modes()) {
-        if (!m.drafts) continue;
-        if (!out.empty()) out += ", ";
-        out += m.name;
-    }
-    return out;
-}
-
-nlohmann::json to_json(const spec::SpecBenchResult& r) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& x : r.rows)
-        rows.push_back({{"drafter", x.drafter},
-                        {"category", x.category},
-                        {"prompts", x.prompts},
-                        {"tokens", x.tokens},
-                        {"copied_fraction", x.copied},
-                        {"drafted", x.drafted},
-                        {"accepted", x.accepted},
-                        {"target_forwards", x.target_steps},
-                        {"acceptance_rate", x.acceptance},
-                        {"mean_tokens_per_forward", x.tau},
-                        {"mean_draft_length", x.mean_draft},
-                        {"acceptance_by_position", x.accept_by_position},
-                        {"plain_tps", x.plain_tps},
-                        {"spec_tps", x.spec_tps},
-                        {"speedup", x.speedup},
-                        {"draft_cost_ratio", x.draft_cost},
-                        {"expected_speedup", x.expected_speedup}});
-    nlohmann::json prompts = nlohmann::json::array();
-    for (const auto& x : r.prompts)
-        prompts.push_back(
-            {{"drafter", x.drafter},
-             {"category", x.category},
-             {"prompt", x.prompt},
-             {"tokens", x.tokens},
-             {"copied_fraction", x.copied},
-             {"acceptance_rate", x.acceptance},
-             {"mean_tokens_per_forward", x.tau},
-             {"speedup", x.speedup},
-             {"drafted", x.drafted},
-             {"accepted", x.accepted},
-             {"target_forwards", x.target_steps},
-             {"reference_copied_fraction",
-              x.reference_copied ? nlohmann::json(*x.reference_copied) : nlohmann::json()}});
-    nlohmann::json in_loop = nlohmann::json::array();
-    for (size_t k = 0; k < r.verify_cost_in_loop.size(); ++k)
-        in_loop.push_back(r.verify_steps_in_loop[k] > 0 ? nlohmann::json(r.verify_cost_in_loop[k])
-                                                        : nlohmann::json());
-    return {{"verify_cost", r.verify_cost},
-            {"verify_cost_in_loop", in_loop},
-            {"verify_steps_in_loop", r.verify_steps_in_loop},
-            {"target_token_ms", r.target_token_ms},
-            {"rows", rows},
-            {"prompts", prompts}};
-}
 
 // --save-tokens: what scripts/spec/replay_lookup.py reads. The counts are per repetition, so
 // that a replay of the same drafter settings can check itself against them.
@@ -169,7 +111,7 @@ void add_bench_spec_command(CLI::App& bench) {
     auto o = std::make_shared<SpecBenchFlags>();
     cmd->add_option("model", o->model, "Target GGUF model")->required();
     cmd->add_option("--drafter", o->drafters,
-                    "Drafters to measure: " + drafter_names() +
+                    "Drafters to measure: " + app::bench_drafter_names() +
                         " (draft_model needs --draft-model; self_speculative runs the model's "
                         "first --exit-layer layers)")
         ->delimiter(',')
@@ -207,48 +149,16 @@ void add_bench_spec_command(CLI::App& bench) {
         app::EngineSettings s = o->engine.settings();
         s.logit_rows = int64_t(o->bench.spec.max_draft) + 1;
         app::LoadedModel target = app::load_model(o->model, s);
-        std::vector<std::unique_ptr<spec::Drafter>> owned;
-        std::unique_ptr<Model> draft_model;
-        std::vector<std::unique_ptr<KvCache>> draft_kvs;
         o->lookup.max_draft = o->bench.spec.max_draft;
-        for (const std::string& name : o->drafters) {
-            const SpecMode mode = parse_spec_mode(name).value_or(SpecMode::Off);
-            if (mode == SpecMode::PromptLookup) {
-                owned.push_back(std::make_unique<spec::PromptLookupDrafter>(o->lookup));
-            } else if (mode == SpecMode::DraftModel) {
-                if (o->draft_model.empty())
-                    throw Error("bench spec: --drafter draft_model needs --draft-model FILE");
-                ModelLoadOptions mo;
-                mo.max_batch = s.batch;
-                draft_model = Model::load(o->draft_model, *target.backend, mo);
-                spec::check_vocab_compatible(*target.model, *draft_model);
-                draft_kvs.push_back(draft_model->create_kv(target.ctx, 1, s.kv_type));
-                auto d =
-                    std::make_unique<spec::DraftModelDrafter>(*draft_model, *draft_kvs.back(), 0);
-                d->set_min_confidence(o->draft_p_min);
-                owned.push_back(std::move(d));
-            } else if (mode == SpecMode::SelfSpeculative) {
-                std::vector<int64_t> layers = o->exit_layers;
-                if (layers.empty()) layers.push_back(int64_t(target.model->hparams().n_layer / 2));
-                for (const int64_t l : layers) {
-                    draft_kvs.push_back(target.model->create_kv(target.ctx, 1, s.kv_type));
-                    auto d = std::make_unique<spec::DraftModelDrafter>(*target.model,
-                                                                       *draft_kvs.back(), 0, 0, l);
-                    d->set_min_confidence(o->draft_p_min);
-                    owned.push_back(std::move(d));
-                }
-            } else {
-                throw Error("bench spec: unknown drafter '" + name +
-                            "' (known: " + drafter_names() + ")");
-            }
-        }
-        std::vector<spec::Drafter*> drafters;
-        for (const auto& d : owned) drafters.push_back(d.get());
+        app::BenchDrafterOptions dopt{o->drafters, o->draft_model, o->exit_layers, o->draft_p_min,
+                                      o->lookup};
+        const app::BenchDrafters owned = app::make_bench_drafters(dopt, target, s);
+        const std::vector<spec::Drafter*> drafters = owned.list();
         const spec::SpecBenchResult r =
             spec::run_spec_bench(*target.model, *target.kv, drafters, o->bench);
         if (!o->save_tokens.empty()) save_tokens(o->save_tokens, *o, r);
         if (o->json) {
-            nlohmann::json j = to_json(r);
+            nlohmann::json j = app::spec_bench_json(r);
             j["model"] = o->model;
             j["threads"] = target.backend->threads();
             j["n_gen"] = o->bench.n_gen;

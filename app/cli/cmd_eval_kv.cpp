@@ -21,136 +21,23 @@
 #include "cli/kv_policy_flags.h"
 #include "core/error.h"
 #include "eval/kv_eval.h"
+#include "measure/eval_text.h"
+#include "measure/kv_eval_plan.h"
+#include "measure/measure_json.h"
 #include "session/loaded_model.h"
 
 namespace fluoro::cli {
 namespace {
 
-constexpr const char* kBibleRange = "Gen1:1-Exo40:38";  // Genesis and Exodus
-
 struct EvalKvOpts {
     std::string model, text;
-    std::string policies = setting_names(kv_policies(), ",", ",");
-    std::string budgets = "100%,50%,20%,10%";
-    std::string kv_types = "f16";
-    std::string tasks = "ppl,passkey,speed";
-    std::string passkey_lengths = "1024,2048,4096";
-    std::string depths = "0,25,50,75,100";
-    std::string speed_contexts = "4096,8192";
-    std::string passkey_format = "auto";
+    app::KvEvalPlanText lists;
     std::string csv, attention{attention_impl_name(kDefaultAttentionImpl)};
     bool json = false;
     int threads = 0;
     int64_t batch = 512;
     KvEvalPlan plan;
 };
-
-std::vector<std::string> split_list(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string item;
-    while (std::getline(ss, item, ','))
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
-template <typename T, typename Parse>
-std::vector<T> parse_names(const std::string& flag, const std::string& list, Parse parse,
-                           const std::string& valid) {
-    std::vector<T> out;
-    for (const std::string& name : split_list(list)) {
-        const std::optional<T> v = parse(name);
-        if (!v) throw Error(flag + ": unknown name '" + name + "'; valid: " + valid);
-        out.push_back(*v);
-    }
-    if (out.empty()) throw Error(flag + " is empty; valid: " + valid);
-    return out;
-}
-
-std::vector<int64_t> parse_ints(const std::string& flag, const std::string& list, int64_t min,
-                                int64_t max) {
-    std::vector<int64_t> out;
-    for (const std::string& item : split_list(list)) {
-        size_t used = 0;
-        int64_t v = 0;
-        try {
-            v = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != item.size() || v < min || v > max)
-            throw Error(flag + ": '" + item + "' is not a whole number in [" + std::to_string(min) +
-                        ", " + std::to_string(max) + "]");
-        out.push_back(v);
-    }
-    return out;
-}
-
-// Validates every list before the model is loaded, so a typo costs nothing.
-void parse_plan(EvalKvOpts& o) {
-    KvEvalPlan& p = o.plan;
-    p.policies = parse_names<KvPolicyKind>("--policies", o.policies, parse_kv_policy,
-                                           setting_names(kv_policies(), ", ", ", "));
-    p.budgets.clear();
-    for (const std::string& b : split_list(o.budgets)) {
-        const std::optional<KvBudget> v = parse_kv_budget(b);
-        if (!v)
-            throw Error("--budgets: '" + b +
-                        "' is neither a percentage in (0%, 100%] nor a token count >= 1");
-        p.budgets.push_back(*v);
-    }
-    if (p.budgets.empty()) throw Error("--budgets is empty; e.g. 100%,50%,20%,10%,256");
-    p.kv_types = parse_names<KvType>("--kv-types", o.kv_types, parse_kv_type,
-                                     setting_names(kv_types(), ", ", ", "));
-    p.tasks =
-        parse_names<KvEvalTask>("--tasks", o.tasks, parse_kv_eval_task, "ppl, passkey, speed");
-    p.passkey_lengths = parse_ints("--passkey-lengths", o.passkey_lengths, 64, 1 << 20);
-    p.passkey_depths.clear();
-    for (const int64_t d : parse_ints("--depths", o.depths, 0, 100))
-        p.passkey_depths.push_back(double(d) / 100.0);
-    p.speed_contexts = parse_ints("--speed-contexts", o.speed_contexts, 128, 1 << 20);
-    if (o.passkey_format != "auto" && o.passkey_format != "chat" && o.passkey_format != "plain")
-        throw Error("--passkey-format: unknown name '" + o.passkey_format +
-                    "'; valid: auto, chat, plain");
-    if (p.ppl_tokens < 0) throw Error("--ppl-tokens must be >= 0 (0 = the whole text)");
-    if (p.ppl_bucket < 1) throw Error("--bucket must be at least 1 token");
-    if (p.speed_gen < 1) throw Error("--speed-gen must be at least 1");
-}
-
-// The King James Bible from `bible` (Debian's bible-kjv), one verse per line.
-std::string bible_text() {
-    const std::string cmd = std::string("bible -f ") + kBibleRange + " 2>/dev/null";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string raw;
-    if (pipe) {
-        char buf[65536];
-        while (const size_t n = fread(buf, 1, sizeof buf, pipe)) raw.append(buf, n);
-        if (pclose(pipe) != 0) raw.clear();
-    }
-    if (raw.empty())
-        throw Error(
-            "no --text given and `bible` (Debian package bible-kjv) could not print the text; "
-            "install bible-kjv or pass --text FILE");
-    std::string text;
-    std::istringstream lines(raw);
-    std::string line;
-    while (std::getline(lines, line)) {
-        const size_t space = line.find(' ');  // "Gen1:1 In the beginning ..."
-        if (space == std::string::npos) continue;
-        text.append(line, space + 1);
-        text += '\n';
-    }
-    return text;
-}
-
-std::string read_text(const std::string& path) {
-    if (path.empty()) return bible_text();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot read '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // --- output ---
 
@@ -336,77 +223,36 @@ std::string to_csv(const std::string& model, const std::vector<KvEvalCell>& cell
 
 nlohmann::json to_json(const EvalKvOpts& o, const app::LoadedModel& m, int64_t text_tokens,
                        const std::vector<KvEvalCell>& cells) {
-    nlohmann::json j = {{"model", o.model},
-                        {"threads", m.backend->threads()},
-                        {"attention", attention_impl_name(m.backend->attention_impl())},
-                        {"text", o.text.empty() ? std::string("bible-kjv ") + kBibleRange : o.text},
-                        {"text_tokens", text_tokens},
-                        {"ppl_tokens", o.plan.ppl_tokens},
-                        {"bucket", o.plan.ppl_bucket},
-                        {"passkey_format", passkey_format_name(o.plan.passkey_format)},
-                        {"sinks", o.plan.base.sinks},
-                        {"cells", nlohmann::json::array()}};
-    for (const KvEvalCell& c : cells) {
-        nlohmann::json jc = {
-            {"policy", kv_policy_name(c.policy)}, {"budget", c.budget.label()},
-            {"kv_type", kv_type_name(c.kv_type)}, {"errors", c.errors},
-            {"passkey", nlohmann::json::array()}, {"speed", nlohmann::json::array()}};
-        if (c.ppl) {
-            const KvPplResult& p = *c.ppl;
-            jc["ppl"] = {{"ppl", p.ppl},
-                         {"mean_nll", p.mean_nll},
-                         {"tokens", p.scored_tokens + 1},
-                         {"budget_tokens", p.budget_tokens},
-                         {"bucket_nll", p.bucket_nll},
-                         {"evicted_tokens", p.evictions.evicted_tokens},
-                         {"eviction_events", p.evictions.events},
-                         {"max_cached", p.evictions.max_cached},
-                         {"seconds", p.seconds},
-                         {"tok_s", p.tokens_per_s}};
-        }
-        for (const PasskeyTrial& t : c.passkey)
-            jc["passkey"].push_back({{"length", t.length},
-                                     {"prompt_tokens", t.prompt_tokens},
-                                     {"depth", t.depth},
-                                     {"budget_tokens", t.budget_tokens},
-                                     {"key", t.key},
-                                     {"answer", t.answer},
-                                     {"correct", t.correct},
-                                     {"needle_tokens", t.needle_tokens},
-                                     {"needle_kept", t.needle_kept},
-                                     {"evicted_tokens", t.evictions.evicted_tokens}});
-        for (const KvSpeedResult& s : c.speed)
-            jc["speed"].push_back({{"context", s.context},
-                                   {"n_gen", s.n_gen},
-                                   {"budget_tokens", s.budget_tokens},
-                                   {"cached_tokens", s.cached_tokens},
-                                   {"kv_bytes", s.kv_bytes},
-                                   {"prefill_seconds", s.prefill_seconds},
-                                   {"tok_s", s.tokens_per_s}});
-        j["cells"].push_back(jc);
-    }
+    nlohmann::json j = {
+        {"model", o.model},
+        {"threads", m.backend->threads()},
+        {"attention", attention_impl_name(m.backend->attention_impl())},
+        {"text", app::eval_text_name(o.text)},
+        {"text_tokens", text_tokens},
+        {"ppl_tokens", o.plan.ppl_tokens},
+        {"bucket", o.plan.ppl_bucket},
+        {"passkey_format", passkey_format_name(o.plan.passkey_format)},
+        {"sinks", o.plan.base.sinks},
+    };
+    j["cells"] = app::kv_eval_cells_json(cells);
     return j;
 }
 
 void run_eval_kv(EvalKvOpts& o) {
-    parse_plan(o);
+    app::parse_kv_eval_plan(o.lists, o.plan);
     const std::optional<AttentionImpl> impl = parse_attention_impl(o.attention);
     if (!impl)
         throw Error("--attention: unknown name '" + o.attention +
                     "'; valid: " + setting_names(attention_impls(), ", ", ", "));
-    const std::string text = read_text(o.text);
+    const std::string text = app::read_eval_text(o.text);
     app::EngineSettings s;
     s.threads = o.threads;
     s.batch = o.batch;
     s.ctx = 16;  // load_model's own cache is unused: every measurement builds its own
     s.attention = *impl;
     app::LoadedModel m = app::load_model(o.model, s);
-    if (o.passkey_format == "auto")  // chat when the GGUF carries a chat template
-        o.plan.passkey_format =
-            m.model->chat_template_text().empty() ? PasskeyFormat::Plain : PasskeyFormat::Chat;
-    else
-        o.plan.passkey_format =
-            o.passkey_format == "chat" ? PasskeyFormat::Chat : PasskeyFormat::Plain;
+    o.plan.passkey_format =
+        app::resolve_passkey_format(o.lists.passkey_format, !m.model->chat_template_text().empty());
     const auto& vocab = m.model->tokenizer().vocab();
     std::vector<int32_t> tokens;
     if (vocab.add_bos()) tokens.push_back(vocab.bos());
@@ -440,14 +286,15 @@ void add_eval_command(CLI::App& app) {
         "kv", "KV cache policies and types: perplexity, passkey retrieval and decode speed");
     auto o = std::make_shared<EvalKvOpts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
-    cmd->add_option("--policies", o->policies, "Comma list of: " + setting_help(kv_policies()))
+    cmd->add_option("--policies", o->lists.policies,
+                    "Comma list of: " + setting_help(kv_policies()))
         ->capture_default_str();
-    cmd->add_option("--budgets", o->budgets,
+    cmd->add_option("--budgets", o->lists.budgets,
                     "KV budgets: N% of the evaluated length or N tokens (full runs at 100% only)")
         ->capture_default_str();
-    cmd->add_option("--kv-types", o->kv_types, "Comma list of: " + setting_help(kv_types()))
+    cmd->add_option("--kv-types", o->lists.kv_types, "Comma list of: " + setting_help(kv_types()))
         ->capture_default_str();
-    cmd->add_option("--tasks", o->tasks, "Comma list of: ppl, passkey, speed")
+    cmd->add_option("--tasks", o->lists.tasks, "Comma list of: ppl, passkey, speed")
         ->capture_default_str();
     cmd->add_option("--ppl-tokens", o->plan.ppl_tokens,
                     "Tokens of the text for perplexity (0 = all)")
@@ -455,16 +302,17 @@ void add_eval_command(CLI::App& app) {
     cmd->add_option("--bucket", o->plan.ppl_bucket, "Positions per NLL-over-position bucket")
         ->capture_default_str();
     cmd->add_option("--text", o->text,
-                    std::string("UTF-8 text for ppl and speed (default: `bible -f ") + kBibleRange +
-                        "`, package bible-kjv)");
-    cmd->add_option("--passkey-lengths", o->passkey_lengths, "Passkey prompt lengths in tokens")
+                    std::string("UTF-8 text for ppl and speed (default: `bible -f ") +
+                        app::kBibleRange + "`, package bible-kjv)");
+    cmd->add_option("--passkey-lengths", o->lists.passkey_lengths,
+                    "Passkey prompt lengths in tokens")
         ->capture_default_str();
-    cmd->add_option("--depths", o->depths, "Needle depths in % of the filler")
+    cmd->add_option("--depths", o->lists.depths, "Needle depths in % of the filler")
         ->capture_default_str();
-    cmd->add_option("--passkey-format", o->passkey_format,
+    cmd->add_option("--passkey-format", o->lists.passkey_format,
                     "auto (chat when the GGUF has a chat template), chat or plain")
         ->capture_default_str();
-    cmd->add_option("--speed-contexts", o->speed_contexts,
+    cmd->add_option("--speed-contexts", o->lists.speed_contexts,
                     "Conversation lengths at which decode speed is timed")
         ->capture_default_str();
     cmd->add_option("--speed-gen", o->plan.speed_gen, "Timed decode steps per speed test")

@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
 #include "eval/perplexity.h"
+#include "measure/measure_json.h"
 
 namespace fluoro::cli {
 
@@ -18,6 +20,7 @@ void add_ppl_command(CLI::App& app) {
         std::string model, text;
         int64_t max_tokens = 0;
         int64_t chunks = 0;
+        bool json = false;
         EngineFlags engine;
     };
     auto o = std::make_shared<Opts>();
@@ -28,6 +31,8 @@ void add_ppl_command(CLI::App& app) {
     cmd->add_option("--max-tokens", o->max_tokens,
                     "Use only the first N tokens of the text (0 = all)");
     cmd->add_option("--chunks", o->chunks, "Score at most N chunks (0 = all)");
+    cmd->add_flag("--json", o->json,
+                  "Print the result as JSON (the window's Measure menu stores the same)");
     o->engine.add_to(*cmd);
     cmd->callback([o] {
         std::ifstream in(o->text, std::ios::binary);
@@ -50,6 +55,15 @@ void add_ppl_command(CLI::App& app) {
                          (c + 1) % 8 ? "," : "\n");
         });
         std::fprintf(stderr, "\n");
+        if (o->json) {
+            nlohmann::json j = app::perplexity_json(r, opt.n_ctx);
+            j["model"] = o->model;
+            j["text"] = o->text;
+            j["text_tokens"] = int64_t(tokens.size());
+            j["threads"] = m.backend->threads();
+            std::cout << j.dump(2) << '\n';
+            return;
+        }
         std::printf("perplexity %.4f over %lld scored tokens in %lld chunks of %lld (%.1f s)\n",
                     r.ppl, static_cast<long long>(r.scored_tokens),
                     static_cast<long long>(r.chunks), static_cast<long long>(opt.n_ctx),

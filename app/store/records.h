@@ -63,4 +63,13 @@ struct ConversationSummary {
     int64_t messages = 0, runs = 0, incomplete = 0;
 };
 
+// A measurement run from the window (app/measure/measurement.h), as stored (schema v8).
+struct MeasurementRecord {
+    int64_t id = 0;
+    std::string created_at, kind, model_path, headline;
+    std::string params_json;  // {"key": "value", ...}
+    std::string result_json;  // run_measurement's whole JSON
+    double seconds = 0;
+};
+
 }  // namespace fluoro::app

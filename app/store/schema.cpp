@@ -187,6 +187,21 @@ constexpr const char* kMigrateV6ToV7 = R"sql(
 ALTER TABLE steps ADD COLUMN experts BLOB NOT NULL DEFAULT x'';
 )sql";
 
+// v8: measurements run from the window (app/measure/measurement.h): the kind ("ppl", "eval_kv",
+// "bench_spec"), the model file, the parameters and the whole result as JSON (the format of the
+// CLI's --json), how long it took. Not tied to a conversation.
+constexpr const char* kMigrateV7ToV8 = R"sql(
+CREATE TABLE measurements(
+    id INTEGER PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    model_path TEXT NOT NULL,
+    headline TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    result_json TEXT NOT NULL,
+    seconds REAL NOT NULL);
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -262,6 +277,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 5) db.exec(kMigrateV4ToV5);
     if (from < 6) db.exec(kMigrateV5ToV6);
     if (from < 7) db.exec(kMigrateV6ToV7);
+    if (from < 8) db.exec(kMigrateV7ToV8);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

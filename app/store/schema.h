@@ -11,6 +11,10 @@
 //   v5  + cache_events.source/diverge_at/diverge_prompt_token/diverge_cached_token/
 //       diverge_cached_piece///       evicted_entries/cache_entries/cache_tokens (the prompt
 //       cache's per-request telemetry)
+//   v6  + tokens.split/reasoning/reasoning_text/answer_text, runs.reasoning_tokens/reasoning_ns
+//   v7  + steps.experts (a mixture-of-experts step's routing)
+//   v8  + measurements (perplexity, KV-policy evals, speculative benchmarks run from the window:
+//       what was asked and the result as JSON, app/measure/measurement.h)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
@@ -23,7 +27,7 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).

@@ -149,8 +149,11 @@ SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* co
     GenerateOptions go;
     go.max_tokens = opt.n_gen;
     const auto n_vocab = int32_t(target.n_vocab());
+    const auto pairs = int64_t(prompts.size() * drafters.size());
+    int64_t pairs_done = 0;
     for (const auto& [category, prompt, index, reference_copied] : prompts) {
         for (Drafter* d : drafters) {
+            if (opt.progress) opt.progress(pairs_done++, pairs);
             Totals& t = totals[{std::string(d->name()), category}];
             ++t.prompts;
             Totals one;  // this prompt's share

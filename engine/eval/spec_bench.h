@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -37,6 +38,8 @@ struct SpecBenchOptions {
     SpecOptions spec;
     std::vector<std::string> categories;  // empty: all
     std::vector<BenchPrompt> prompts;     // empty: the built-in sets (spec_bench_prompts())
+    // Before each prompt × drafter pair: (pairs done, pairs in all). May throw to stop the bench.
+    std::function<void(int64_t, int64_t)> progress;
 };
 
 inline constexpr int32_t kCopiedRun = 4;

@@ -1,0 +1,246 @@
+#include "measure/measure_plots.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/error.h"
+
+namespace fluoro::app {
+namespace {
+
+using nlohmann::json;
+
+const json& field(const json& j, const char* key, const char* where) {
+    if (!j.is_object() || !j.contains(key))
+        throw Error(std::string("measurement: '") + key + "' missing in " + where);
+    return j.at(key);
+}
+
+double num(const json& j, const char* key, const char* where) {
+    const json& v = field(j, key, where);
+    if (!v.is_number())
+        throw Error(std::string("measurement: '") + key + "' in " + where + " is not a number");
+    return v.get<double>();
+}
+
+std::string str(const json& j, const char* key, const char* where) {
+    const json& v = field(j, key, where);
+    if (!v.is_string())
+        throw Error(std::string("measurement: '") + key + "' in " + where + " is not a string");
+    return v.get<std::string>();
+}
+
+const json& array(const json& j, const char* key, const char* where) {
+    const json& v = field(j, key, where);
+    if (!v.is_array())
+        throw Error(std::string("measurement: '") + key + "' in " + where + " is not a list");
+    return v;
+}
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// --- perplexity ---
+
+MeasureView ppl_view(const json& r) {
+    MeasureView v;
+    const double ppl = num(r, "ppl", "the result");
+    const auto scored = int64_t(num(r, "scored_tokens", "the result"));
+    const auto chunks = int64_t(num(r, "chunks", "the result"));
+    const auto n_ctx = int64_t(num(r, "n_ctx", "the result"));
+    v.headline = "perplexity " + fmt("%.4f", ppl) + " over " + std::to_string(scored) +
+                 " scored tokens in " + std::to_string(chunks) + " chunks of " +
+                 std::to_string(n_ctx) + " (" + fmt("%.1f s", num(r, "seconds", "the result")) +
+                 ")";
+    MeasurePlot p{"Perplexity after each chunk", "chunks scored", "perplexity", {}, {}, false};
+    PlotSeries s{"running perplexity", {}};
+    v.table.header = {"chunk", "perplexity so far"};
+    const json& running = array(r, "running_ppl", "the result");
+    for (size_t i = 0; i < running.size(); ++i) {
+        if (!running[i].is_number()) throw Error("measurement: running_ppl holds a non-number");
+        s.points.emplace_back(double(i + 1), running[i].get<double>());
+        v.table.rows.push_back({std::to_string(i + 1), fmt("%.4f", running[i].get<double>())});
+    }
+    p.series.push_back(std::move(s));
+    v.plots.push_back(std::move(p));
+    return v;
+}
+
+// --- KV eval ---
+
+struct KvCell {
+    std::string policy, budget, kv_type;
+    const json* j = nullptr;
+    std::string name() const { return policy + "/" + budget + "/" + kv_type; }
+};
+
+MeasureView kv_view(const json& r) {
+    MeasureView v;
+    std::vector<KvCell> cells;
+    std::map<std::string, int> types;
+    for (const json& c : array(r, "cells", "the result")) {
+        cells.push_back({str(c, "policy", "a cell"), str(c, "budget", "a cell"),
+                         str(c, "kv_type", "a cell"), &c});
+        types[cells.back().kv_type] += 1;
+    }
+    const bool several_types = types.size() > 1;
+    auto series_name = [&](const KvCell& c) {
+        return several_types ? c.policy + " " + c.kv_type : c.policy;
+    };
+    auto full_ppl = [&](const std::string& type) -> const json* {
+        for (const KvCell& c : cells)
+            if (c.policy == "full" && c.kv_type == type && c.j->contains("ppl"))
+                return &c.j->at("ppl");
+        return nullptr;
+    };
+    // Perplexity against the budget as a share of the text actually kept (budget_tokens / tokens).
+    MeasurePlot ppl{"Perplexity vs KV budget",
+                    "KV budget (% of the text's tokens)",
+                    "perplexity",
+                    {},
+                    {},
+                    false};
+    MeasurePlot pk{
+        "Passkey accuracy vs KV budget", "KV budget (% of the prompt)", "keys found", {}, {}, true};
+    MeasurePlot nll{"NLL over position", "position (bucket start)", "mean NLL", {}, {}, false};
+    int64_t longest_ctx = 0;
+    for (const KvCell& c : cells)
+        for (const json& s : array(*c.j, "speed", "a cell"))
+            longest_ctx = std::max(longest_ctx, int64_t(num(s, "context", "a speed result")));
+    MeasurePlot speed{"Decode speed vs KV budget at " + std::to_string(longest_ctx) + " tokens",
+                      "KV budget (% of the context)",
+                      "tokens/s",
+                      {},
+                      {},
+                      false};
+    std::map<std::string, size_t> ppl_series, pk_series, speed_series;
+    auto add = [](MeasurePlot& p, std::map<std::string, size_t>& index, const std::string& name,
+                  double x, double y) {
+        auto [it, fresh] = index.emplace(name, p.series.size());
+        if (fresh) p.series.push_back({name, {}});
+        p.series[it->second].points.emplace_back(x, y);
+    };
+    const int64_t bucket = int64_t(num(r, "bucket", "the result"));
+    v.table.header = {"policy", "budget", "kv", "ppl", "vs full", "evicted", "keys found", "tok/s"};
+    for (const KvCell& c : cells) {
+        std::vector<std::string> row{c.policy, c.budget, c.kv_type, "-", "", "", "-", "-"};
+        if (c.j->contains("ppl")) {
+            const json& p = c.j->at("ppl");
+            const double value = num(p, "ppl", "a cell's ppl");
+            const double tokens = num(p, "tokens", "a cell's ppl");
+            const double kept = num(p, "budget_tokens", "a cell's ppl");
+            add(ppl, ppl_series, series_name(c), 100.0 * kept / std::max(1.0, tokens), value);
+            row[3] = fmt("%.3f", value);
+            if (const json* full = full_ppl(c.kv_type))
+                row[4] = fmt("%+.1f%%", 100.0 * (value / num(*full, "ppl", "full's ppl") - 1));
+            row[5] = std::to_string(int64_t(num(p, "evicted_tokens", "a cell's ppl")));
+            PlotSeries s{c.name(), {}};
+            const json& b = array(p, "bucket_nll", "a cell's ppl");
+            for (size_t i = 0; i < b.size(); ++i)
+                if (b[i].is_number())
+                    s.points.emplace_back(double(int64_t(i) * bucket), b[i].get<double>());
+            nll.series.push_back(std::move(s));
+        }
+        const json& trials = array(*c.j, "passkey", "a cell");
+        if (!trials.empty()) {
+            int found = 0;
+            double share = 0;
+            for (const json& t : trials) {
+                const json& ok = field(t, "correct", "a passkey trial");
+                if (!ok.is_boolean())
+                    throw Error("measurement: a passkey trial's 'correct' is not true/false");
+                found += ok.get<bool>() ? 1 : 0;
+                share += num(t, "budget_tokens", "a passkey trial") /
+                         std::max(1.0, num(t, "prompt_tokens", "a passkey trial"));
+            }
+            const auto n = double(trials.size());
+            add(pk, pk_series, series_name(c), 100.0 * share / n, double(found) / n);
+            row[6] = std::to_string(found) + "/" + std::to_string(trials.size());
+        }
+        for (const json& s : array(*c.j, "speed", "a cell")) {
+            if (int64_t(num(s, "context", "a speed result")) != longest_ctx) continue;
+            const double tps = num(s, "tok_s", "a speed result");
+            add(speed, speed_series, series_name(c),
+                100.0 * num(s, "budget_tokens", "a speed result") / double(longest_ctx), tps);
+            row[7] = fmt("%.1f", tps);
+        }
+        for (const json& e : array(*c.j, "errors", "a cell"))
+            if (e.is_string()) v.notes.push_back(c.name() + ": " + e.get<std::string>());
+        v.table.rows.push_back(std::move(row));
+    }
+    for (MeasurePlot* p : {&ppl, &pk, &speed})
+        for (PlotSeries& s : p->series) std::sort(s.points.begin(), s.points.end());
+    for (MeasurePlot* p : {&ppl, &pk, &speed, &nll})
+        if (!p->series.empty()) v.plots.push_back(std::move(*p));
+    v.headline = std::to_string(cells.size()) + " configurations over " +
+                 std::to_string(int64_t(num(r, "text_tokens", "the result"))) + " text tokens";
+    if (const json* full = full_ppl("f16"))
+        v.headline += "; full f16 cache: perplexity " + fmt("%.3f", num(*full, "ppl", "full"));
+    return v;
+}
+
+// --- speculative decoding ---
+
+MeasureView spec_view(const json& r) {
+    MeasureView v;
+    MeasurePlot accept{
+        "Acceptance by draft position", "draft position", "accepted / drafted", {}, {}, true};
+    MeasurePlot speedup{
+        "Speedup per prompt set", "prompt set", "speculative / plain tok/s", {}, {}, false};
+    std::map<std::string, size_t> drafter_series;
+    v.table.header = {"drafter", "set",       "tokens",   "copied",  "accept",
+                      "tau",     "plain t/s", "spec t/s", "speedup", "expected"};
+    double best = 0;
+    for (const json& row : array(r, "rows", "the result")) {
+        const std::string drafter = str(row, "drafter", "a row");
+        const std::string category = str(row, "category", "a row");
+        PlotSeries s{drafter + " " + category, {}};
+        const json& by = array(row, "acceptance_by_position", "a row");
+        for (size_t i = 0; i < by.size(); ++i)
+            if (by[i].is_number()) s.points.emplace_back(double(i + 1), by[i].get<double>());
+        accept.series.push_back(std::move(s));
+        auto cat = std::find(speedup.categories.begin(), speedup.categories.end(), category);
+        if (cat == speedup.categories.end())
+            cat = speedup.categories.insert(speedup.categories.end(), category);
+        auto [it, fresh] = drafter_series.emplace(drafter, speedup.series.size());
+        if (fresh) speedup.series.push_back({drafter, {}});
+        const double x = num(row, "speedup", "a row");
+        speedup.series[it->second].points.emplace_back(double(cat - speedup.categories.begin()), x);
+        if (x > best) {
+            best = x;
+            v.headline = "best: " + drafter + " on " + category + ", " + fmt("%.2f×", x) + " at " +
+                         fmt("%.0f%%", 100 * num(row, "acceptance_rate", "a row")) + " acceptance";
+        }
+        v.table.rows.push_back({drafter, category,
+                                std::to_string(int64_t(num(row, "tokens", "a row"))),
+                                fmt("%.1f%%", 100 * num(row, "copied_fraction", "a row")),
+                                fmt("%.1f%%", 100 * num(row, "acceptance_rate", "a row")),
+                                fmt("%.2f", num(row, "mean_tokens_per_forward", "a row")),
+                                fmt("%.1f", num(row, "plain_tps", "a row")),
+                                fmt("%.1f", num(row, "spec_tps", "a row")), fmt("%.2f×", x),
+                                fmt("%.2f×", num(row, "expected_speedup", "a row"))});
+    }
+    if (v.headline.empty()) v.headline = "no speedup measured";
+    v.headline +=
+        "; target decode " + fmt("%.2f ms/token", num(r, "target_token_ms", "the result"));
+    v.plots.push_back(std::move(accept));
+    v.plots.push_back(std::move(speedup));
+    return v;
+}
+
+}  // namespace
+
+MeasureView measure_view(const json& m) {
+    const std::string kind = str(m, "kind", "the measurement");
+    const json& r = field(m, "result", "the measurement");
+    if (kind == "ppl") return ppl_view(r);
+    if (kind == "eval_kv") return kv_view(r);
+    if (kind == "bench_spec") return spec_view(r);
+    throw Error("measurement: unknown kind '" + kind + "'");
+}
+
+}  // namespace fluoro::app
