@@ -36,6 +36,7 @@ namespace fluoro::ui {
 class ChatView;
 class AdvisorDialog;
 class CompareDialog;
+class MeasurementsDialog;
 class ContextGauge;
 class ConversationListModel;
 class EngineBridge;
@@ -95,6 +96,8 @@ class MainWindow : public QMainWindow {
     CompareDialog* open_compare();
     // Chat → Prompt cache advisor, on the loaded model's recorded requests (refreshes it).
     AdvisorDialog* open_advisor();
+    // Measure → …: the measurements window, on the loaded model (opens or raises it).
+    MeasurementsDialog* open_measurements();
     // The OpenAI-compatible server over this window's engine (Server menu, API server dock).
     ServeController& serve() { return *serve_; }
     ServerPanel* server_panel() { return server_panel_; }
@@ -220,6 +223,7 @@ class MainWindow : public QMainWindow {
     bool saw_model_ = false;
     QPointer<CompareDialog> compare_;
     QPointer<AdvisorDialog> advisor_;
+    QPointer<MeasurementsDialog> measurements_;
 };
 
 }  // namespace fluoro::ui

@@ -29,6 +29,7 @@
 #include "workbench/compare_dialog.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
+#include "workbench/measurements_dialog.h"
 #include "workbench/server_panel.h"
 #include "workbench/theme.h"
 
@@ -67,6 +68,18 @@ void MainWindow::build_menus() {
     chat->addAction(tr("Com&pare runs…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C), this,
                     [this] { open_compare(); });
     chat->addAction(tr("Prompt cache &advisor…"), this, [this] { open_advisor(); });
+
+    QMenu* measure = menuBar()->addMenu(tr("&Measure"));
+    for (const app::MeasureKind k : app::kMeasureKinds) {
+        const std::string_view title = app::measure_kind_title(k);
+        QAction* a =
+            measure->addAction(QString::fromUtf8(title.data(), qsizetype(title.size())) + tr("…"),
+                               this, [this, k] { open_measurements()->ask(k); });
+        a->setObjectName(QString("action_measure_") +
+                         QString::fromUtf8(app::measure_kind_name(k).data()));
+    }
+    measure->addSeparator();
+    measure->addAction(tr("Stored &measurements…"), this, [this] { open_measurements(); });
 
     QMenu* server = menuBar()->addMenu(tr("&Server"));
     QAction* serving = server->addAction(tr("&Serve OpenAI-compatible API"));
@@ -158,6 +171,19 @@ AdvisorDialog* MainWindow::open_advisor() {
     advisor_->activateWindow();
     advisor_->refresh();
     return advisor_;
+}
+
+MeasurementsDialog* MainWindow::open_measurements() {
+    if (!measurements_) {
+        measurements_ = new MeasurementsDialog(store_.get(), this);
+        measurements_->setAttribute(Qt::WA_DeleteOnClose, false);
+    }
+    const auto& m = bridge_->model();
+    measurements_->set_model(m ? QString::fromStdString(m->path) : QString());
+    measurements_->show();
+    measurements_->raise();
+    measurements_->activateWindow();
+    return measurements_;
 }
 
 CompareDialog* MainWindow::open_compare() {

@@ -15,6 +15,7 @@
 #include "workbench/context_gauge.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
+#include "workbench/measurements_dialog.h"
 #include "workbench/model_card.h"
 #include "workbench/server_panel.h"
 #include "workbench/settings_panel.h"
@@ -55,6 +56,7 @@ void MainWindow::open_model(const QString& path) {
 
 void MainWindow::on_model_changed() {
     const auto& m = bridge_->model();
+    if (measurements_) measurements_->set_model(m ? QString::fromStdString(m->path) : QString());
     if (m) {
         saw_model_ = true;
         // "template jinja": the file's own chat template renders the prompts; a family name

@@ -4,6 +4,7 @@
 
 #include "advisor/cache_advise.h"
 #include "export/json_export.h"
+#include "store/measurement_store.h"
 #include "store/store.h"
 
 namespace fluoro::ui {
@@ -74,10 +75,29 @@ void StoreJobs::advise(quint64 job, qint64 last, const QString& model) {
     });
 }
 
+void StoreJobs::list_measurements(quint64 job) {
+    guarded(this, job, [&] { emit measurements(job, app::list_measurements(store())); });
+}
+
+void StoreJobs::add_measurement(quint64 job, const app::MeasurementRecord& m) {
+    guarded(this, job, [&] {
+        app::add_measurement(store(), m);
+        emit measurements(job, app::list_measurements(store()));
+    });
+}
+
+void StoreJobs::delete_measurement(quint64 job, qint64 id) {
+    guarded(this, job, [&] {
+        app::delete_measurement(store(), id);
+        emit measurements(job, app::list_measurements(store()));
+    });
+}
+
 StoreWorker::StoreWorker(const std::filesystem::path& db, QObject* parent)
     : QObject(parent), jobs_(new StoreJobs(db)) {
     qRegisterMetaType<ConversationList>();
     qRegisterMetaType<ConversationPtr>();
+    qRegisterMetaType<MeasurementList>();
     jobs_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, jobs_, &QObject::deleteLater);
     thread_.setObjectName("store");
@@ -123,6 +143,18 @@ quint64 StoreWorker::import_file(const QString& path) {
 
 quint64 StoreWorker::advise(qint64 last, const QString& model) {
     return post([last, model](StoreJobs* j, quint64 job) { j->advise(job, last, model); });
+}
+
+quint64 StoreWorker::list_measurements() {
+    return post([](StoreJobs* j, quint64 job) { j->list_measurements(job); });
+}
+
+quint64 StoreWorker::add_measurement(const app::MeasurementRecord& m) {
+    return post([m](StoreJobs* j, quint64 job) { j->add_measurement(job, m); });
+}
+
+quint64 StoreWorker::delete_measurement(qint64 id) {
+    return post([id](StoreJobs* j, quint64 job) { j->delete_measurement(job, id); });
 }
 
 }  // namespace fluoro::ui

@@ -21,6 +21,7 @@ namespace fluoro::ui {
 
 using ConversationList = std::vector<app::ConversationSummary>;
 using ConversationPtr = std::shared_ptr<const app::ConversationRecord>;
+using MeasurementList = std::vector<app::MeasurementRecord>;
 
 // Lives on its thread; use StoreWorker (below) from the GUI.
 class StoreJobs : public QObject {
@@ -42,6 +43,11 @@ class StoreJobs : public QObject {
     // requests of the model whose path or name contains `model` (empty: the latest run's model),
     // the latest `last` of them (0: all).
     void advise(quint64 job, qint64 last, const QString& model);
+    // Measurements (app/store/measurement_store.h): each answers with the whole list, newest
+    // first (`measurements`), or `failed`.
+    void list_measurements(quint64 job);
+    void add_measurement(quint64 job, const app::MeasurementRecord& m);
+    void delete_measurement(quint64 job, qint64 id);
 
   signals:
     void listed(quint64 job, const fluoro::ui::ConversationList& list);
@@ -49,6 +55,7 @@ class StoreJobs : public QObject {
     void changed(quint64 job);  // a rename or delete went through
     void failed(quint64 job, const QString& message);
     void advised(quint64 job, const QString& report);
+    void measurements(quint64 job, const fluoro::ui::MeasurementList& list);
 
   private:
     app::Store& store();
@@ -71,6 +78,9 @@ class StoreWorker : public QObject {
     quint64 load_of_run(qint64 run);
     quint64 import_file(const QString& path);
     quint64 advise(qint64 last, const QString& model);
+    quint64 list_measurements();
+    quint64 add_measurement(const app::MeasurementRecord& m);
+    quint64 delete_measurement(qint64 id);
 
     StoreJobs* jobs() { return jobs_; }
 
@@ -87,3 +97,4 @@ class StoreWorker : public QObject {
 
 Q_DECLARE_METATYPE(fluoro::ui::ConversationList)
 Q_DECLARE_METATYPE(fluoro::ui::ConversationPtr)
+Q_DECLARE_METATYPE(fluoro::ui::MeasurementList)
