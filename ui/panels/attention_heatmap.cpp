@@ -64,28 +64,45 @@ std::pair<int64_t, int64_t> pooled_block(int64_t n_cols, int pooled_cols, int x)
 }
 
 QImage attention_image_pooled(const AttentionSnapshot& s, const LogRange& range,
-                              const std::vector<bool>& gone, int max_cols) {
-    if (max_cols <= 0 || s.n_cols <= max_cols) return attention_image(s, range, gone);
-    if (!s.shape_ok() || s.n_rows > INT32_MAX) return QImage();
-    QImage img(max_cols, int(std::max<int64_t>(s.n_rows, 1)), QImage::Format_ARGB32);
+                              const std::vector<bool>& gone, int max_cols, int max_rows) {
+    const bool pool_cols = max_cols > 0 && s.n_cols > max_cols;
+    const bool pool_rows = max_rows > 0 && s.n_rows > max_rows;
+    if (!pool_cols && !pool_rows) return attention_image(s, range, gone);
+    if (!s.shape_ok() || (!pool_rows && s.n_rows > INT32_MAX) ||
+        (!pool_cols && s.n_cols > INT32_MAX))
+        return QImage();
+    const int w = pool_cols ? max_cols : int(std::max<int64_t>(s.n_cols, 1));
+    const int h = pool_rows ? max_rows : int(std::max<int64_t>(s.n_rows, 1));
+    QImage img(w, h, QImage::Format_ARGB32);
     if (img.isNull()) return img;
     img.fill(Qt::transparent);
     const QRgb grey = qRgba(128, 128, 128, 150);
-    for (int64_t r = 0; r < s.n_rows; ++r) {
-        auto* line = reinterpret_cast<QRgb*>(img.scanLine(int(r)));
-        const float* row = s.weights.data() + r * s.n_cols;
-        for (int x = 0; x < max_cols; ++x) {
-            const auto [first, last] = pooled_block(s.n_cols, max_cols, x);
-            float best = 0;
-            bool any_gone = false;
-            for (int64_t c = first; c <= last; ++c) {
-                best = std::max(best, row[c]);
-                any_gone |= size_t(c) < gone.size() && gone[size_t(c)];
-            }
-            const double t = range.position(best);
+    std::vector<float> best(static_cast<size_t>(w));
+    std::vector<std::pair<int64_t, int64_t>> col_blocks(static_cast<size_t>(w));
+    std::vector<bool> block_gone(static_cast<size_t>(w), false);
+    for (int x = 0; x < w; ++x) {
+        col_blocks[size_t(x)] =
+            pool_cols ? pooled_block(s.n_cols, w, x) : std::pair<int64_t, int64_t>{x, x};
+        for (int64_t c = col_blocks[size_t(x)].first; c <= col_blocks[size_t(x)].second; ++c)
+            if (size_t(c) < gone.size() && gone[size_t(c)]) block_gone[size_t(x)] = true;
+    }
+    for (int y = 0; y < h; ++y) {
+        const auto [r0, r1] =
+            pool_rows ? pooled_block(s.n_rows, h, y) : std::pair<int64_t, int64_t>{y, y};
+        std::fill(best.begin(), best.end(), 0.0f);
+        for (int64_t r = r0; r <= r1 && r < s.n_rows; ++r) {
+            const float* row = s.weights.data() + r * s.n_cols;
+            for (int x = 0; x < w; ++x)
+                for (int64_t c = col_blocks[size_t(x)].first;
+                     c <= col_blocks[size_t(x)].second && c < s.n_cols; ++c)
+                    best[size_t(x)] = std::max(best[size_t(x)], row[c]);
+        }
+        auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+        for (int x = 0; x < w; ++x) {
+            const double t = range.position(best[size_t(x)]);
             if (t >= 0)
                 line[x] = heat_color(t).rgba();
-            else if (any_gone)
+            else if (block_gone[size_t(x)])
                 line[x] = grey;
         }
     }
@@ -128,19 +145,20 @@ void AttentionHeatmap::set_data(std::shared_ptr<const AttentionSnapshot> snapsho
     if (snapshot != snapshot_) {
         snapshot_ = std::move(snapshot);
         if (snapshot_) range_ = log_range(*snapshot_);
-        pooled_for_ = -1;  // rebuilt by compute_layout
+        pooled_for_ = {};  // rebuilt by compute_layout
     }
     compute_layout();
     update();
 }
 
 void AttentionHeatmap::rebuild_image() {
-    const int width = int(cells_.width());
-    if (width == pooled_for_) return;
-    pooled_for_ = width;
-    image_ = snapshot_ ? attention_image_pooled(*snapshot_, range_,
-                                                evicted_columns(*snapshot_, state_), width)
-                       : QImage();
+    const QSize size(int(cells_.width()), int(cells_.height()));
+    if (size == pooled_for_) return;
+    pooled_for_ = size;
+    image_ = snapshot_
+                 ? attention_image_pooled(*snapshot_, range_, evicted_columns(*snapshot_, state_),
+                                          size.width(), size.height())
+                 : QImage();
 }
 
 void AttentionHeatmap::set_highlight(int64_t pos) {
@@ -169,26 +187,37 @@ void AttentionHeatmap::compute_layout() {
 QString AttentionHeatmap::tooltip_at(QPoint pos) const {
     if (!snapshot_ || cells_.isEmpty() || !cells_.contains(pos)) return {};
     const AttentionSnapshot& s = *snapshot_;
-    int64_t col = std::clamp<int64_t>(
-        int64_t((pos.x() - cells_.left()) / cells_.width() * double(s.n_cols)), 0, s.n_cols - 1);
-    const int64_t row = std::clamp<int64_t>(
-        int64_t((pos.y() - cells_.top()) / cells_.height() * double(s.n_rows)), 0, s.n_rows - 1);
-    QString pooled;
-    if (image_.width() > 0 && image_.width() < s.n_cols) {
-        // A pooled column: the most attended key of its block, with its exact weight.
-        const int x = std::clamp(int((pos.x() - cells_.left()) / cells_.width() * image_.width()),
-                                 0, image_.width() - 1);
-        const auto [first, last] = pooled_block(s.n_cols, image_.width(), x);
-        col = first;
-        for (int64_t c = first; c <= last; ++c)
-            if (s.weights[size_t(row * s.n_cols + c)] > s.weights[size_t(row * s.n_cols + col)])
+    // The block of rows and of keys under the pointer (one each when nothing is pooled), and in
+    // it the most attended (query, key) pair with its exact weight.
+    // (The 1e-9 keeps a pixel's own index when frac × pixels lands a rounding error below it.)
+    const auto block = [&](int64_t n, int pixels, double frac) -> std::pair<int64_t, int64_t> {
+        if (pixels <= 0 || pixels >= n) {
+            const int64_t i = std::clamp<int64_t>(int64_t(frac * double(n) + 1e-9), 0, n - 1);
+            return {i, i};
+        }
+        return pooled_block(n, pixels, std::clamp(int(frac * pixels + 1e-9), 0, pixels - 1));
+    };
+    const auto [c0, c1] =
+        block(s.n_cols, image_.width(), (pos.x() - cells_.left()) / cells_.width());
+    const auto [r0, r1] =
+        block(s.n_rows, image_.height(), (pos.y() - cells_.top()) / cells_.height());
+    int64_t row = r0, col = c0;
+    for (int64_t r = r0; r <= r1; ++r)
+        for (int64_t c = c0; c <= c1; ++c)
+            if (s.weights[size_t(r * s.n_cols + c)] > s.weights[size_t(row * s.n_cols + col)]) {
+                row = r;
                 col = c;
-        pooled = QStringLiteral(
-                     "\nkeys #%1–#%2 share this column (max-pooled): the most "
-                     "attended is shown")
-                     .arg(s.key_begin + first)
-                     .arg(s.key_begin + last);
-    }
+            }
+    QString pooled;
+    if (r1 > r0)
+        pooled += QStringLiteral("\nqueries #%1–#%2 share this row (max-pooled)")
+                      .arg(s.first_row + r0)
+                      .arg(s.first_row + r1);
+    if (c1 > c0)
+        pooled += QStringLiteral("\nkeys #%1–#%2 share this column (max-pooled)")
+                      .arg(s.key_begin + c0)
+                      .arg(s.key_begin + c1);
+    if (!pooled.isEmpty()) pooled += QStringLiteral(": the most attended is shown");
     const float w = s.weights[size_t(row * s.n_cols + col)];
     const int64_t q = s.first_row + row;
     QString text = QStringLiteral("query #%1 “%2”\nkey #%3 “%4”\nweight %5")

@@ -24,12 +24,13 @@ LogRange log_range(const AttentionSnapshot& s);
 // columns flagged in `gone` (positions the KV policy evicted: nobody can attend to them any more).
 QImage attention_image(const AttentionSnapshot& s, const LogRange& range,
                        const std::vector<bool>& gone = {});
-// The same with at most `max_cols` columns: when the snapshot has more keys, pixel column x shows
-// the largest weight of keys [x * n / max_cols, (x + 1) * n / max_cols) (max pooling: a spike on
-// one key among thousands stays visible; a plain downscale samples it away). Grey where a block
-// holds only evicted, unattended keys.
+// The same with at most `max_cols` columns and `max_rows` rows (0: no limit): when the snapshot
+// has more keys, pixel column x shows the largest weight of keys [x * n / max_cols, (x + 1) * n /
+// max_cols), and likewise for query rows (max pooling: a spike on one key among thousands stays
+// visible; a plain downscale samples it away). Grey where a block holds only evicted, unattended
+// keys.
 QImage attention_image_pooled(const AttentionSnapshot& s, const LogRange& range,
-                              const std::vector<bool>& gone, int max_cols);
+                              const std::vector<bool>& gone, int max_cols, int max_rows = 0);
 // The keys pixel column x of a pooled image covers (first, last, as column indices).
 std::pair<int64_t, int64_t> pooled_block(int64_t n_cols, int pooled_cols, int x);
 
@@ -46,8 +47,10 @@ class AttentionHeatmap : public QWidget {
     int64_t highlight() const { return highlight_; }
     // The hover text at widget position `pos` (empty outside the cells).
     QString tooltip_at(QPoint pos) const;
-    // Columns of the image drawn: the keys, or fewer when they are max-pooled to the width.
+    // Columns of the image drawn: the keys, or fewer when they are max-pooled to the width; rows
+    // likewise: the query rows, or fewer when they are max-pooled to the height.
     int image_columns() const { return image_.width(); }
+    int image_rows() const { return image_.height(); }
     const QImage& image() const { return image_; }
     QSize sizeHint() const override { return {560, 260}; }
     QSize minimumSizeHint() const override { return {240, 140}; }
@@ -65,7 +68,7 @@ class AttentionHeatmap : public QWidget {
     std::shared_ptr<const AttentionSnapshot> snapshot_;
     const AttentionState* state_ = nullptr;
     QImage image_;
-    int pooled_for_ = -1;  // the cells' width image_ was built for
+    QSize pooled_for_;  // the cells' size image_ was built for
     LogRange range_;
     int64_t highlight_ = -1;
 };

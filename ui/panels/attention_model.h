@@ -33,8 +33,10 @@ class AttentionState {
     // Layer and head counts seen (snapshots and stats); 0 before any.
     int n_layers() const { return n_layers_; }
     int n_heads() const { return n_heads_; }
-    // Query rows kept per head: the latest contiguous ones.
-    static constexpr size_t kMaxRows = 64;
+    // Query rows kept per head: the latest contiguous ones. More than the heatmap has pixel rows
+    // are max-pooled there (attention_heatmap.h); the bound is memory: 256 rows of a 4096-key
+    // context are 4 MiB per head.
+    static constexpr size_t kMaxRows = 256;
 
     bool has_snapshots() const { return !heads_.empty(); }
     bool has_stats() const { return stats_.has_value(); }

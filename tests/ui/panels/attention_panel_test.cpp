@@ -30,6 +30,7 @@ class AttentionPanelTest : public QObject {
     void grid_cells_share_the_layers_rows();
     void malformed_snapshots_draw_nothing();
     void thousands_of_keys_are_max_pooled_with_exact_hover();
+    void more_query_rows_than_pixels_are_max_pooled_too();
 };
 
 void AttentionPanelTest::says_nothing_captured_before_snapshots() {
@@ -196,7 +197,7 @@ void AttentionPanelTest::decode_rows_stack_into_a_matrix() {
     QCOMPARE(s->n_cols, int64_t(30));
     // At most kMaxRows rows are kept.
     std::vector<Event> many;
-    for (int64_t q = 0; q < 100; ++q)
+    for (int64_t q = 0; q < 300; ++q)
         many.emplace_back(test::attention(1, 10 + q, 0, 1, 1, 30 + q));
     panel.consume(many);
     QCOMPARE(size_t(panel.state().snapshot(0, 1)->n_rows), AttentionState::kMaxRows);
@@ -275,6 +276,48 @@ void AttentionPanelTest::thousands_of_keys_are_max_pooled_with_exact_hover() {
     QVERIFY2(
         tip.contains(QStringLiteral("weight 0.9")) && tip.contains(QStringLiteral("max-pooled")),
         qPrintable(tip));
+}
+
+// 600 query rows (a long prefill captured whole) in a heatmap 300 pixels high: rows are max-pooled
+// like keys, so one row's spike stays visible, and the hover names the block of queries and the
+// spike's exact query, key and weight.
+void AttentionPanelTest::more_query_rows_than_pixels_are_max_pooled_too() {
+    auto s = std::make_shared<AttentionSnapshot>();
+    s->run = 1;
+    s->n_rows = 600;
+    s->n_cols = 40;
+    s->first_row = 100;
+    s->weights.assign(size_t(600 * 40), 1e-6f);
+    s->weights[size_t(321 * 40 + 7)] = 0.8f;  // query 421, key 7
+    AttentionHeatmap heatmap;
+    heatmap.resize(500, 300);
+    heatmap.set_data(s, nullptr);
+    const int rows = heatmap.image_rows();
+    QVERIFY2(rows > 0 && rows < 600, qPrintable(QString::number(rows)));
+    QCOMPARE(heatmap.image_columns(), 40);  // keys fit: not pooled
+    int spike_y = -1;
+    for (int y = 0; y < rows; ++y) {
+        const auto [first, last] = pooled_block(600, rows, y);
+        if (first <= 321 && 321 <= last) spike_y = y;
+    }
+    QVERIFY(spike_y >= 0);
+    const LogRange range = log_range(*s);
+    QCOMPARE(heatmap.image().pixel(7, spike_y), heat_color(range.position(0.8)).rgba());
+    QVERIFY(heatmap.image().pixel(7, (spike_y + rows / 2) % rows) !=
+            heatmap.image().pixel(7, spike_y));
+    QString tip;
+    for (int x = 0; x < heatmap.width() && tip.isEmpty(); ++x)
+        for (int y = 0; y < heatmap.height(); ++y) {
+            const QString t = heatmap.tooltip_at({x, y});
+            if (t.contains(QStringLiteral("query #421")) && t.contains(QStringLiteral("key #7"))) {
+                tip = t;
+                break;
+            }
+        }
+    QVERIFY2(!tip.isEmpty(), "no hover position names query 421 and key 7");
+    QVERIFY2(tip.contains(QStringLiteral("weight 0.8")) &&
+                 tip.contains(QStringLiteral("share this row (max-pooled)")),
+             qPrintable(tip));
 }
 
 void AttentionPanelTest::picked_token_is_outlined() {
