@@ -70,7 +70,14 @@ int main(int argc, char** argv) {
     const QCommandLineOption serve(
         "serve", "Serve the model's OpenAI-compatible API on 127.0.0.1:PORT once it is loaded",
         "PORT");
-    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens, serve});
+    const QCommandLineOption measure(
+        "measure",
+        "With --screenshot: run this measurement (ppl, eval_kv, bench_spec) from the "
+        "Measure window and render that window",
+        "KIND");
+    const QCommandLineOption measure_param(
+        "measure-param", "With --measure: a parameter, KEY=VALUE (repeatable)", "KEY=VALUE");
+    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens, serve, measure, measure_param});
     p.process(app);
 
     fluoro::ui::LaunchOptions o;
@@ -82,6 +89,16 @@ int main(int argc, char** argv) {
     o.demo = p.isSet(demo);
     o.theme = p.value(theme);
     if (p.isSet(max_tokens)) o.max_tokens = std::max(1, p.value(max_tokens).toInt());
+    o.measure = p.value(measure);
+    for (const QString& kv : p.values(measure_param)) {
+        const qsizetype eq = kv.indexOf('=');
+        if (eq <= 0) {
+            std::fprintf(stderr, "fluoroscope: --measure-param needs KEY=VALUE, not '%s'\n",
+                         qPrintable(kv));
+            return 2;
+        }
+        o.measure_params[kv.left(eq).toStdString()] = kv.mid(eq + 1).toStdString();
+    }
     if (p.isSet(serve)) {
         bool ok = false;
         const int port = p.value(serve).toInt(&ok);

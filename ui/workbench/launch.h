@@ -3,7 +3,9 @@
 #pragma once
 
 #include <QString>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "workbench/store_worker.h"
 
@@ -20,6 +22,10 @@ struct LaunchOptions {
     int max_tokens = 96;            // for --screenshot's generation
     int timeout_s = 300;            // --screenshot gives up after this long
     std::optional<int> serve_port;  // --serve: the API server starts once the model is loaded
+    // --measure KIND (ppl, eval_kv, bench_spec) with --screenshot: run that measurement from the
+    // Measure menu's window (--measure-param KEY=VALUE each) and render that window instead.
+    QString measure;
+    std::map<std::string, std::string> measure_params;
 };
 
 // models/SmolLM2-135M-Instruct.Q4_1.gguf next to the install or the source tree, if present.

@@ -8,8 +8,11 @@
 #include <QChartView>
 #include <QLineSeries>
 #include <QPalette>
+#include <QPen>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
+#include <iterator>
 
 namespace fluoro::ui {
 
@@ -17,6 +20,13 @@ namespace {
 
 QString qs(const std::string& s) {
     return QString::fromStdString(s);
+}
+
+// Ten distinct hues (Qt's themes repeat after five, so a sixth series looked like the first).
+QColor series_color(size_t i) {
+    static const QRgb colors[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
+                                  0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf};
+    return QColor(colors[i % std::size(colors)]);
 }
 
 }  // namespace
@@ -31,7 +41,9 @@ QChartView* make_measure_chart(const app::MeasurePlot& plot, QWidget* parent) {
     chart->setTitleBrush(pal.color(QPalette::Text));
     chart->legend()->setLabelColor(pal.color(QPalette::Text));
     chart->legend()->setVisible(plot.series.size() > 1 || !plot.categories.empty());
-    chart->legend()->setAlignment(Qt::AlignBottom);
+    // Many series: a column on the right, where long names ("prompt_lookup summarize") fit; a
+    // row under the plot elides them.
+    chart->legend()->setAlignment(plot.series.size() > 4 ? Qt::AlignRight : Qt::AlignBottom);
     double y_max = 0;
     for (const app::PlotSeries& s : plot.series)
         for (const auto& [x, y] : s.points) y_max = std::max(y_max, y);
@@ -45,6 +57,7 @@ QChartView* make_measure_chart(const app::MeasurePlot& plot, QWidget* parent) {
         auto* bars = new QBarSeries;
         for (const app::PlotSeries& s : plot.series) {
             auto* set = new QBarSet(qs(s.name));
+            set->setColor(series_color(size_t(bars->count())));
             std::vector<double> values(plot.categories.size(), 0.0);
             for (const auto& [x, y] : s.points)
                 if (x >= 0 && size_t(x) < values.size()) values[size_t(x)] = y;
@@ -62,22 +75,33 @@ QChartView* make_measure_chart(const app::MeasurePlot& plot, QWidget* parent) {
         bars->attachAxis(y_axis);
     } else {
         double x_min = 0, x_max = 0;
-        bool any = false;
+        bool any = false, whole = true;
         for (const app::PlotSeries& s : plot.series)
             for (const auto& [x, y] : s.points) {
                 x_min = any ? std::min(x_min, x) : x;
                 x_max = any ? std::max(x_max, x) : x;
+                whole = whole && x == std::floor(x);
                 any = true;
             }
         auto* x_axis = new QValueAxis;
         x_axis->setTitleText(qs(plot.x_label));
-        x_axis->setRange(std::min(0.0, x_min), x_max > x_min ? x_max : x_min + 1);
+        const double lo = std::min(0.0, x_min), hi = x_max > x_min ? x_max : x_min + 1;
+        x_axis->setRange(lo, hi);
+        if (whole && hi - lo <= 12) {  // counts (draft positions, chunks): whole-number ticks
+            x_axis->setTickCount(int(hi - lo) + 1);
+            x_axis->setLabelFormat("%d");
+        }
         x_axis->setLabelsColor(pal.color(QPalette::Text));
         x_axis->setTitleBrush(pal.color(QPalette::Text));
         chart->addAxis(x_axis, Qt::AlignBottom);
-        for (const app::PlotSeries& s : plot.series) {
+        for (size_t i = 0; i < plot.series.size(); ++i) {
+            const app::PlotSeries& s = plot.series[i];
             auto* line = new QLineSeries;
             line->setName(qs(s.name));
+            QPen pen(series_color(i));
+            pen.setWidthF(2);
+            line->setPen(pen);
+            line->setMarkerSize(6);
             line->setPointsVisible(true);
             for (const auto& [x, y] : s.points) line->append(x, y);
             chart->addSeries(line);

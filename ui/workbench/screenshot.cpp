@@ -11,6 +11,8 @@
 #include "workbench/engine_bridge.h"
 #include "workbench/launch.h"
 #include "workbench/main_window.h"
+#include "workbench/measure_runner.h"
+#include "workbench/measurements_dialog.h"
 #include "workbench/panel_feeder.h"
 
 namespace fluoro::ui {
@@ -65,6 +67,27 @@ void grab_and_quit(MainWindow& w, const LaunchOptions& opt) {
     });
 }
 
+// --measure: opens the measurements window on the loaded model, runs the measurement, and renders
+// that window once the result is stored and drawn.
+void start_measurement(MainWindow& w, const LaunchOptions& opt, app::MeasureKind kind) {
+    static bool started = false;  // model_changed comes again on later events
+    if (!w.bridge().model() || started) return;
+    started = true;
+    MeasurementsDialog* d = w.open_measurements();
+    QObject::connect(d, &MeasurementsDialog::measured, d, [d, opt] {
+        QTimer::singleShot(300, d, [d, opt] {
+            if (!d->grab().save(opt.screenshot)) return fail("cannot write " + opt.screenshot);
+            std::cout << "wrote " << opt.screenshot.toStdString() << '\n';
+            QApplication::exit(0);
+        });
+    });
+    QObject::connect(d, &MeasurementsDialog::ended, d, [d] {
+        if (!d->runner()->running() && d->status_text().startsWith("Failed"))
+            fail(d->status_text());
+    });
+    if (!d->start(kind, opt.measure_params)) fail(d->status_text());
+}
+
 }  // namespace
 
 int take_screenshot(MainWindow& window, const LaunchOptions& opt, const QString& model) {
@@ -102,15 +125,25 @@ int take_screenshot(MainWindow& window, const LaunchOptions& opt, const QString&
     capture.specs.push_back(spec);
     capture.stats = true;
     window.bridge().submit(capture);
-    QObject::connect(&window.bridge(), &EngineBridge::model_changed, &window, [&window, opt] {
-        if (window.bridge().model() && window.chat()->messages().empty())
-            window.send_message(opt.prompt);
-    });
     QObject::connect(&window.bridge(), &EngineBridge::error, &window, [](const QString& m) {
         if (m.startsWith("load_model") || m.startsWith("send")) fail(m);
     });
-    QObject::connect(&window, &MainWindow::run_finished, &window,
-                     [&window, opt](const RunFinished&) { grab_and_quit(window, opt); });
+    if (!opt.measure.isEmpty()) {
+        const auto kind = app::parse_measure_kind(opt.measure.toStdString());
+        if (!kind) {
+            fail("unknown --measure '" + opt.measure + "' (ppl, eval_kv, bench_spec)");
+            return 1;
+        }
+        QObject::connect(&window.bridge(), &EngineBridge::model_changed, &window,
+                         [&window, opt, kind = *kind] { start_measurement(window, opt, kind); });
+    } else {
+        QObject::connect(&window.bridge(), &EngineBridge::model_changed, &window, [&window, opt] {
+            if (window.bridge().model() && window.chat()->messages().empty())
+                window.send_message(opt.prompt);
+        });
+        QObject::connect(&window, &MainWindow::run_finished, &window,
+                         [&window, opt](const RunFinished&) { grab_and_quit(window, opt); });
+    }
     window.open_model(model);
     return QApplication::exec();
 }

@@ -151,6 +151,11 @@ TEST(Measurement, KvEvalRunsTheGridAndPlotsPerplexityAgainstTheBudget) {
     const MeasurePlot& p = v.plots[0];
     EXPECT_EQ(p.title, "Perplexity vs KV budget");
     ASSERT_EQ(p.series.size(), 2u);  // full, window
+    // full keeps everything: one measurement drawn as a level line over the budgets run.
+    EXPECT_EQ(p.series[0].name, "full (keeps all)");
+    ASSERT_EQ(p.series[0].points.size(), 2u);
+    EXPECT_EQ(p.series[0].points[0], std::make_pair(50.0, cells[0]["ppl"]["ppl"].get<double>()));
+    EXPECT_EQ(p.series[0].points[1], std::make_pair(100.0, cells[0]["ppl"]["ppl"].get<double>()));
     EXPECT_EQ(p.series[1].name, "window");
     ASSERT_EQ(p.series[1].points.size(), 2u);
     EXPECT_EQ(p.series[1].points[0].first, 50.0);  // 64 of 128 tokens, sorted by budget

@@ -2,6 +2,7 @@
 // background, stores it, lists it newest first after a reopen, draws the result's numbers (the
 // chart's points are the JSON's), cancels, names a bad parameter, and shows a broken stored
 // result as such instead of crashing.
+#include <QAction>
 #include <QChart>
 #include <QChartView>
 #include <QLineSeries>
@@ -15,6 +16,7 @@
 #include "measure/measurement.h"
 #include "store/measurement_store.h"
 #include "store/store.h"
+#include "workbench/main_window.h"
 #include "workbench/measure_runner.h"
 #include "workbench/measurements_dialog.h"
 #include "workbench/store_worker.h"
@@ -130,6 +132,19 @@ class MeasurementsTest : public QObject {
                      dialog.status_text().contains("bible"),
                  qPrintable(dialog.status_text()));
         QCOMPARE(dialog.count(), 0);
+    }
+
+    // The Measure menu has one action per measurement and opens the window on the loaded model
+    // (none here: it says so and offers nothing to run).
+    void the_measure_menu_opens_the_window() {
+        MainWindow w(WorkbenchOptions{test::scratch("measure-menu.db")});
+        for (const char* kind : {"ppl", "eval_kv", "bench_spec"})
+            QVERIFY2(w.findChild<QAction*>(QString("action_measure_") + kind), kind);
+        MeasurementsDialog* d = w.open_measurements();
+        QVERIFY(d && d->isVisible());
+        QVERIFY(!d->start(app::MeasureKind::Perplexity, {}));
+        QVERIFY(d->status_text().contains("Open a model first"));
+        QCOMPARE(w.open_measurements(), d);  // raised again, not a second window
     }
 
     void a_broken_stored_result_is_said_not_drawn() {
