@@ -244,6 +244,81 @@ MeasureView spec_view(const json& r) {
     return v;
 }
 
+// --- textbook claims ---
+
+MeasureView claims_view(const json& r) {
+    MeasureView v;
+    v.table.header = {"claim", "verdict", "measured"};
+    int reproduced = 0, total = 0;
+    for (const json& c : array(r, "claims", "the result")) {
+        const std::string name = str(c, "name", "a claim");
+        const std::string verdict = str(c, "verdict", "a claim");
+        ++total;
+        reproduced += verdict == "reproduced" ? 1 : 0;
+        v.table.rows.push_back({name, verdict, str(c, "why", "a claim")});
+        const json& d = field(c, "data", "a claim");
+        if (name == "kv_scaling") {
+            MeasurePlot p{"Next token's cost with and without the KV cache",
+                          "conversation length (tokens)",
+                          "ms per token",
+                          {},
+                          {},
+                          false};
+            PlotSeries off{"without the cache (whole prefix again)", {}};
+            PlotSeries on{"with the cache (one decode step)", {}};
+            for (const json& pt : array(d, "points", "kv_scaling")) {
+                const double x = num(pt, "position", "a kv_scaling point");
+                off.points.emplace_back(x, num(pt, "recompute_ms", "a kv_scaling point"));
+                on.points.emplace_back(x, num(pt, "cached_ms", "a kv_scaling point"));
+            }
+            p.series = {std::move(off), std::move(on)};
+            v.plots.push_back(std::move(p));
+        } else if (name == "verify_cost") {
+            MeasurePlot p{"Verifying k drafted tokens",
+                          "drafted tokens k",
+                          "cost in one-token decode steps",
+                          {},
+                          {},
+                          false};
+            PlotSeries measured{"measured v(k)", {}};
+            const json& cost = array(d, "v", "verify_cost");
+            for (size_t k = 0; k < cost.size(); ++k)
+                if (cost[k].is_number())
+                    measured.points.emplace_back(double(k), cost[k].get<double>());
+            PlotSeries claim{"the claim: about one step", {}};
+            if (!measured.points.empty())
+                claim.points = {{0.0, 1.0}, {measured.points.back().first, 1.0}};
+            p.series = {std::move(measured), std::move(claim)};
+            v.plots.push_back(std::move(p));
+        } else if (name == "kv_memory") {
+            for (const json& row : array(d, "rows", "kv_memory")) {
+                if (row.contains("error")) {
+                    v.notes.push_back(str(row, "kv_type", "a kv_memory row") + ": " +
+                                      str(row, "error", "a kv_memory row"));
+                    continue;
+                }
+                v.notes.push_back(
+                    str(row, "kv_type", "a kv_memory row") + ": formula " +
+                    std::to_string(int64_t(num(row, "formula_per_token", "a kv_memory row"))) +
+                    " B per token, allocator " +
+                    std::to_string(int64_t(num(row, "cache_per_token", "a kv_memory row"))) +
+                    " B per token, " +
+                    std::to_string(int64_t(num(row, "allocated", "a kv_memory row"))) +
+                    " B allocated for " +
+                    std::to_string(int64_t(num(row, "ctx", "a kv_memory row"))) + " tokens");
+            }
+            const json& ex = field(d, "worked_example", "kv_memory");
+            v.notes.push_back(
+                "worked example, " + str(ex, "model", "the worked example") + ": " +
+                std::to_string(int64_t(num(ex, "bytes_per_token", "it"))) + " B per token, " +
+                fmt("%.2f GiB", num(ex, "bytes_at_8192", "it") / 1073741824.0) + " at 8192 tokens");
+        }
+    }
+    v.headline = std::to_string(reproduced) + " of " + std::to_string(total) +
+                 " claims reproduced on this model and machine";
+    return v;
+}
+
 }  // namespace
 
 MeasureView measure_view(const json& m) {
@@ -252,6 +327,7 @@ MeasureView measure_view(const json& m) {
     if (kind == "ppl") return ppl_view(r);
     if (kind == "eval_kv") return kv_view(r);
     if (kind == "bench_spec") return spec_view(r);
+    if (kind == "claims") return claims_view(r);
     throw Error("measurement: unknown kind '" + kind + "'");
 }
 

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "core/error.h"
 #include "eval/kv_eval.h"
 #include "eval/perplexity.h"
 #include "eval/spec_bench.h"
 #include "measure/bench_drafters.h"
+#include "measure/claims.h"
 #include "measure/eval_text.h"
 #include "measure/kv_eval_plan.h"
 #include "measure/measure_json.h"
@@ -189,6 +191,37 @@ nlohmann::json run_spec(const MeasureRequest& req, const MeasureValues& v, const
     return j;
 }
 
+nlohmann::json run_claims_kind(const MeasureRequest& req, const MeasureValues& v,
+                               const MeasureControl& c, int& threads) {
+    ClaimsOptions opt;
+    opt.only = split_comma_list(v.at("only"));
+    opt.positions.clear();
+    for (const std::string& p : split_comma_list(v.at("positions"))) {
+        MeasureValues one{{"positions", p}};
+        opt.positions.push_back(int_param(one, "positions", 1, 1 << 20));
+    }
+    if (opt.positions.empty()) throw Error("parameter 'positions' is empty");
+    opt.reps = int(int_param(v, "reps", 1, 100));
+    opt.max_draft = int32_t(int_param(v, "draft-max", 1, 64));
+    for (const std::string& name : opt.only)
+        if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
+            std::end(kClaimNames))
+            throw Error("parameter 'only': unknown claim '" + name +
+                        "' (known: kv_scaling, kv_memory, verify_cost)");
+    EngineSettings s;
+    s.threads = int(int_param(v, "threads", 0, 1024));
+    s.ctx = 16;  // each claim creates the cache it needs
+    s.logit_rows = int64_t(opt.max_draft) + 1;
+    report(c, "loading the model", -1);
+    LoadedModel m = load_model(req.model, s);
+    threads = m.backend->threads();
+    const size_t total = opt.only.empty() ? std::size(kClaimNames) : opt.only.size();
+    size_t done = 0;
+    return run_claims(*m.model, opt, [&](const std::string& name) {
+        report(c, "claim " + name, double(done++) / double(total));
+    });
+}
+
 }  // namespace
 
 std::string_view measure_kind_name(MeasureKind k) {
@@ -199,6 +232,8 @@ std::string_view measure_kind_name(MeasureKind k) {
             return "eval_kv";
         case MeasureKind::SpecBench:
             return "bench_spec";
+        case MeasureKind::Claims:
+            return "claims";
     }
     return "?";
 }
@@ -211,6 +246,8 @@ std::string_view measure_kind_title(MeasureKind k) {
             return "KV cache policies";
         case MeasureKind::SpecBench:
             return "Speculative decoding";
+        case MeasureKind::Claims:
+            return "Textbook claims";
     }
     return "?";
 }
@@ -263,6 +300,15 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
                 {"draft-max", "Draft length", std::to_string(SpeculativeSettings{}.max_draft),
                  "drafted tokens per step at most"},
                 kThreads};
+        case MeasureKind::Claims:
+            return {
+                {"only", "Claims", "",
+                 "comma list of: kv_scaling, kv_memory, verify_cost; empty: all"},
+                {"positions", "Positions", "64,128,256,512,1024",
+                 "kv_scaling: conversation lengths where the next token is timed both ways"},
+                {"reps", "Repetitions", "3", "kv_scaling: timings per point (the median counts)"},
+                {"draft-max", "Drafted tokens", "8", "verify_cost: k = 0 .. this"},
+                kThreads};
     }
     return {};
 }
@@ -280,6 +326,9 @@ nlohmann::json run_measurement(const MeasureRequest& req, const MeasureControl& 
             break;
         case MeasureKind::SpecBench:
             result = run_spec(req, v, control, threads);
+            break;
+        case MeasureKind::Claims:
+            result = run_claims_kind(req, v, control, threads);
             break;
     }
     return {{"kind", measure_kind_name(req.kind)},

@@ -1,9 +1,10 @@
 // The CLI's measurements as one call the window can make: perplexity of a text file (`fluoro
 // ppl`), the KV-policy grid (`fluoro eval kv`) and the speculative-decoding benchmark (`fluoro
-// bench spec`), each from a flat set of named parameters (the CLI's flag names without "--"),
-// run on the calling thread with its own loaded copy of the model, reporting progress and
-// stoppable between steps. The result is the JSON the CLI's --json prints (measure_json.h),
-// wrapped with what was run, so the store keeps it and measure_plots.h draws it.
+// bench spec`) and the textbook's claims (`fluoro eval claims`, measure/claims.h), each from a flat
+// set of named parameters (the CLI's flag names without "--"), run on the calling thread with its
+// own loaded copy of the model, reporting progress and stoppable between steps. The result is the
+// JSON the CLI's --json prints (measure_json.h), wrapped with what was run, so the store keeps it
+// and measure_plots.h draws it.
 #pragma once
 
 #include <atomic>
@@ -19,13 +20,13 @@
 
 namespace fluoro::app {
 
-enum class MeasureKind { Perplexity, KvEval, SpecBench };
+enum class MeasureKind { Perplexity, KvEval, SpecBench, Claims };
 
-std::string_view measure_kind_name(MeasureKind k);   // "ppl", "eval_kv", "bench_spec"
+std::string_view measure_kind_name(MeasureKind k);   // "ppl", "eval_kv", "bench_spec", "claims"
 std::string_view measure_kind_title(MeasureKind k);  // "Perplexity of a text", ...
 std::optional<MeasureKind> parse_measure_kind(std::string_view name);
 inline constexpr MeasureKind kMeasureKinds[] = {MeasureKind::Perplexity, MeasureKind::KvEval,
-                                                MeasureKind::SpecBench};
+                                                MeasureKind::SpecBench, MeasureKind::Claims};
 
 struct MeasureParam {
     std::string key;    // the CLI flag's name without "--" ("ctx", "budgets")

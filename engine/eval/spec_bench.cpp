@@ -37,7 +37,30 @@ SamplingParams greedy() {
     return sp;
 }
 
-// v(k) for k = 0..max_k: one forward over k + 1 tokens after `prompt`, relative to k = 0. Each
+// The token a speculative run stopped at when it ended at an end-of-generation token: the one
+// after its output in the stream of emitted tokens (each step's accepted drafts, then its own).
+std::optional<int32_t> end_of_generation(const GenerateResult& r,
+                                         const std::vector<SpecStepInfo>& steps) {
+    if (r.stop != StopReason::EndOfGeneration) return std::nullopt;
+    std::vector<int32_t> stream;
+    for (const SpecStepInfo& s : steps) {
+        stream.insert(stream.end(), s.drafted.begin(), s.drafted.begin() + s.accepted);
+        stream.push_back(s.next);
+    }
+    if (stream.size() <= r.tokens.size()) return std::nullopt;
+    return stream[r.tokens.size()];
+}
+
+struct Totals {
+    int64_t prompts = 0, tokens = 0, drafted = 0, accepted = 0, steps = 0;
+    double plain_ms = 0, spec_ms = 0, draft_ms = 0;
+    double copied_tokens = 0;
+    std::vector<int64_t> drafted_at, accepted_at;
+};
+
+}  // namespace
+
+// One forward over k + 1 tokens after `prompt`, relative to k = 0 (spec_bench.h). Each
 // round times every k once, after a first round that only warms up, and each k's median over the
 // rounds counts: timing one k after another put the one-token forward first, right after the
 // prefill, where it ran slow enough to give v(1) < 1 on some hosts.
@@ -64,29 +87,6 @@ std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<con
     for (const double m : ms) v.push_back(m / ms[0]);
     return v;
 }
-
-// The token a speculative run stopped at when it ended at an end-of-generation token: the one
-// after its output in the stream of emitted tokens (each step's accepted drafts, then its own).
-std::optional<int32_t> end_of_generation(const GenerateResult& r,
-                                         const std::vector<SpecStepInfo>& steps) {
-    if (r.stop != StopReason::EndOfGeneration) return std::nullopt;
-    std::vector<int32_t> stream;
-    for (const SpecStepInfo& s : steps) {
-        stream.insert(stream.end(), s.drafted.begin(), s.drafted.begin() + s.accepted);
-        stream.push_back(s.next);
-    }
-    if (stream.size() <= r.tokens.size()) return std::nullopt;
-    return stream[r.tokens.size()];
-}
-
-struct Totals {
-    int64_t prompts = 0, tokens = 0, drafted = 0, accepted = 0, steps = 0;
-    double plain_ms = 0, spec_ms = 0, draft_ms = 0;
-    double copied_tokens = 0;
-    std::vector<int64_t> drafted_at, accepted_at;
-};
-
-}  // namespace
 
 double copied_fraction(std::span<const int32_t> prompt, std::span<const int32_t> output,
                        int32_t n) {

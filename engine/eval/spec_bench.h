@@ -93,6 +93,11 @@ struct SpecBenchResult {
     std::vector<SpecBenchPromptRow> prompts;
 };
 
+// v(k) for k = 0..max_k: the time of one forward over k + 1 tokens after `prompt` (sequence 0,
+// emptied first) over the time of a one-token forward, medians of 7 rounds after a warm-up round.
+std::vector<double> measure_verify_cost(Model& model, KvCache& kv, std::span<const int32_t> prompt,
+                                        int32_t max_k);
+
 // Needs a KV cache of at least the longest prompt + n_gen + max_draft + 1 tokens (sequence 0).
 SpecBenchResult run_spec_bench(Model& target, KvCache& kv, std::span<Drafter* const> drafters,
                                const SpecBenchOptions& opt);

@@ -138,7 +138,7 @@ class MeasurementsTest : public QObject {
     // (none here: it says so and offers nothing to run).
     void the_measure_menu_opens_the_window() {
         MainWindow w(WorkbenchOptions{test::scratch("measure-menu.db")});
-        for (const char* kind : {"ppl", "eval_kv", "bench_spec"})
+        for (const char* kind : {"ppl", "eval_kv", "bench_spec", "claims"})
             QVERIFY2(w.findChild<QAction*>(QString("action_measure_") + kind), kind);
         MeasurementsDialog* d = w.open_measurements();
         QVERIFY(d && d->isVisible());

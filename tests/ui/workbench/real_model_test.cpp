@@ -9,6 +9,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTest>
@@ -21,6 +22,8 @@
 #include "panels/event_panel.h"
 #include "panels/lens_panel.h"
 #include "panels/overview_panel.h"
+#include "panels/prefix_tree_view.h"
+#include "panels/prompt_cache_panel.h"
 #include "store/store.h"
 #include "store/store_writer.h"
 #include "workbench/chat_view.h"
@@ -323,6 +326,43 @@ class RealModelTest : public QObject {
         QCOMPARE(o.token, int64_t(2));
         QCOMPARE(o.position, l.position + 1);  // the lens looks at the position that predicted it
         QVERIFY(overview->headline().contains(QStringLiteral("30 layers × 9 heads")));
+    }
+
+    // With the cross-conversation prefix cache on, a second chat on the same system prompt finds
+    // the first one's prefix: the prompt cache dock's tree shows the edge both entries share,
+    // on the second request's path, and the cache holding both.
+    void a_second_chat_shows_the_shared_edge_in_the_prefix_tree() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("tree.db")});
+        w.show();
+        auto* slots_box = w.findChild<QSpinBox*>("prefix_cache_slots");
+        QVERIFY(slots_box);
+        slots_box->setValue(8);
+        set_max_tokens(w, 6, 0.0f);
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        w.send_message("Name a color.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        w.findChild<QPushButton*>("new_chat")->click();
+        w.send_message("Name a fruit.");
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+        PromptCachePanel* cache = nullptr;
+        for (EventPanel* p : w.panels())
+            if (auto* c = qobject_cast<PromptCachePanel*>(p)) cache = c;
+        QVERIFY(cache);
+        w.panel_dock(QStringLiteral("prompt_cache"))->raise();  // fed once on screen
+        QTRY_VERIFY_WITH_TIMEOUT(cache->request_model()->rowCount() >= 2, 10000);
+        const PrefixTreeView* tree = cache->tree_view();
+        QTRY_VERIFY_WITH_TIMEOUT(tree->rows().size() >= 3, 10000);
+        bool shared_on_path = false;
+        for (size_t r = 0; r < tree->rows().size(); ++r)
+            if (tree->row_text(int(r)).contains(QStringLiteral("shared by 2 entries")) &&
+                tree->on_path(tree->rows()[r]))
+                shared_on_path = true;
+        QVERIFY2(shared_on_path, qPrintable(tree->row_text(0)));
+        QVERIFY2(cache->tree_notice().contains(QStringLiteral("holds 2 entries")),
+                 qPrintable(cache->tree_notice()));
     }
 
     void the_event_loop_never_stalls_during_generation() {

@@ -1,0 +1,171 @@
+#include "measure/claims.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.h"
+#include "eval/kv_memory.h"
+#include "eval/kv_scaling.h"
+#include "eval/spec_bench.h"
+#include "model/model.h"
+
+namespace fluoro::app {
+namespace {
+
+using nlohmann::json;
+
+std::string fmt(const char* f, double v) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+// Timing needs tokens, not meaning: the passkey filler, repeated (eval/kv_eval.h).
+std::vector<int32_t> filler_tokens(const Model& model, int64_t n) {
+    std::string text;
+    std::vector<int32_t> tokens;
+    while (int64_t(tokens.size()) < n) {
+        text +=
+            "The grass is green. The sky is blue. The sun is yellow. Here we go. There and "
+            "back again. ";
+        if (text.size() > size_t(n) * 2) tokens = model.tokenizer().encode(text, false, false);
+    }
+    tokens.resize(size_t(n));
+    return tokens;
+}
+
+json claim_kv_scaling(Model& model, const ClaimsOptions& opt) {
+    const auto trained = int64_t(model.hparams().n_ctx_train);
+    std::vector<int64_t> positions;
+    for (const int64_t p : opt.positions)
+        if (p >= 1 && (trained <= 0 || p + 1 < trained)) positions.push_back(p);
+    if (positions.empty()) throw Error("kv_scaling: no position fits the model's context");
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    const std::vector<int32_t> text = filler_tokens(model, positions.back() + 1);
+    const std::unique_ptr<KvCache> kv = model.create_kv(positions.back() + 2, 1, KvType::F16);
+    const KvScalingResult r = measure_kv_scaling(model, *kv, text, positions, opt.reps);
+    json points = json::array();
+    for (const KvScalingPoint& p : r.points)
+        points.push_back({{"position", p.position},
+                          {"cached_ms", p.cached_ms},
+                          {"recompute_ms", p.recompute_ms}});
+    json j = kv_scaling_verdict(r.cached_slope, r.recompute_slope, r.max_logit_diff);
+    j["claim"] =
+        "The KV cache turns the quadratic cost of generating (every token recomputing "
+        "the whole prefix) into a linear one.";
+    j["data"] = {{"points", points},
+                 {"cached_slope", r.cached_slope},
+                 {"recompute_slope", r.recompute_slope},
+                 {"max_logit_diff", r.max_logit_diff}};
+    return j;
+}
+
+json claim_kv_memory(Model& model) {
+    const KvType types[] = {KvType::F32, KvType::F16, KvType::Q8_0, KvType::Q4_0};
+    json rows = json::array();
+    bool all_equal = true;
+    std::string why;
+    for (const KvType t : types) {
+        std::vector<KvMemoryRow> one;
+        try {
+            one = measure_kv_memory(model, std::span<const KvType>(&t, 1), 1024);
+        } catch (const Error& e) {  // a head size a quantized type cannot hold: said, not hidden
+            rows.push_back({{"kv_type", kv_type_name(t)}, {"error", e.what()}});
+            continue;
+        }
+        const KvMemoryRow& r = one.front();
+        all_equal = all_equal && r.formula_per_token == r.cache_per_token;
+        rows.push_back({{"kv_type", kv_type_name(t)},
+                        {"element_bytes", r.element_bytes},
+                        {"formula_per_token", r.formula_per_token},
+                        {"cache_per_token", r.cache_per_token},
+                        {"ctx", r.ctx},
+                        {"allocated", r.allocated}});
+        if (t == KvType::F16)
+            why = "f16: " + std::to_string(r.formula_per_token) + " B per token by the formula, " +
+                  std::to_string(r.cache_per_token) + " B by the allocator";
+    }
+    // The documents' worked example for a Gemma 2-class model, from published shapes
+    // (gemma-2-9b's config.json: 42 layers, 8 KV heads, head_dim 256), in f16.
+    const uint64_t gemma2 = kv_bytes_per_token(42, 8, 256, 2.0);
+    return {
+        {"claim", "KV cache bytes per token = 2 × layers × KV heads × head dim × element size."},
+        {"verdict", all_equal ? "reproduced" : "not reproduced"},
+        {"why", (all_equal ? "the allocator reserves exactly the formula's bytes for every "
+                             "KV type; "
+                           : "the allocator's bytes differ from the formula; ") +
+                    why},
+        {"data",
+         {{"rows", rows},
+          {"worked_example",
+           {{"model", "Gemma 2 9B (42 layers, 8 KV heads, head dim 256, f16)"},
+            {"bytes_per_token", gemma2},
+            {"bytes_at_8192", gemma2 * 8192}}}}}};
+}
+
+json claim_verify_cost(Model& model, const ClaimsOptions& opt) {
+    const std::vector<int32_t> prompt = filler_tokens(model, 64);
+    const std::unique_ptr<KvCache> kv =
+        model.create_kv(int64_t(prompt.size()) + opt.max_draft + 2, 1, KvType::F16);
+    const std::vector<double> v = spec::measure_verify_cost(model, *kv, prompt, opt.max_draft);
+    json j = verify_cost_verdict(v);
+    j["claim"] =
+        "Verifying k drafted tokens costs about as much as one decode step (the forward "
+        "is memory-bound, so k + 1 tokens read the weights once).";
+    j["data"] = {{"v", v}, {"prompt_tokens", int64_t(prompt.size())}};
+    return j;
+}
+
+}  // namespace
+
+json kv_scaling_verdict(double cached_slope, double recompute_slope, float max_logit_diff) {
+    // Per-token cost ~ n^slope. The textbook exponents are 0 (cached: the weights dominate,
+    // attention adds a little per cached token) and 1 (recomputed: every token's projections
+    // again); 0.5, halfway, is where a measured slope stops looking like one and starts looking
+    // like the other.
+    const bool ok = recompute_slope >= 0.5 && recompute_slope - cached_slope >= 0.5;
+    std::string why = "per token, without the cache ~n^" + fmt("%.2f", recompute_slope) +
+                      ", with it ~n^" + fmt("%.2f", cached_slope) +
+                      ", so a generation of N tokens costs ~N^" + fmt("%.2f", recompute_slope + 1) +
+                      " against ~N^" + fmt("%.2f", cached_slope + 1) + "; the logits differ by " +
+                      fmt("%.3g", double(max_logit_diff)) + " at most";
+    return {{"verdict", ok ? "reproduced" : "not reproduced"}, {"why", why}};
+}
+
+json verify_cost_verdict(const std::vector<double>& v) {
+    if (v.size() < 2) return {{"verdict", "not measured"}, {"why", "no drafted tokens"}};
+    // "About one step": within half a step of it at the longest draft.
+    const double last = v.back();
+    const bool ok = last <= 1.5;
+    const std::string why = "verifying " + std::to_string(v.size() - 1) + " drafted tokens costs " +
+                            fmt("%.2f", last) + " decode steps on this backend" +
+                            (ok ? ""
+                                : " (the forward over k + 1 tokens is compute-bound here, "
+                                  "not memory-bound)");
+    return {{"verdict", ok ? "reproduced" : "depends on hardware: not on this one"}, {"why", why}};
+}
+
+json run_claims(Model& model, const ClaimsOptions& opt,
+                const std::function<void(const std::string&)>& progress) {
+    for (const std::string& name : opt.only)
+        if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
+            std::end(kClaimNames))
+            throw Error("claims: unknown claim '" + name +
+                        "' (known: kv_scaling, kv_memory, verify_cost)");
+    json claims = json::array();
+    for (const char* name : kClaimNames) {
+        if (!opt.only.empty() &&
+            std::find(opt.only.begin(), opt.only.end(), name) == opt.only.end())
+            continue;
+        if (progress) progress(name);
+        json c = std::string(name) == "kv_scaling"  ? claim_kv_scaling(model, opt)
+                 : std::string(name) == "kv_memory" ? claim_kv_memory(model)
+                                                    : claim_verify_cost(model, opt);
+        c["name"] = name;
+        claims.push_back(std::move(c));
+    }
+    return {{"claims", claims}};
+}
+
+}  // namespace fluoro::app

@@ -1,0 +1,41 @@
+// `fluoro eval claims` and Measure → Textbook claims: what the project's founding documents say
+// about inference, measured on the loaded model, each with a verdict and the rule behind it
+// (docs/CLAIMS.md). So far three of the eight:
+//   kv_scaling   the KV cache turns quadratic work into linear (eval/kv_scaling.h)
+//   kv_memory    KV bytes per token = 2 × layers × KV heads × head dim × element size
+//                (eval/kv_memory.h), and the documents' worked example from published shapes
+//   verify_cost  verifying k drafted tokens costs about one decode step (spec_bench.h
+//                measure_verify_cost)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace fluoro {
+class Model;
+}
+
+namespace fluoro::app {
+
+inline constexpr const char* kClaimNames[] = {"kv_scaling", "kv_memory", "verify_cost"};
+
+struct ClaimsOptions {
+    std::vector<std::string> only;                            // empty: every claim
+    std::vector<int64_t> positions{64, 128, 256, 512, 1024};  // kv_scaling
+    int reps = 3;                                             // kv_scaling: timings per point
+    int32_t max_draft = 8;                                    // verify_cost: k = 0..max_draft
+};
+
+// Throws Error for an unknown claim name. progress(claim name) before each.
+nlohmann::json run_claims(Model& model, const ClaimsOptions& opt,
+                          const std::function<void(const std::string&)>& progress = {});
+
+// The verdict rules, public for their tests. Each returns {"verdict", "why"}.
+nlohmann::json kv_scaling_verdict(double cached_slope, double recompute_slope,
+                                  float max_logit_diff);
+nlohmann::json verify_cost_verdict(const std::vector<double>& v);
+
+}  // namespace fluoro::app
