@@ -13,12 +13,12 @@ namespace fluoro::cli {
 void add_eval_claims_command(CLI::App& eval) {
     auto* cmd = eval.add_subcommand(
         "claims",
-        "The textbook's claims (KV cache scaling and memory, verification cost) "
-        "measured on this model, with verdicts");
+        "The textbook's claims (KV cache, FlashAttention, sliding windows, sinks, heavy hitters, "
+        "speculative verification, prefix caching) measured on this model, with verdicts");
     struct Opts {
         std::string model;
         app::MeasureValues values;
-        std::string only, positions, reps, draft_max, threads;
+        std::string only, text, positions, reps, draft_max, io_contexts, threads;
         bool json = false;
     };
     auto o = std::make_shared<Opts>();
@@ -28,6 +28,11 @@ void add_eval_claims_command(CLI::App& eval) {
                     "kv_scaling: conversation lengths (default 64,128,256,512,1024)");
     cmd->add_option("--reps", o->reps, "kv_scaling: timings per point (default 3)");
     cmd->add_option("--draft-max", o->draft_max, "verify_cost: k = 0 .. N (default 8)");
+    cmd->add_option("--text", o->text,
+                    "Text for the attention, sink and prefix claims (default: "
+                    "/usr/share/common-licenses/GPL-3, else a filler sentence)");
+    cmd->add_option("--io-contexts", o->io_contexts,
+                    "flash_io: context lengths (default 512,1024,2048,4096)");
     cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
     cmd->add_flag("--json", o->json, "Print the result as JSON (what the window stores)");
     cmd->callback([o] {
@@ -36,6 +41,8 @@ void add_eval_claims_command(CLI::App& eval) {
                                          {"positions", &o->positions},
                                          {"reps", &o->reps},
                                          {"draft-max", &o->draft_max},
+                                         {"text", &o->text},
+                                         {"io-contexts", &o->io_contexts},
                                          {"threads", &o->threads}})
             if (!value->empty()) v[key] = *value;
         app::MeasureControl control;
@@ -51,7 +58,7 @@ void add_eval_claims_command(CLI::App& eval) {
         const app::MeasureView view = app::measure_view(j);
         std::printf("%s\n\n", view.headline.c_str());
         for (const auto& row : view.table.rows)
-            std::printf("%-12s %-38s %s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
+            std::printf("%-15s %-37s %s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
         for (const app::MeasurePlot& p : view.plots) {
             std::printf("\n%s (%s):\n", p.title.c_str(), p.y_label.c_str());
             for (const app::PlotSeries& s : p.series) {

@@ -2,17 +2,25 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "eval/kv_memory.h"
 #include "eval/kv_scaling.h"
 #include "eval/spec_bench.h"
+#include "measure/claim_attention.h"
+#include "measure/claim_flash.h"
+#include "measure/claim_prefix.h"
+#include "measure/eval_text.h"
 #include "model/model.h"
 
 namespace fluoro::app {
 namespace {
 
 using nlohmann::json;
+
+constexpr const char* kDefaultClaimText = "/usr/share/common-licenses/GPL-3";
 
 std::string fmt(const char* f, double v) {
     char buf[96];
@@ -146,26 +154,85 @@ json verify_cost_verdict(const std::vector<double>& v) {
     return {{"verdict", ok ? "reproduced" : "depends on hardware: not on this one"}, {"why", why}};
 }
 
+std::string claim_names() {
+    std::string out;
+    for (const char* n : kClaimNames) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+}
+
 json run_claims(Model& model, const ClaimsOptions& opt,
                 const std::function<void(const std::string&)>& progress) {
     for (const std::string& name : opt.only)
         if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
             std::end(kClaimNames))
-            throw Error("claims: unknown claim '" + name +
-                        "' (known: kv_scaling, kv_memory, verify_cost)");
+            throw Error("claims: unknown claim '" + name + "' (known: " + claim_names() + ")");
+    auto wanted = [&](const std::string& name) {
+        return opt.only.empty() ||
+               std::find(opt.only.begin(), opt.only.end(), name) != opt.only.end();
+    };
+    // The text: the file given, Debian's GPL-3 text, or the filler.
+    std::string text_name = opt.text;
+    if (text_name.empty() && std::filesystem::exists(kDefaultClaimText))
+        text_name = kDefaultClaimText;
+    const int64_t trained =
+        model.hparams().n_ctx_train > 0 ? int64_t(model.hparams().n_ctx_train) : int64_t(1) << 20;
+    const int64_t need = std::min<int64_t>(
+        trained - 2, std::max(opt.attention_tokens, std::max(opt.prefix_tokens, int64_t(1024))));
+    std::vector<int32_t> text;
+    if (!text_name.empty()) {
+        const auto& vocab = model.tokenizer().vocab();
+        if (vocab.add_bos()) text.push_back(vocab.bos());
+        const std::vector<int32_t> body =
+            model.tokenizer().encode(read_eval_text(text_name), false, false);
+        text.insert(text.end(), body.begin(), body.end());
+    }
+    if (int64_t(text.size()) < need) {  // too short (or none): the filler
+        text = filler_tokens(model, need);
+        text_name = "filler (\"The grass is green. …\" repeated)";
+    }
+    text.resize(size_t(need));
+    std::optional<AttentionSample> sample;
+    auto attention = [&]() -> const AttentionSample& {
+        if (!sample) {
+            const int64_t n = std::min<int64_t>(opt.attention_tokens, need);
+            std::vector<int64_t> queries;
+            for (int i = 0; i < 16; ++i) queries.push_back(n / 2 + (n / 2 - 1) * i / 15);
+            sample =
+                sample_attention(model, std::span<const int32_t>(text).first(size_t(n)), queries);
+        }
+        return *sample;
+    };
     json claims = json::array();
     for (const char* name : kClaimNames) {
-        if (!opt.only.empty() &&
-            std::find(opt.only.begin(), opt.only.end(), name) == opt.only.end())
-            continue;
-        if (progress) progress(name);
-        json c = std::string(name) == "kv_scaling"  ? claim_kv_scaling(model, opt)
-                 : std::string(name) == "kv_memory" ? claim_kv_memory(model)
-                                                    : claim_verify_cost(model, opt);
-        c["name"] = name;
+        const std::string n = name;
+        if (!wanted(n)) continue;
+        if (progress) progress(n);
+        json c;
+        if (n == "kv_scaling")
+            c = claim_kv_scaling(model, opt);
+        else if (n == "kv_memory")
+            c = claim_kv_memory(model);
+        else if (n == "flash_io")
+            c = claim_flash_io(opt.io_contexts);
+        else if (n == "sliding_window")
+            c = claim_sliding_window(model, attention(),
+                                     std::min<int64_t>(opt.attention_tokens, need));
+        else if (n == "sinks")
+            c = claim_sinks(model, attention(), text, std::min<int64_t>(1024, need),
+                            opt.sink_budget);
+        else if (n == "heavy_hitters")
+            c = claim_heavy_hitters(attention());
+        else if (n == "verify_cost")
+            c = claim_verify_cost(model, opt);
+        else
+            c = claim_prefix_cache(model,
+                                   std::span<const int32_t>(text).first(
+                                       size_t(std::min<int64_t>(opt.prefix_tokens, need))),
+                                   {0.0, 0.25, 0.5, 0.75, 0.9}, opt.reps);
+        c["name"] = n;
         claims.push_back(std::move(c));
     }
-    return {{"claims", claims}};
+    return {{"claims", claims}, {"text", text_name}};
 }
 
 }  // namespace fluoro::app

@@ -1,11 +1,16 @@
 // `fluoro eval claims` and Measure → Textbook claims: what the project's founding documents say
 // about inference, measured on the loaded model, each with a verdict and the rule behind it
-// (docs/CLAIMS.md). So far three of the eight:
-//   kv_scaling   the KV cache turns quadratic work into linear (eval/kv_scaling.h)
-//   kv_memory    KV bytes per token = 2 × layers × KV heads × head dim × element size
-//                (eval/kv_memory.h), and the documents' worked example from published shapes
-//   verify_cost  verifying k drafted tokens costs about one decode step (spec_bench.h
-//                measure_verify_cost)
+// (docs/CLAIMS.md), all eight:
+//   kv_scaling      the KV cache turns quadratic work into linear (eval/kv_scaling.h)
+//   kv_memory       KV bytes per token = 2 × layers × KV heads × head dim × element size
+//                   (eval/kv_memory.h), and the documents' worked example from published shapes
+//   flash_io        FlashAttention's IO argument on this CPU (claim_flash.h)
+//   sliding_window  receptive field of stacked windowed layers (claim_attention.h)
+//   sinks           attention sinks and StreamingLLM (claim_attention.h)
+//   heavy_hitters   a few tokens gather most attention (claim_attention.h)
+//   verify_cost     verifying k drafted tokens costs about one decode step (spec_bench.h
+//                   measure_verify_cost)
+//   prefix_cache    TTFT linear in the uncached part; one changed token (claim_prefix.h)
 #pragma once
 
 #include <cstdint>
@@ -20,13 +25,24 @@ class Model;
 
 namespace fluoro::app {
 
-inline constexpr const char* kClaimNames[] = {"kv_scaling", "kv_memory", "verify_cost"};
+inline constexpr const char* kClaimNames[] = {
+    "kv_scaling", "kv_memory",     "flash_io",    "sliding_window",
+    "sinks",      "heavy_hitters", "verify_cost", "prefix_cache"};
+// "kv_scaling, kv_memory, ..." for messages and help.
+std::string claim_names();
 
 struct ClaimsOptions {
     std::vector<std::string> only;                            // empty: every claim
     std::vector<int64_t> positions{64, 128, 256, 512, 1024};  // kv_scaling
     int reps = 3;                                             // kv_scaling: timings per point
     int32_t max_draft = 8;                                    // verify_cost: k = 0..max_draft
+    // The text the attention, sink and prefix claims read (empty: the GPL-3 text Debian ships
+    // in /usr/share/common-licenses, else a repeated filler sentence).
+    std::string text;
+    int64_t attention_tokens = 1024;  // sliding_window, sinks, heavy_hitters: the text's length
+    int64_t sink_budget = 256;        // sinks: the window / StreamingLLM budget
+    int64_t prefix_tokens = 512;      // prefix_cache: the prompt's length
+    std::vector<int64_t> io_contexts{512, 1024, 2048, 4096};  // flash_io
 };
 
 // Throws Error for an unknown claim name. progress(claim name) before each.

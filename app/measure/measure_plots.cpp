@@ -290,6 +290,113 @@ MeasureView claims_view(const json& r) {
                 claim.points = {{0.0, 1.0}, {measured.points.back().first, 1.0}};
             p.series = {std::move(measured), std::move(claim)};
             v.plots.push_back(std::move(p));
+        } else if (name == "flash_io") {
+            MeasurePlot time_plot{
+                "Causal attention, one head: time", "context (tokens)", "ms", {}, {}, false};
+            MeasurePlot mem{"Causal attention, one head: extra memory",
+                            "context (tokens)",
+                            "MiB allocated beyond Q, K, V",
+                            {},
+                            {},
+                            false};
+            const char* paths[] = {"naive", "rowwise", "flash"};
+            const char* names[] = {"naive (n × n scores)", "one score row at a time",
+                                   "flash (16 × 64 tiles)"};
+            for (int i = 0; i < 3; ++i) {
+                PlotSeries t{names[i], {}}, m{names[i], {}};
+                for (const json& pt : array(d, "points", "flash_io")) {
+                    const double n = num(pt, "n", "a flash_io point");
+                    const json& path = field(pt, paths[i], "a flash_io point");
+                    t.points.emplace_back(n, num(path, "ms", paths[i]));
+                    m.points.emplace_back(n, num(path, "extra_bytes", paths[i]) / 1048576.0);
+                }
+                time_plot.series.push_back(std::move(t));
+                mem.series.push_back(std::move(m));
+            }
+            v.plots.push_back(std::move(time_plot));
+            v.plots.push_back(std::move(mem));
+        } else if (name == "sliding_window" && d.contains("layers")) {
+            MeasurePlot field_plot{
+                "Receptive field per layer (theory)", "layer", "tokens reachable", {}, {}, false};
+            MeasurePlot past{"Attention past the sliding window per layer",
+                             "layer",
+                             "share of attention",
+                             {},
+                             {},
+                             true};
+            PlotSeries rf{"receptive field", {}}, mass{"mass older than the window", {}};
+            for (const json& l : array(d, "layers", "sliding_window")) {
+                const double x = num(l, "layer", "a layer");
+                rf.points.emplace_back(x, num(l, "receptive_field", "a layer"));
+                mass.points.emplace_back(x, num(l, "mass_beyond_window", "a layer"));
+            }
+            field_plot.series.push_back(std::move(rf));
+            past.series.push_back(std::move(mass));
+            v.plots.push_back(std::move(field_plot));
+            v.plots.push_back(std::move(past));
+        } else if (name == "sinks") {
+            MeasurePlot p{"Attention on the first 4 tokens per layer",
+                          "layer",
+                          "share of attention",
+                          {},
+                          {},
+                          true};
+            PlotSeries mass{"first 4 tokens", {}};
+            const json& m = array(d, "sink_mass", "sinks");
+            for (size_t l = 0; l < m.size(); ++l)
+                if (m[l].is_number()) mass.points.emplace_back(double(l), m[l].get<double>());
+            PlotSeries uniform{"uniform share", {}};
+            if (!mass.points.empty())
+                uniform.points = {{0.0, num(d, "uniform_share", "sinks")},
+                                  {mass.points.back().first, num(d, "uniform_share", "sinks")}};
+            p.series = {std::move(mass), std::move(uniform)};
+            v.plots.push_back(std::move(p));
+            v.notes.push_back(
+                "sinks: perplexity over " + std::to_string(int64_t(num(d, "ppl_tokens", "sinks"))) +
+                " tokens at a " + std::to_string(int64_t(num(d, "budget", "sinks"))) +
+                "-token budget: full " + fmt("%.3f", num(d, "ppl_full", "sinks")) + ", window " +
+                fmt("%.3f", num(d, "ppl_window", "sinks")) + ", StreamingLLM " +
+                fmt("%.3f", num(d, "ppl_streaming", "sinks")) + "; a step over the cached window " +
+                fmt("%.2f ms", num(d, "window_decode_ms", "sinks")) + " vs re-computing it " +
+                fmt("%.1f ms", num(d, "recompute_window_ms", "sinks")));
+        } else if (name == "heavy_hitters") {
+            MeasurePlot p{"Attention held by the most attended tokens, per layer",
+                          "layer",
+                          "share of accumulated attention",
+                          {},
+                          {},
+                          true};
+            PlotSeries t10{"top 10% of tokens", {}}, t20{"top 20% of tokens", {}};
+            double last = 0;
+            for (const json& l : array(d, "layers", "heavy_hitters")) {
+                const double x = num(l, "layer", "a layer");
+                t10.points.emplace_back(x, num(l, "top10_share", "a layer"));
+                t20.points.emplace_back(x, num(l, "top20_share", "a layer"));
+                last = x;
+            }
+            PlotSeries uniform{"uniform: 20% of tokens", {{0.0, 0.2}, {last, 0.2}}};
+            p.series = {std::move(t10), std::move(t20), std::move(uniform)};
+            v.plots.push_back(std::move(p));
+        } else if (name == "prefix_cache") {
+            MeasurePlot p{"Time to first token vs uncached tokens",
+                          "tokens not cached",
+                          "ms to first token",
+                          {},
+                          {},
+                          false};
+            PlotSeries ttft{"measured", {}};
+            for (const json& pt : array(d, "points", "prefix_cache"))
+                ttft.points.emplace_back(num(pt, "uncached", "a point"),
+                                         num(pt, "ttft_ms", "a point"));
+            std::sort(ttft.points.begin(), ttft.points.end());
+            PlotSeries line{"linear fit", {}};
+            const double a = num(d, "intercept_ms", "prefix_cache"),
+                         b = num(d, "ms_per_uncached_token", "prefix_cache");
+            if (!ttft.points.empty())
+                line.points = {{ttft.points.front().first, a + b * ttft.points.front().first},
+                               {ttft.points.back().first, a + b * ttft.points.back().first}};
+            p.series = {std::move(ttft), std::move(line)};
+            v.plots.push_back(std::move(p));
         } else if (name == "kv_memory") {
             for (const json& row : array(d, "rows", "kv_memory")) {
                 if (row.contains("error")) {

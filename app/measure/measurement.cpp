@@ -203,11 +203,18 @@ nlohmann::json run_claims_kind(const MeasureRequest& req, const MeasureValues& v
     if (opt.positions.empty()) throw Error("parameter 'positions' is empty");
     opt.reps = int(int_param(v, "reps", 1, 100));
     opt.max_draft = int32_t(int_param(v, "draft-max", 1, 64));
+    opt.text = v.at("text");
+    opt.io_contexts.clear();
+    for (const std::string& p : split_comma_list(v.at("io-contexts"))) {
+        MeasureValues one{{"io-contexts", p}};
+        opt.io_contexts.push_back(int_param(one, "io-contexts", 16, 1 << 16));
+    }
+    if (opt.io_contexts.empty()) throw Error("parameter 'io-contexts' is empty");
     for (const std::string& name : opt.only)
         if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
             std::end(kClaimNames))
-            throw Error("parameter 'only': unknown claim '" + name +
-                        "' (known: kv_scaling, kv_memory, verify_cost)");
+            throw Error("parameter 'only': unknown claim '" + name + "' (known: " + claim_names() +
+                        ")");
     EngineSettings s;
     s.threads = int(int_param(v, "threads", 0, 1024));
     s.ctx = 16;  // each claim creates the cache it needs
@@ -302,12 +309,18 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
                 kThreads};
         case MeasureKind::Claims:
             return {
-                {"only", "Claims", "",
-                 "comma list of: kv_scaling, kv_memory, verify_cost; empty: all"},
+                {"only", "Claims", "", "comma list of: " + claim_names() + "; empty: all"},
+                {"text", "Text file", "",
+                 "UTF-8 text for the attention, sink and prefix claims; empty: "
+                 "/usr/share/common-licenses/GPL-3 when present, else a filler sentence",
+                 true},
                 {"positions", "Positions", "64,128,256,512,1024",
                  "kv_scaling: conversation lengths where the next token is timed both ways"},
                 {"reps", "Repetitions", "3", "kv_scaling: timings per point (the median counts)"},
                 {"draft-max", "Drafted tokens", "8", "verify_cost: k = 0 .. this"},
+                {"io-contexts", "Attention contexts", "512,1024,2048,4096",
+                 "flash_io: context lengths of the three attention paths (the naive one holds "
+                 "n² floats: 64 MiB at 4096, 1 GiB at 16384)"},
                 kThreads};
     }
     return {};

@@ -81,8 +81,6 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         gemma2_ ? hp_.final_logit_softcap.value_or(kGemma2FinalSoftcap) : hp_.final_logit_softcap;
     const bool gemma2_27b = gemma2_ && hp_.n_layer == 46;
     const float kq_scale = 1.0f / std::sqrt(float(gemma2_27b ? hp_.n_embd / hp_.n_head[0] : hd));
-    const int64_t window =
-        gemma2_ && hp_.sliding_window == 0 ? kGemma2Window : int64_t(hp_.sliding_window);
     // Each residual add is fused with the norm after it (add_rms_norm): this layer's FFN norm,
     // the next layer's attention norm.
     const int64_t n_run = b.layers_to_run(int64_t(layers_.size()));
@@ -103,14 +101,8 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
             be.rms_norm(k, L.k_norm, eps, k);
         }
         be.rope_qk(q, nh, k, nkv, hd, rope, b.positions);
-        const AttentionParams ap{il,
-                                 nh,
-                                 nkv,
-                                 hd,
-                                 int64_t(hp_.head_dim_v),
-                                 kq_scale,
-                                 is_global_layer(il) ? 0 : window,
-                                 attn_cap};
+        const AttentionParams ap{
+            il, nh, nkv, hd, int64_t(hp_.head_dim_v), kq_scale, layer_window(il), attn_cap};
         be.attention(ap, q, k, v, b, kv, attn);
         be.matmul(L.wo, attn, t, OpCategory::Matmul);
         be.rms_norm(t, L.post_attn_norm, eps, t);

@@ -28,10 +28,14 @@ class Gemma3Architecture final : public Architecture {
     Act forward(Backend& backend, const Batch& batch, KvCache& kv) override;
     KvShape kv_shape() const override;
     RopeParams layer_rope(int64_t il) const override;
+    int64_t layer_window(int64_t il) const override { return is_global_layer(il) ? 0 : window(); }
 
     // Gemma 3's layer il uses the sliding window unless it is one of every sixth (5, 11, 17,
     // ...); Gemma 2's unless it is odd.
     bool is_global_layer(int64_t il) const { return gemma2_ ? il % 2 == 1 : il % 6 == 5; }
+    int64_t window() const {
+        return gemma2_ && hp_.sliding_window == 0 ? kGemma2Window : int64_t(hp_.sliding_window);
+    }
     static constexpr double kLocalRopeBase = 10000.0;
     // Gemma 2's values when its file does not give them (llama.cpp's defaults).
     static constexpr double kGemma2AttnSoftcap = 50.0, kGemma2FinalSoftcap = 30.0;

@@ -38,6 +38,9 @@ class Architecture {
     // A mixture-of-experts architecture appends each forward step's expert choices there from
     // the next step on (nullptr: nowhere); a dense one has nothing to record.
     virtual void set_expert_sink(ExpertChoices*) {}
+    // The keys layer il's queries see: the last `window` positions (their own included), or 0
+    // for every earlier one (no sliding window, or a global layer).
+    virtual int64_t layer_window(int64_t) const { return 0; }
 };
 
 // The RoPE of a decoder's layers from its hyperparameters: rope.freq_base, linear or YaRN

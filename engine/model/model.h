@@ -63,6 +63,8 @@ class Model {
     // records nothing.
     bool has_experts() const { return hp_.n_expert > 0; }
     void set_expert_sink(ExpertChoices* sink) { arch_->set_expert_sink(sink); }
+    // The last positions layer il attends to (0: all earlier ones; architecture.h).
+    int64_t layer_window(int64_t il) const { return arch_->layer_window(il); }
 
   private:
     Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt);

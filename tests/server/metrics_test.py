@@ -97,9 +97,18 @@ def main():
             if chunk.choices and chunk.choices[0].finish_reason:
                 finishes.append(chunk.choices[0].finish_reason)
 
-        status, ctype, text = get(port, "/metrics")
-        assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
-        families = {f.name: f for f in text_string_to_metric_families(text)}
+        # A request leaves the running/waiting gauges when the server has finished its exchange,
+        # which can be a moment after the client read the reply's last byte (the streamed one
+        # especially): scrape until both are 0, for at most 5 s, then check everything.
+        for _ in range(50):
+            status, ctype, text = get(port, "/metrics")
+            assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
+            families = {f.name: f for f in text_string_to_metric_families(text)}
+            busy = [s.value for n in ("vllm:num_requests_running", "vllm:num_requests_waiting")
+                    if n in families for s in families[n].samples]
+            if not any(busy):
+                break
+            time.sleep(0.1)
         for name, kind in VLLM.items():
             assert name in families, f"{name} missing; have {sorted(families)}"
             f = families[name]

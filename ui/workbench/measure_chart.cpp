@@ -85,12 +85,16 @@ QChartView* make_measure_chart(const app::MeasurePlot& plot, QWidget* parent) {
             }
         auto* x_axis = new QValueAxis;
         x_axis->setTitleText(qs(plot.x_label));
-        const double lo = std::min(0.0, x_min), hi = x_max > x_min ? x_max : x_min + 1;
-        x_axis->setRange(lo, hi);
-        if (whole && hi - lo <= 12) {  // counts (draft positions, chunks): whole-number ticks
-            x_axis->setTickCount(int(hi - lo) + 1);
+        const double lo = std::min(0.0, x_min);
+        double hi = x_max > x_min ? x_max : x_min + 1;
+        if (whole && hi - lo <= 64) {  // counts (layers, draft positions, chunks): whole ticks
+            const double step = std::ceil((hi - lo) / 10.0);
+            const int ticks = int(std::ceil((hi - lo) / step)) + 1;
+            hi = lo + step * (ticks - 1);
+            x_axis->setTickCount(ticks);
             x_axis->setLabelFormat("%d");
         }
+        x_axis->setRange(lo, hi);
         x_axis->setLabelsColor(pal.color(QPalette::Text));
         x_axis->setTitleBrush(pal.color(QPalette::Text));
         chart->addAxis(x_axis, Qt::AlignBottom);

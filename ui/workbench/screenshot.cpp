@@ -1,7 +1,9 @@
 #include "workbench/screenshot.h"
 
 #include <QApplication>
+#include <QChartView>
 #include <QDockWidget>
+#include <QTabWidget>
 #include <QTimer>
 #include <iostream>
 
@@ -78,6 +80,24 @@ void start_measurement(MainWindow& w, const LaunchOptions& opt, app::MeasureKind
         QTimer::singleShot(300, d, [d, opt] {
             if (!d->grab().save(opt.screenshot)) return fail("cannot write " + opt.screenshot);
             std::cout << "wrote " << opt.screenshot.toStdString() << '\n';
+            // Every plot too, each in its own file named after its title:
+            // shot.png -> shot-next-token-s-cost-with-and-without-the-kv-cache.png, ...
+            const QString base = opt.screenshot.endsWith(".png", Qt::CaseInsensitive)
+                                     ? opt.screenshot.chopped(4)
+                                     : opt.screenshot;
+            for (int i = 0; i < d->tabs()->count(); ++i) {
+                auto* chart = qobject_cast<QChartView*>(d->tabs()->widget(i));
+                if (!chart) continue;
+                d->tabs()->setCurrentIndex(i);
+                QString slug;
+                for (const QChar c : d->tabs()->tabText(i).toLower())
+                    slug += c.isLetterOrNumber() ? c : QChar('-');
+                while (slug.contains("--")) slug.replace("--", "-");
+                const QString file = base + "-" + slug + ".png";
+                chart->resize(720, 420);
+                if (!chart->grab().save(file)) return fail("cannot write " + file);
+                std::cout << "wrote " << file.toStdString() << '\n';
+            }
             QApplication::exit(0);
         });
     });
