@@ -265,6 +265,17 @@ def main():
         L.append(f"| {label} | " + " | ".join(f"{x:.2f}" for x in c["data"]["v"]) +
                  f" | {c['verdict']} |")
     L.append("")
+    L.append("What the acceptance rates imply (Leviathan et al.: tau / (gamma · c + v), with "
+             "v = 1 as the claim says and with the measured v(gamma)) against the measured "
+             "speedup, prompt lookup on the copy and chat prompt sets, 48 tokens each:\n")
+    L.append("| model | set | acceptance | tau | implied, v = 1 | implied, measured v | measured |")
+    L.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, _, _, _, r in runs:
+        for row in claim(r, "verify_cost")["data"].get("speedups", []):
+            L.append(f"| {label} | {row['category']} | {100 * row['acceptance']:.0f}% | "
+                     f"{row['tau']:.2f} | {row['implied_by_textbook']:.2f}× | "
+                     f"{row['implied_by_measured_cost']:.2f}× | {row['measured']:.2f}× |")
+    L.append("")
     L.append("On this CPU a forward over k + 1 tokens is compute-bound, not memory-bound, so "
              "the claim — true of a memory-bound GPU decode — does not carry over; the "
              "speculative benchmark's expected speedups use the measured v(k) "

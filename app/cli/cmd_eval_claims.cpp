@@ -25,7 +25,7 @@ void add_eval_claims_command(CLI::App& eval) {
     cmd->add_option("model", o->model, "GGUF model file")->required();
     cmd->add_option("--only", o->only, "Comma list of: kv_scaling, kv_memory, verify_cost");
     cmd->add_option("--positions", o->positions,
-                    "kv_scaling: conversation lengths (default 64,128,256,512,1024)");
+                    "kv_scaling: conversation lengths (default 64,128,256,512,1024,2048)");
     cmd->add_option("--reps", o->reps, "kv_scaling: timings per point (default 3)");
     cmd->add_option("--draft-max", o->draft_max, "verify_cost: k = 0 .. N (default 8)");
     cmd->add_option("--text", o->text,

@@ -14,6 +14,7 @@
 #include "measure/claim_prefix.h"
 #include "measure/eval_text.h"
 #include "model/model.h"
+#include "speculative/prompt_lookup.h"
 
 namespace fluoro::app {
 namespace {
@@ -121,7 +122,41 @@ json claim_verify_cost(Model& model, const ClaimsOptions& opt) {
     j["claim"] =
         "Verifying k drafted tokens costs about as much as one decode step (the forward "
         "is memory-bound, so k + 1 tokens read the weights once).";
-    j["data"] = {{"v", v}, {"prompt_tokens", int64_t(prompt.size())}};
+    // What the acceptance rates imply against what is measured: prompt lookup on the copy and
+    // chat prompt sets (eval/spec_bench.h), the speedup Leviathan et al.'s model predicts from
+    // tau with the textbook's verify cost of one step, tau / (gamma · c + 1), and with the
+    // measured v(gamma), beside the measured one.
+    json rows = json::array();
+    std::string worst;
+    if (opt.spec_n_gen > 0) {
+        spec::SpecBenchOptions bench;
+        bench.n_gen = opt.spec_n_gen;
+        bench.categories = {"copy", "chat"};
+        bench.spec.max_draft = opt.max_draft;
+        spec::PromptLookupOptions lookup;
+        lookup.max_draft = opt.max_draft;
+        spec::PromptLookupDrafter drafter(lookup);
+        spec::Drafter* drafters[] = {&drafter};
+        const std::unique_ptr<KvCache> bench_kv = model.create_kv(2048, 1, KvType::F16);
+        const spec::SpecBenchResult r = spec::run_spec_bench(model, *bench_kv, drafters, bench);
+        for (const spec::SpecBenchRow& row : r.rows) {
+            const double textbook = row.tau / (row.mean_draft * row.draft_cost + 1.0);
+            rows.push_back({{"drafter", row.drafter},
+                            {"category", row.category},
+                            {"acceptance", row.acceptance},
+                            {"tau", row.tau},
+                            {"mean_draft", row.mean_draft},
+                            {"implied_by_textbook", textbook},
+                            {"implied_by_measured_cost", row.expected_speedup},
+                            {"measured", row.speedup}});
+            worst += (worst.empty() ? "" : "; ") + row.category + ": tau " + fmt("%.2f", row.tau) +
+                     " implies " + fmt("%.2f×", textbook) + " at a one-step verify, " +
+                     fmt("%.2f×", row.expected_speedup) + " at the measured one; measured " +
+                     fmt("%.2f×", row.speedup);
+        }
+    }
+    if (!worst.empty()) j["why"] = j["why"].get<std::string>() + "; prompt lookup, " + worst;
+    j["data"] = {{"v", v}, {"prompt_tokens", int64_t(prompt.size())}, {"speedups", rows}};
     return j;
 }
 

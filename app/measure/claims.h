@@ -25,17 +25,18 @@ class Model;
 
 namespace fluoro::app {
 
-inline constexpr const char* kClaimNames[] = {
-    "kv_scaling", "kv_memory",     "flash_io",    "sliding_window",
-    "sinks",      "heavy_hitters", "verify_cost", "prefix_cache"};
+inline constexpr const char* kClaimNames[] = {"kv_scaling",     "kv_memory",   "flash_io",
+                                              "sliding_window", "sinks",       "heavy_hitters",
+                                              "verify_cost",    "prefix_cache"};
 // "kv_scaling, kv_memory, ..." for messages and help.
 std::string claim_names();
 
 struct ClaimsOptions {
-    std::vector<std::string> only;                            // empty: every claim
-    std::vector<int64_t> positions{64, 128, 256, 512, 1024};  // kv_scaling
-    int reps = 3;                                             // kv_scaling: timings per point
-    int32_t max_draft = 8;                                    // verify_cost: k = 0..max_draft
+    std::vector<std::string> only;                                  // empty: every claim
+    std::vector<int64_t> positions{64, 128, 256, 512, 1024, 2048};  // kv_scaling
+    int reps = 3;                                                   // kv_scaling: timings per point
+    int32_t max_draft = 8;                                          // verify_cost: k = 0..max_draft
+    int64_t spec_n_gen = 48;  // verify_cost: tokens per prompt of its speculative run (0: none)
     // The text the attention, sink and prefix claims read (empty: the GPL-3 text Debian ships
     // in /usr/share/common-licenses, else a repeated filler sentence).
     std::string text;

@@ -314,7 +314,7 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
                  "UTF-8 text for the attention, sink and prefix claims; empty: "
                  "/usr/share/common-licenses/GPL-3 when present, else a filler sentence",
                  true},
-                {"positions", "Positions", "64,128,256,512,1024",
+                {"positions", "Positions", "64,128,256,512,1024,2048",
                  "kv_scaling: conversation lengths where the next token is timed both ways"},
                 {"reps", "Repetitions", "3", "kv_scaling: timings per point (the median counts)"},
                 {"draft-max", "Drafted tokens", "8", "verify_cost: k = 0 .. this"},
