@@ -288,7 +288,7 @@ def main():
              "(the engine's own reuse: a Sequence's prefill keeps the longest cached prefix and "
              "computes the rest), the time of its prefill — the time to first token — against "
              "the tokens not cached, fitted with a line; then the whole prompt cached and sent "
-             "again with one token changed at 5% and at 95%. Medians of 3. Rule: reproduced when "
+             "again with one token changed at 5% and at 95%. Fastest of 5 (interference only adds time). Rule: reproduced when "
              "the line explains ≥ 95% of the variance (R²) and a change reuses exactly the "
              "tokens before it.\n")
     L.append("| model | ms + ms per uncached token | R² | changed at 5% | changed at 95% |")

@@ -32,4 +32,10 @@ std::string format_count(uint64_t n) {
     return buf;
 }
 
+std::string format_number(const char* printf_format, double v) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, printf_format, v);
+    return buf;
+}
+
 }  // namespace fluoro::app

@@ -8,5 +8,7 @@ namespace fluoro::app {
 
 std::string format_bytes(uint64_t bytes);  // "93.9 MiB", "22.5 KiB", "512 B"
 std::string format_count(uint64_t n);      // "134.52 M", "268.10 M", "49152"
+// One number through a printf format: format_number("%.2f ms", 3.14159) = "3.14 ms".
+std::string format_number(const char* printf_format, double v);
 
 }  // namespace fluoro::app

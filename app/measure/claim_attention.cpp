@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "common/format.h"
 #include "core/error.h"
 #include "decode/sequence.h"
 #include "eval/kv_eval.h"
@@ -16,12 +17,6 @@ namespace fluoro::app {
 namespace {
 
 using nlohmann::json;
-
-std::string fmt(const char* f, double v) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -152,15 +147,16 @@ json claim_sinks(Model& model, const AttentionSample& s, std::span<const int32_t
     const bool mass_ok = med >= 0.2;
     const bool ppl_ok = window - full >= 3 * std::max(0.0, streaming - full);
     const std::string why =
-        "the first 4 tokens hold " + fmt("%.0f%%", 100 * med) +
+        "the first 4 tokens hold " + format_number("%.0f%%", 100 * med) +
         " of the attention in the median layer past the first two" +
         (masked > 0
              ? " that can see them (" + std::to_string(masked) + " sliding-window layers cannot)"
              : std::string()) +
-        " (uniform: " + fmt("%.2f%%", 100 * uniform) + "); past a " + std::to_string(budget) +
-        "-token budget perplexity goes " + fmt("%.2f", full) + " → " + fmt("%.2f", window) +
-        " with a window alone, → " + fmt("%.2f", streaming) + " with 4 sinks + window; one step " +
-        "over the cached window is " + fmt("%.1f×", speedup) +
+        " (uniform: " + format_number("%.2f%%", 100 * uniform) + "); past a " +
+        std::to_string(budget) + "-token budget perplexity goes " + format_number("%.2f", full) +
+        " → " + format_number("%.2f", window) + " with a window alone, → " +
+        format_number("%.2f", streaming) + " with 4 sinks + window; one step " +
+        "over the cached window is " + format_number("%.1f×", speedup) +
         " faster than re-computing the window for each token";
     return {{"claim",
              "The first tokens act as attention sinks: most layers send them a large share of "
@@ -220,11 +216,11 @@ json claim_heavy_hitters(const AttentionSample& s) {
              "sequence, following a power law (H2O), so keeping them keeps what attention uses."},
             {"verdict", m >= 0.5 ? "reproduced" : "not reproduced"},
             {"why", "the top 20% of " + std::to_string(s.shared_keys) + " keys hold " +
-                        fmt("%.0f%%", 100 * m) + " of the attention accumulated over " +
+                        format_number("%.0f%%", 100 * m) + " of the attention accumulated over " +
                         std::to_string(s.queries.size()) +
                         " later queries, averaged over layers (uniform: 20%); without the first " +
                         std::to_string(s.sink_keys) + " tokens, the top 20% of the rest hold " +
-                        fmt("%.0f%%", 100 * mean(top20_rest))},
+                        format_number("%.0f%%", 100 * mean(top20_rest))},
             {"data", {{"keys", s.shared_keys}, {"queries", s.queries}, {"layers", layers}}}};
 }
 
@@ -264,7 +260,8 @@ json claim_sliding_window(const Model& model, const AttentionSample& s, int64_t 
             {"why", std::string(locals_masked ? "no local layer attends past its " +
                                                     std::to_string(w) + "-token window"
                                               : "a local layer attends past its window") +
-                        "; the global layers send up to " + fmt("%.0f%%", 100 * global_beyond) +
+                        "; the global layers send up to " +
+                        format_number("%.0f%%", 100 * global_beyond) +
                         " of their attention further back"},
             {"data", {{"window", w}, {"queries", s.queries}, {"layers", layers}}}};
 }

@@ -6,18 +6,13 @@
 #include <fstream>
 #include <string>
 
+#include "common/format.h"
 #include "eval/attention_io.h"
 
 namespace fluoro::app {
 namespace {
 
 using nlohmann::json;
-
-std::string fmt(const char* f, double v) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 // The largest unified/data cache of CPU 0 at `level` in bytes (0: unknown), from sysfs.
 uint64_t cache_bytes(int level) {
@@ -68,14 +63,15 @@ json claim_flash_io(const std::vector<int64_t>& contexts) {
     const bool agree = last.max_diff_flash <= 1e-4f && last.max_diff_rowwise <= 1e-4f;
     const std::string why =
         "at n = " + std::to_string(last.n) + " the naive path allocates " +
-        fmt("%.1f MiB", double(last.naive.extra_bytes) / 1048576.0) + " of scores and takes " +
-        fmt("%.0f ms", last.naive.ms) + ", flash " +
-        fmt("%.1f KiB", double(last.flash.extra_bytes) / 1024.0) + " and " +
-        fmt("%.0f ms", last.flash.ms) + " (" + fmt("%.2f×", last.naive.ms / last.flash.ms) +
-        "), one score row at a time " + fmt("%.0f ms", last.rowwise.ms) +
-        "; the score matrix outgrows this CPU's " + fmt("%.0f MiB", double(l3) / 1048576.0) +
-        " L3 past n ≈ " + std::to_string(int64_t(std::sqrt(double(l3) / 4.0))) +
-        ", while a score row stays in its " + fmt("%.0f KiB", double(l2) / 1024.0) +
+        format_number("%.1f MiB", double(last.naive.extra_bytes) / 1048576.0) +
+        " of scores and takes " + format_number("%.0f ms", last.naive.ms) + ", flash " +
+        format_number("%.1f KiB", double(last.flash.extra_bytes) / 1024.0) + " and " +
+        format_number("%.0f ms", last.flash.ms) + " (" +
+        format_number("%.2f×", last.naive.ms / last.flash.ms) + "), one score row at a time " +
+        format_number("%.0f ms", last.rowwise.ms) + "; the score matrix outgrows this CPU's " +
+        format_number("%.0f MiB", double(l3) / 1048576.0) + " L3 past n ≈ " +
+        std::to_string(int64_t(std::sqrt(double(l3) / 4.0))) + ", while a score row stays in its " +
+        format_number("%.0f KiB", double(l2) / 1024.0) +
         " L2 — on a CPU the caches hold what a GPU would send to HBM, which blunts the "
         "difference between the row-wise and flash paths";
     return {{"claim",

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/format.h"
 #include "core/error.h"
 #include "eval/kv_memory.h"
 #include "eval/kv_scaling.h"
@@ -22,12 +23,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kDefaultClaimText = "/usr/share/common-licenses/GPL-3";
-
-std::string fmt(const char* f, double v) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 // Timing needs tokens, not meaning: the passkey filler, repeated (eval/kv_eval.h).
 std::vector<int32_t> filler_tokens(const Model& model, int64_t n) {
@@ -149,10 +144,11 @@ json claim_verify_cost(Model& model, const ClaimsOptions& opt) {
                             {"implied_by_textbook", textbook},
                             {"implied_by_measured_cost", row.expected_speedup},
                             {"measured", row.speedup}});
-            worst += (worst.empty() ? "" : "; ") + row.category + ": tau " + fmt("%.2f", row.tau) +
-                     " implies " + fmt("%.2f×", textbook) + " at a one-step verify, " +
-                     fmt("%.2f×", row.expected_speedup) + " at the measured one; measured " +
-                     fmt("%.2f×", row.speedup);
+            worst += (worst.empty() ? "" : "; ") + row.category + ": tau " +
+                     format_number("%.2f", row.tau) + " implies " +
+                     format_number("%.2f×", textbook) + " at a one-step verify, " +
+                     format_number("%.2f×", row.expected_speedup) +
+                     " at the measured one; measured " + format_number("%.2f×", row.speedup);
         }
     }
     if (!worst.empty()) j["why"] = j["why"].get<std::string>() + "; prompt lookup, " + worst;
@@ -168,11 +164,12 @@ json kv_scaling_verdict(double cached_slope, double recompute_slope, float max_l
     // again); 0.5, halfway, is where a measured slope stops looking like one and starts looking
     // like the other.
     const bool ok = recompute_slope >= 0.5 && recompute_slope - cached_slope >= 0.5;
-    std::string why = "per token, without the cache ~n^" + fmt("%.2f", recompute_slope) +
-                      ", with it ~n^" + fmt("%.2f", cached_slope) +
-                      ", so a generation of N tokens costs ~N^" + fmt("%.2f", recompute_slope + 1) +
-                      " against ~N^" + fmt("%.2f", cached_slope + 1) + "; the logits differ by " +
-                      fmt("%.3g", double(max_logit_diff)) + " at most";
+    std::string why = "per token, without the cache ~n^" + format_number("%.2f", recompute_slope) +
+                      ", with it ~n^" + format_number("%.2f", cached_slope) +
+                      ", so a generation of N tokens costs ~N^" +
+                      format_number("%.2f", recompute_slope + 1) + " against ~N^" +
+                      format_number("%.2f", cached_slope + 1) + "; the logits differ by " +
+                      format_number("%.3g", double(max_logit_diff)) + " at most";
     return {{"verdict", ok ? "reproduced" : "not reproduced"}, {"why", why}};
 }
 
@@ -182,7 +179,7 @@ json verify_cost_verdict(const std::vector<double>& v) {
     const double last = v.back();
     const bool ok = last <= 1.5;
     const std::string why = "verifying " + std::to_string(v.size() - 1) + " drafted tokens costs " +
-                            fmt("%.2f", last) + " decode steps on this backend" +
+                            format_number("%.2f", last) + " decode steps on this backend" +
                             (ok ? ""
                                 : " (the forward over k + 1 tokens is compute-bound here, "
                                   "not memory-bound)");
@@ -263,7 +260,7 @@ json run_claims(Model& model, const ClaimsOptions& opt,
             c = claim_prefix_cache(model,
                                    std::span<const int32_t>(text).first(
                                        size_t(std::min<int64_t>(opt.prefix_tokens, need))),
-                                   {0.0, 0.25, 0.5, 0.75, 0.9}, opt.reps);
+                                   {0.0, 0.25, 0.5, 0.75, 0.9}, std::max(opt.reps, 5));
         c["name"] = n;
         claims.push_back(std::move(c));
     }

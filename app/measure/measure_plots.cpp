@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "common/format.h"
 #include "core/error.h"
 
 namespace fluoro::app {
@@ -38,12 +39,6 @@ const json& array(const json& j, const char* key, const char* where) {
     return v;
 }
 
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-
 // --- perplexity ---
 
 MeasureView ppl_view(const json& r) {
@@ -52,10 +47,10 @@ MeasureView ppl_view(const json& r) {
     const auto scored = int64_t(num(r, "scored_tokens", "the result"));
     const auto chunks = int64_t(num(r, "chunks", "the result"));
     const auto n_ctx = int64_t(num(r, "n_ctx", "the result"));
-    v.headline = "perplexity " + fmt("%.4f", ppl) + " over " + std::to_string(scored) +
+    v.headline = "perplexity " + format_number("%.4f", ppl) + " over " + std::to_string(scored) +
                  " scored tokens in " + std::to_string(chunks) + " chunks of " +
-                 std::to_string(n_ctx) + " (" + fmt("%.1f s", num(r, "seconds", "the result")) +
-                 ")";
+                 std::to_string(n_ctx) + " (" +
+                 format_number("%.1f s", num(r, "seconds", "the result")) + ")";
     MeasurePlot p{"Perplexity after each chunk", "chunks scored", "perplexity", {}, {}, false};
     PlotSeries s{"running perplexity", {}};
     v.table.header = {"chunk", "perplexity so far"};
@@ -63,7 +58,8 @@ MeasureView ppl_view(const json& r) {
     for (size_t i = 0; i < running.size(); ++i) {
         if (!running[i].is_number()) throw Error("measurement: running_ppl holds a non-number");
         s.points.emplace_back(double(i + 1), running[i].get<double>());
-        v.table.rows.push_back({std::to_string(i + 1), fmt("%.4f", running[i].get<double>())});
+        v.table.rows.push_back(
+            {std::to_string(i + 1), format_number("%.4f", running[i].get<double>())});
     }
     p.series.push_back(std::move(s));
     v.plots.push_back(std::move(p));
@@ -134,9 +130,10 @@ MeasureView kv_view(const json& r) {
             const double tokens = num(p, "tokens", "a cell's ppl");
             const double kept = num(p, "budget_tokens", "a cell's ppl");
             add(ppl, ppl_series, series_name(c), 100.0 * kept / std::max(1.0, tokens), value);
-            row[3] = fmt("%.3f", value);
+            row[3] = format_number("%.3f", value);
             if (const json* full = full_ppl(c.kv_type))
-                row[4] = fmt("%+.1f%%", 100.0 * (value / num(*full, "ppl", "full's ppl") - 1));
+                row[4] =
+                    format_number("%+.1f%%", 100.0 * (value / num(*full, "ppl", "full's ppl") - 1));
             row[5] = std::to_string(int64_t(num(p, "evicted_tokens", "a cell's ppl")));
             PlotSeries s{c.name(), {}};
             const json& b = array(p, "bucket_nll", "a cell's ppl");
@@ -166,7 +163,7 @@ MeasureView kv_view(const json& r) {
             const double tps = num(s, "tok_s", "a speed result");
             add(speed, speed_series, series_name(c),
                 100.0 * num(s, "budget_tokens", "a speed result") / double(longest_ctx), tps);
-            row[7] = fmt("%.1f", tps);
+            row[7] = format_number("%.1f", tps);
         }
         for (const json& e : array(*c.j, "errors", "a cell"))
             if (e.is_string()) v.notes.push_back(c.name() + ": " + e.get<std::string>());
@@ -191,7 +188,8 @@ MeasureView kv_view(const json& r) {
     v.headline = std::to_string(cells.size()) + " configurations over " +
                  std::to_string(int64_t(num(r, "text_tokens", "the result"))) + " text tokens";
     if (const json* full = full_ppl("f16"))
-        v.headline += "; full f16 cache: perplexity " + fmt("%.3f", num(*full, "ppl", "full"));
+        v.headline +=
+            "; full f16 cache: perplexity " + format_number("%.3f", num(*full, "ppl", "full"));
     return v;
 }
 
@@ -224,21 +222,22 @@ MeasureView spec_view(const json& r) {
         speedup.series[it->second].points.emplace_back(double(cat - speedup.categories.begin()), x);
         if (x > best) {
             best = x;
-            v.headline = "best: " + drafter + " on " + category + ", " + fmt("%.2f×", x) + " at " +
-                         fmt("%.0f%%", 100 * num(row, "acceptance_rate", "a row")) + " acceptance";
+            v.headline =
+                "best: " + drafter + " on " + category + ", " + format_number("%.2f×", x) + " at " +
+                format_number("%.0f%%", 100 * num(row, "acceptance_rate", "a row")) + " acceptance";
         }
-        v.table.rows.push_back({drafter, category,
-                                std::to_string(int64_t(num(row, "tokens", "a row"))),
-                                fmt("%.1f%%", 100 * num(row, "copied_fraction", "a row")),
-                                fmt("%.1f%%", 100 * num(row, "acceptance_rate", "a row")),
-                                fmt("%.2f", num(row, "mean_tokens_per_forward", "a row")),
-                                fmt("%.1f", num(row, "plain_tps", "a row")),
-                                fmt("%.1f", num(row, "spec_tps", "a row")), fmt("%.2f×", x),
-                                fmt("%.2f×", num(row, "expected_speedup", "a row"))});
+        v.table.rows.push_back(
+            {drafter, category, std::to_string(int64_t(num(row, "tokens", "a row"))),
+             format_number("%.1f%%", 100 * num(row, "copied_fraction", "a row")),
+             format_number("%.1f%%", 100 * num(row, "acceptance_rate", "a row")),
+             format_number("%.2f", num(row, "mean_tokens_per_forward", "a row")),
+             format_number("%.1f", num(row, "plain_tps", "a row")),
+             format_number("%.1f", num(row, "spec_tps", "a row")), format_number("%.2f×", x),
+             format_number("%.2f×", num(row, "expected_speedup", "a row"))});
     }
     if (v.headline.empty()) v.headline = "no speedup measured";
-    v.headline +=
-        "; target decode " + fmt("%.2f ms/token", num(r, "target_token_ms", "the result"));
+    v.headline += "; target decode " +
+                  format_number("%.2f ms/token", num(r, "target_token_ms", "the result"));
     v.plots.push_back(std::move(accept));
     v.plots.push_back(std::move(speedup));
     return v;
@@ -354,11 +353,13 @@ MeasureView claims_view(const json& r) {
             v.notes.push_back(
                 "sinks: perplexity over " + std::to_string(int64_t(num(d, "ppl_tokens", "sinks"))) +
                 " tokens at a " + std::to_string(int64_t(num(d, "budget", "sinks"))) +
-                "-token budget: full " + fmt("%.3f", num(d, "ppl_full", "sinks")) + ", window " +
-                fmt("%.3f", num(d, "ppl_window", "sinks")) + ", StreamingLLM " +
-                fmt("%.3f", num(d, "ppl_streaming", "sinks")) + "; a step over the cached window " +
-                fmt("%.2f ms", num(d, "window_decode_ms", "sinks")) + " vs re-computing it " +
-                fmt("%.1f ms", num(d, "recompute_window_ms", "sinks")));
+                "-token budget: full " + format_number("%.3f", num(d, "ppl_full", "sinks")) +
+                ", window " + format_number("%.3f", num(d, "ppl_window", "sinks")) +
+                ", StreamingLLM " + format_number("%.3f", num(d, "ppl_streaming", "sinks")) +
+                "; a step over the cached window " +
+                format_number("%.2f ms", num(d, "window_decode_ms", "sinks")) +
+                " vs re-computing it " +
+                format_number("%.1f ms", num(d, "recompute_window_ms", "sinks")));
         } else if (name == "heavy_hitters") {
             MeasurePlot p{"Attention held by the most attended tokens, per layer",
                           "layer",
@@ -418,7 +419,8 @@ MeasureView claims_view(const json& r) {
             v.notes.push_back(
                 "worked example, " + str(ex, "model", "the worked example") + ": " +
                 std::to_string(int64_t(num(ex, "bytes_per_token", "it"))) + " B per token, " +
-                fmt("%.2f GiB", num(ex, "bytes_at_8192", "it") / 1073741824.0) + " at 8192 tokens");
+                format_number("%.2f GiB", num(ex, "bytes_at_8192", "it") / 1073741824.0) +
+                " at 8192 tokens");
         }
     }
     v.headline = std::to_string(reproduced) + " of " + std::to_string(total) +
