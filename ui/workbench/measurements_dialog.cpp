@@ -103,6 +103,10 @@ MeasurementsDialog::MeasurementsDialog(StoreWorker* store, QWidget* parent)
     table_->verticalHeader()->setVisible(false);
     json_ = new QPlainTextEdit(right);
     json_->setReadOnly(true);
+    // Pages of tabs_ once a result is shown; until then hidden (else they sit at the pane's
+    // corner over the headline).
+    table_->hide();
+    json_->hide();
     right_layout->addWidget(tabs_, 1);
     split->addWidget(right);
     split->setStretchFactor(0, 1);
