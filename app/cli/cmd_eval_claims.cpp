@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "measure/claims.h"
 #include "measure/measure_plots.h"
 #include "measure/measurement.h"
 
@@ -23,7 +24,7 @@ void add_eval_claims_command(CLI::App& eval) {
     };
     auto o = std::make_shared<Opts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
-    cmd->add_option("--only", o->only, "Comma list of: kv_scaling, kv_memory, verify_cost");
+    cmd->add_option("--only", o->only, "Comma list of: " + app::claim_names());
     cmd->add_option("--positions", o->positions,
                     "kv_scaling: conversation lengths (default 64,128,256,512,1024,2048)");
     cmd->add_option("--reps", o->reps, "kv_scaling: timings per point (default 3)");
