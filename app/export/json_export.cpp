@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "store/prefix_tree_codec.h"
 #include "store/sqlite_db.h"
 
 namespace fluoro::app {
@@ -154,7 +155,7 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
     json& steps = j["steps"] = json::array();
     for (const auto& s : r.steps) steps.push_back(step_json(s));
     json& cache = j["cache_events"] = json::array();
-    for (const auto& c : r.cache_events)
+    for (const auto& c : r.cache_events) {
         cache.push_back({{"t_ns", c.t_ns},
                          {"prompt_tokens", c.prompt_tokens},
                          {"cached_tokens", c.cached_tokens},
@@ -168,6 +169,8 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                          {"evicted_entries", c.evicted_entries},
                          {"cache_entries", c.cache_entries},
                          {"cache_tokens", c.cache_tokens}});
+        if (!c.tree.empty()) cache.back()["tree"] = prefix_tree_json(c.tree);
+    }
     json& memory = j["memory"] = json::array();
     for (const auto& m : r.memory)
         memory.push_back({{"t_ns", m.t_ns},
@@ -376,6 +379,7 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e.evicted_entries = c.value("evicted_entries", int64_t(0));
         e.cache_entries = c.value("cache_entries", int64_t(0));
         e.cache_tokens = c.value("cache_tokens", int64_t(0));
+        if (c.contains("tree")) e.tree = prefix_tree_from_json(c["tree"], w);
         r.cache_events.push_back(std::move(e));
     }
     for (const auto& m : field<json>(j, "memory", where)) {

@@ -202,6 +202,12 @@ CREATE TABLE measurements(
     seconds REAL NOT NULL);
 )sql";
 
+// v9: the prefix cache's radix tree as each request left it (PrefixCacheEvent::tree as JSON,
+// store/prefix_tree_codec.h), so a reopened run draws it. Old rows: '' (not recorded).
+constexpr const char* kMigrateV8ToV9 = R"sql(
+ALTER TABLE cache_events ADD COLUMN tree TEXT NOT NULL DEFAULT '';
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -278,6 +284,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 6) db.exec(kMigrateV5ToV6);
     if (from < 7) db.exec(kMigrateV6ToV7);
     if (from < 8) db.exec(kMigrateV7ToV8);
+    if (from < 9) db.exec(kMigrateV8ToV9);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

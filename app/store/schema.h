@@ -15,6 +15,8 @@
 //   v7  + steps.experts (a mixture-of-experts step's routing)
 //   v8  + measurements (perplexity, KV-policy evals, speculative benchmarks run from the window:
 //       what was asked and the result as JSON, app/measure/measurement.h)
+//   v9  + cache_events.tree (the prefix cache's radix tree after the request, as JSON,
+//       store/prefix_tree_codec.h)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
@@ -27,7 +29,7 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).

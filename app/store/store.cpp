@@ -4,6 +4,7 @@
 #include <map>
 
 #include "store/blob_codec.h"
+#include "store/prefix_tree_codec.h"
 #include "store/schema.h"
 
 namespace fluoro::app {
@@ -143,7 +144,7 @@ void Store::add_cache_event(int64_t run, const PrefixCacheEvent& c) {
            "INSERT INTO cache_events(run_id, t_ns, prompt_tokens, cached_tokens, "
            "computed_tokens, evicted_tokens, source, diverge_at, diverge_prompt_token, "
            "diverge_cached_token, diverge_cached_piece, evicted_entries, cache_entries, "
-           "cache_tokens) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+           "cache_tokens, tree) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         .bind(1, run)
         .bind(2, c.t_ns)
         .bind(3, c.prompt_tokens)
@@ -158,6 +159,7 @@ void Store::add_cache_event(int64_t run, const PrefixCacheEvent& c) {
         .bind(12, c.evicted_entries)
         .bind(13, c.cache_entries)
         .bind(14, c.cache_tokens)
+        .bind(15, encode_prefix_tree(c.tree))
         .run();
 }
 
@@ -495,7 +497,8 @@ void Store::load_run_rows(RunRecord& r) {
         Statement st = db_->prepare(
             "SELECT t_ns, prompt_tokens, cached_tokens, computed_tokens, evicted_tokens, source, "
             "diverge_at, diverge_prompt_token, diverge_cached_token, evicted_entries, "
-            "cache_entries, cache_tokens, diverge_cached_piece FROM cache_events WHERE run_id = ? "
+            "cache_entries, cache_tokens, diverge_cached_piece, tree FROM cache_events WHERE "
+            "run_id = ? "
             "ORDER BY id");
         st.bind(1, r.id);
         while (st.step()) {
@@ -514,6 +517,8 @@ void Store::load_run_rows(RunRecord& r) {
             c.cache_entries = st.int64(10);
             c.cache_tokens = st.int64(11);
             c.diverge_cached_piece = st.text(12);
+            c.tree = decode_prefix_tree(
+                st.text(13), path().string() + ": run " + std::to_string(r.id) + "'s cache event");
             r.cache_events.push_back(std::move(c));
         }
     }

@@ -321,7 +321,7 @@ void PromptCachePanel::show_tree(const PromptRequest* r) {
             c.cache_entries > 0
                 ? QStringLiteral("After run %1 the prefix cache holds %2 entries, %3 tokens in all "
                                  "(shared prefixes counted per entry); its tree is not in this "
-                                 "report (stored runs do not keep it).")
+                                 "report (runs stored before schema 9 do not keep it).")
                       .arg(r->run)
                       .arg(c.cache_entries)
                       .arg(c.cache_tokens)
