@@ -1,8 +1,9 @@
 // Runs one measurement (app/measure/measurement.h) off the GUI thread: its own thread with its
-// own loaded copy of the model (the weights are memory-mapped, so the copy shares their pages with
-// the engine's), progress and the result coming back as queued signals. Chats go on meanwhile, at
-// the cost of sharing the CPU — so timings taken while chatting (decode tok/s, speedups) are not
-// the machine's best; the window says so.
+// own loaded copy of the model (the GGUF's mapped pages are shared with the engine's, but the
+// matrices the CPU backend interleaves — Q4_1, Q5_0, Q8_0 — are copied, so a measurement holds
+// about the model's size again in memory while it runs), progress and the result coming back as
+// queued signals. Chats go on meanwhile, at the cost of sharing the CPU — so timings taken while
+// chatting (decode tok/s, speedups) are not the machine's best; the window says so.
 #pragma once
 
 #include <QObject>
