@@ -253,11 +253,7 @@ void run_eval_kv(EvalKvOpts& o) {
     app::LoadedModel m = app::load_model(o.model, s);
     o.plan.passkey_format =
         app::resolve_passkey_format(o.lists.passkey_format, !m.model->chat_template_text().empty());
-    const auto& vocab = m.model->tokenizer().vocab();
-    std::vector<int32_t> tokens;
-    if (vocab.add_bos()) tokens.push_back(vocab.bos());
-    const std::vector<int32_t> body = m.model->tokenizer().encode(text, false, false);
-    tokens.insert(tokens.end(), body.begin(), body.end());
+    const std::vector<int32_t> tokens = app::eval_text_tokens(*m.model, text);
     std::fprintf(stderr, "eval kv: %zu text tokens, %d threads, passkey prompts: %s\n",
                  tokens.size(), m.backend->threads(),
                  std::string(passkey_format_name(o.plan.passkey_format)).c_str());

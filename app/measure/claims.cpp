@@ -192,12 +192,16 @@ std::string claim_names() {
     return out;
 }
 
-json run_claims(Model& model, const ClaimsOptions& opt,
-                const std::function<void(const std::string&)>& progress) {
-    for (const std::string& name : opt.only)
+void check_claim_names(const std::vector<std::string>& names) {
+    for (const std::string& name : names)
         if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
             std::end(kClaimNames))
             throw Error("claims: unknown claim '" + name + "' (known: " + claim_names() + ")");
+}
+
+json run_claims(Model& model, const ClaimsOptions& opt,
+                const std::function<void(const std::string&)>& progress) {
+    check_claim_names(opt.only);
     auto wanted = [&](const std::string& name) {
         return opt.only.empty() ||
                std::find(opt.only.begin(), opt.only.end(), name) != opt.only.end();
@@ -211,13 +215,7 @@ json run_claims(Model& model, const ClaimsOptions& opt,
     const int64_t need = std::min<int64_t>(
         trained - 2, std::max(opt.attention_tokens, std::max(opt.prefix_tokens, int64_t(1024))));
     std::vector<int32_t> text;
-    if (!text_name.empty()) {
-        const auto& vocab = model.tokenizer().vocab();
-        if (vocab.add_bos()) text.push_back(vocab.bos());
-        const std::vector<int32_t> body =
-            model.tokenizer().encode(read_eval_text(text_name), false, false);
-        text.insert(text.end(), body.begin(), body.end());
-    }
+    if (!text_name.empty()) text = eval_text_tokens(model, read_eval_text(text_name));
     if (int64_t(text.size()) < need) {  // too short (or none): the filler
         text = filler_tokens(model, need);
         text_name = "filler (\"The grass is green. …\" repeated)";

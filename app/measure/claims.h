@@ -30,6 +30,8 @@ inline constexpr const char* kClaimNames[] = {"kv_scaling",     "kv_memory",   "
                                               "verify_cost",    "prefix_cache"};
 // "kv_scaling, kv_memory, ..." for messages and help.
 std::string claim_names();
+// Throws Error naming the first name that is not a claim.
+void check_claim_names(const std::vector<std::string>& names);
 
 struct ClaimsOptions {
     std::vector<std::string> only;                                  // empty: every claim

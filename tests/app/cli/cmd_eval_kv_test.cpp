@@ -78,7 +78,8 @@ TEST_F(CmdEvalKv, UnknownNamesFailWithTheValidOnes) {
     EXPECT_NE(r.out.find("valid: auto, chat, plain"), std::string::npos) << r.out;
     r = run_eval_kv(model + " --tasks ppl --text /nonexistent/text.txt");
     EXPECT_EQ(r.rc, 1);
-    EXPECT_NE(r.out.find("cannot read the text file '/nonexistent/text.txt'"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cannot read the text file '/nonexistent/text.txt'"), std::string::npos)
+        << r.out;
 }
 
 class CmdEvalKvTiny : public CmdEvalKv {

@@ -62,11 +62,7 @@ void expect_routing(const std::vector<StepEvent>& steps) {
 }
 
 int64_t write(const std::filesystem::path& path, const std::vector<Event>& events) {
-    StoreWriter w(path);
-    for (const Event& e : events) w.record(e);
-    w.flush();
-    EXPECT_EQ(w.failures(), 0);
-    return w.last_run_id();
+    return test::record_events(path, events);
 }
 
 TEST(ExpertStore, RoutingIsStoredReplayedExportedAndImported) {

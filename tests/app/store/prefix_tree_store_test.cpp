@@ -55,11 +55,7 @@ int64_t write_with_tree(const std::filesystem::path& path) {
             ++found;
         }
     EXPECT_EQ(found, 1);
-    StoreWriter w(path);
-    for (const Event& e : ev) w.record(e);
-    w.flush();
-    EXPECT_EQ(w.failures(), 0);
-    return w.last_run_id();
+    return test::record_events(path, ev);
 }
 
 TEST(PrefixTreeStore, TheTreeIsStoredExportedAndImported) {

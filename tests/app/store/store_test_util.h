@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "store/store_writer.h"
 #include "telemetry/events.h"
 #include "test_temp.h"
 
@@ -20,6 +21,15 @@ inline std::filesystem::path temp_db(const std::string& name) {
     const auto p = dir / (name + ".db");
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(p.string() + suffix);
     return p;
+}
+
+// Records `events` through a StoreWriter into `path` (no failure) and returns the last run's id.
+inline int64_t record_events(const std::filesystem::path& path, const std::vector<Event>& events) {
+    StoreWriter w(path);
+    for (const Event& e : events) w.record(e);
+    w.flush();
+    EXPECT_EQ(w.failures(), 0);
+    return w.last_run_id();
 }
 
 inline std::string read_bytes(const std::filesystem::path& p) {

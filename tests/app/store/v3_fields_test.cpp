@@ -15,11 +15,7 @@ using test::temp_db;
 using test::v3_run;
 
 int64_t record_v3(const std::filesystem::path& path) {
-    StoreWriter w(path);
-    for (const auto& e : v3_run(1, 1)) w.record(e);
-    w.flush();
-    EXPECT_EQ(w.failures(), 0);
-    return w.last_run_id();
+    return test::record_events(path, v3_run(1, 1));
 }
 
 TEST(StoreV3, EveryNewFieldIsStoredAndReadBackEqual) {
