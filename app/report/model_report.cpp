@@ -2,17 +2,48 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "common/format.h"
 #include "gguf/gguf_file.h"
+#include "model/architecture.h"
 #include "model/model_summary.h"
 
 namespace fluoro::app {
 namespace {
 
 using nlohmann::json;
+
+// The attention as the engine runs it: query heads per KV head (MHA, GQA, MQA), which layers
+// attend over a sliding window and over how many keys (the architecture's own rule, e.g.
+// gpt-oss's even layers, Gemma 3's five of six), learned sink logits (attn_sinks tensors), and
+// score soft-capping. Layer windows need the architecture: omitted for a file this engine cannot
+// run (the report still describes it).
+json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
+    json j;
+    const uint64_t q = hp.n_head.empty() ? 0 : hp.n_head[0];
+    const uint64_t kv = hp.n_head_kv.empty() ? 0 : hp.n_head_kv[0];
+    j["variant"] = kv == 0 ? "?" : kv == q ? "MHA" : kv == 1 ? "MQA" : "GQA";
+    j["query_heads_per_kv_head"] = kv ? double(q) / double(kv) : 0.0;
+    try {
+        const std::unique_ptr<Architecture> arch = make_architecture(hp);
+        json layers = json::array();
+        int64_t window = 0;
+        for (int64_t il = 0; il < int64_t(hp.n_layer); ++il)
+            if (const int64_t w = arch->layer_window(il); w > 0) {
+                layers.push_back(il);
+                window = w;
+            }
+        if (!layers.empty()) j["sliding_window"] = {{"keys", window}, {"layers", layers}};
+    } catch (const std::exception&) {
+    }
+    j["sinks"] = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
+    if (hp.attn_logit_softcap) j["softcap"] = *hp.attn_logit_softcap;
+    return j;
+}
 
 json hparams_json(const Hparams& hp) {
     json j = {
@@ -135,6 +166,7 @@ json model_report_json(const std::filesystem::path& model, const ReportOptions& 
     j["bits_per_weight"] = s.bits_per_weight();
     j["tied_output"] = s.tied_output;
     j["kv_bytes_per_token_f16"] = s.hparams.kv_bytes_per_token(2);
+    j["attention"] = attention_json(f, s.hparams);
     json mix = json::array();
     for (const auto& [type, u] : s.type_mix)
         mix.push_back({{"type", type_name(type)},
@@ -145,6 +177,34 @@ json model_report_json(const std::filesystem::path& model, const ReportOptions& 
     if (opt.tensors) j["tensors"] = tensors_json(f);
     return j;
 }
+
+namespace {
+
+// One line: "GQA (3 query heads per KV head) · sliding window of 512 keys on 15 of 18 layers
+// (0, 1, 2, 3, …) · learned sink logit per head".
+std::string attention_text(const json& a, const json& hp) {
+    std::string out = a.value("variant", std::string("?"));
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g", a.value("query_heads_per_kv_head", 0.0));
+    if (out == "GQA") out += std::string(" (") + ratio + " query heads per KV head)";
+    if (a.contains("sliding_window")) {
+        const json& w = a["sliding_window"];
+        const json& list = w["layers"];
+        std::string layers;
+        for (size_t i = 0; i < list.size() && i < 6; ++i)
+            layers += (i ? ", " : "") + list[i].dump();
+        if (list.size() > 6) layers += ", …";
+        const json& n = hp.value("block_count", json());
+        out += " · sliding window of " + w["keys"].dump() + " keys on " +
+               std::to_string(list.size()) + (n.is_number() ? " of " + n.dump() : "") +
+               " layers (" + layers + ")";
+    }
+    if (a.value("sinks", false)) out += " · learned sink logit per head";
+    if (a.contains("softcap")) out += " · scores soft-capped at " + a["softcap"].dump();
+    return out;
+}
+
+}  // namespace
 
 std::string model_report_text(const json& j) {
     std::ostringstream o;
@@ -171,6 +231,7 @@ std::string model_report_text(const json& j) {
     line("tensor data", format_bytes(j["tensor_bytes"]) + ", " + bpw + " bits/weight, " +
                             s(j["tensor_count"]) + " tensors");
     line("output head", j["tied_output"].get<bool>() ? "tied to token_embd" : "output.weight");
+    if (j.contains("attention")) line("attention", attention_text(j["attention"], hp));
     o << "hyperparameters\n";
     for (const auto& item : hp.items()) {
         // Per-layer arrays whose entries are all equal read better as one number.

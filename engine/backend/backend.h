@@ -32,6 +32,11 @@ struct AttentionParams {
     float scale = 1.0f;    // applied to q·k
     int64_t window = 0;    // sliding window (keys with pos > q_pos - window); 0 = full
     float softcap = 0.0f;  // attention logit soft-capping (0 = off)
+    // Attention sinks (gpt-oss): one learned logit per query head (an F32 weight of n_head
+    // values) that joins each row's softmax denominator without a value of its own, so the row's
+    // weights sum to less than 1: out = Σ_j e^{s_j} v_j / (Σ_j e^{s_j} + e^{sink_h}). nullptr:
+    // none.
+    const Weight* sinks = nullptr;
 };
 
 // Operation categories for profiling (telemetry reports time per category).
@@ -117,7 +122,10 @@ class Backend {
     virtual void scale(Act x, float s) = 0;                // x *= s
     virtual void swiglu(Act gate, const Act& up) = 0;      // gate = silu(gate) * up
     virtual void geglu_tanh(Act gate, const Act& up) = 0;  // gate = gelu_tanh(gate) * up
-    virtual void softcap(Act x, float cap) = 0;            // x = cap * tanh(x / cap)
+    // gpt-oss's clamped SwiGLU: with g' = min(gate, limit) and u' = clamp(up, -limit, limit),
+    // gate = g' · sigmoid(alpha · g') · (u' + 1).
+    virtual void swiglu_oai(Act gate, const Act& up, float alpha, float limit) = 0;
+    virtual void softcap(Act x, float cap) = 0;  // x = cap * tanh(x / cap)
     virtual void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) = 0;
     // x[rows[i]] += scales[i] * y[i] for every row i of y (rows.size() == scales.size() ==
     // y.rows, the rows distinct): a mixture-of-experts' expert outputs, weighted by the router,

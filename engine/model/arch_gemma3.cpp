@@ -117,12 +117,7 @@ Act Gemma3Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         else
             be.add(x, t);
     }
-    const int64_t nl = int64_t(b.logit_rows.size());
-    Act last = first_rows(t, nl);
-    be.gather_rows(x, b.logit_rows, last);
-    be.rms_norm(last, output_norm_, eps, last);
-    Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
-    be.matmul(output_, last, logits, OpCategory::LmHead);
+    Act logits = decoder_logits(be, buf_, b, x, output_norm_, eps, output_);
     if (final_cap) be.softcap(logits, float(*final_cap));
     return logits;
 }

@@ -34,9 +34,10 @@ void LlamaArchitecture::bind(const WeightBinder& w) {
                               std::string(type_name(rope_freqs_.type)) + ", expected F32");
     }
     if (hp_.n_expert > 0)
-        moe_ = std::make_unique<MoeFfn>(
-            int64_t(hp_.n_layer), d, int64_t(hp_.n_expert), int64_t(hp_.n_expert_used),
-            opt_.moe_ff ? opt_.moe_ff : int64_t(hp_.n_ff[0]), opt_.moe_norm_weights);
+        moe_ = std::make_unique<MoeFfn>(int64_t(hp_.n_layer), d, int64_t(hp_.n_expert),
+                                        int64_t(hp_.n_expert_used),
+                                        opt_.moe_ff ? opt_.moe_ff : int64_t(hp_.n_ff[0]),
+                                        MoeOptions{.norm_weights = opt_.moe_norm_weights});
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
         Layer& L = layers_[size_t(il)];
@@ -180,12 +181,7 @@ Act LlamaArchitecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         else
             be.add(x, t);
     }
-    const int64_t nl = int64_t(b.logit_rows.size());
-    Act last = first_rows(t, nl);
-    be.gather_rows(x, b.logit_rows, last);  // only the rows whose logits are wanted
-    be.rms_norm(last, output_norm_, eps, last);
-    Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
-    be.matmul(output_, last, logits, OpCategory::LmHead);
+    Act logits = decoder_logits(be, buf_, b, x, output_norm_, eps, output_);
     if (granite && hp_.logit_scale) be.scale(logits, 1.0f / float(*hp_.logit_scale));
     return logits;
 }

@@ -85,13 +85,7 @@ Act Olmo2Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         be.rms_norm(t, L.post_ffn_norm, eps, t);
         be.add(x, t);
     }
-    const int64_t nl = int64_t(b.logit_rows.size());
-    Act last = first_rows(t, nl);
-    be.gather_rows(x, b.logit_rows, last);  // only the rows whose logits are wanted
-    be.rms_norm(last, output_norm_, eps, last);
-    Act logits = first_rows(buf_.logits, nl);  // (n_logit_rows, n_vocab)
-    be.matmul(output_, last, logits, OpCategory::LmHead);
-    return logits;
+    return decoder_logits(be, buf_, b, x, output_norm_, eps, output_);
 }
 
 }  // namespace fluoro

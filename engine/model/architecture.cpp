@@ -20,6 +20,7 @@ std::unique_ptr<Architecture> make_qwen3moe(const Hparams& hp);  // arch_moe.cpp
 std::unique_ptr<Architecture> make_olmoe(const Hparams& hp);     // arch_moe.cpp
 std::unique_ptr<Architecture> make_smollm3(const Hparams& hp);   // arch_smollm3.cpp
 std::unique_ptr<Architecture> make_mistral3(const Hparams& hp);  // arch_mistral3.cpp
+std::unique_ptr<Architecture> make_gpt_oss(const Hparams& hp);   // arch_gpt_oss.cpp
 
 namespace {
 
@@ -104,6 +105,15 @@ constexpr KnownKey kMistral3Keys[] = {
     {"attention.temperature_scale", KeyUse::Read},
 };
 
+// gpt-oss: its experts (and their width), the window of its even layers and their RoPE base.
+constexpr KnownKey kGptOssKeys[] = {
+    {"expert_count", KeyUse::Read},
+    {"expert_used_count", KeyUse::Read},
+    {"expert_feed_forward_length", KeyUse::Read},
+    {"attention.sliding_window", KeyUse::Read},
+    {"rope.freq_base_swa", KeyUse::Read},
+};
+
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
 // its arch_*.cpp file), with the metadata keys it reads besides kDecoderKeys. The order is the
 // order of the supported list in error messages.
@@ -125,6 +135,7 @@ constexpr Entry kArchitectures[] = {
     {"olmoe", make_olmoe, kMoeKeys},
     {"smollm3", make_smollm3, {}},
     {"mistral3", make_mistral3, kMistral3Keys},
+    {"gpt-oss", make_gpt_oss, kGptOssKeys},
 };
 
 const Entry* find_entry(const std::string& arch) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/act_view.h"
+
 namespace fluoro {
 
 DecoderBuffers alloc_decoder_buffers(Backend& be, const Hparams& hp, int64_t n,
@@ -30,6 +32,17 @@ KvShape decoder_kv_shape(const Hparams& hp) {
     s.head_dim_k = int64_t(hp.head_dim_k);
     s.head_dim_v = int64_t(hp.head_dim_v);
     return s;
+}
+
+Act decoder_logits(Backend& be, const DecoderBuffers& buf, const Batch& batch, const Act& x,
+                   const Weight& output_norm, float eps, const Weight& head) {
+    const int64_t nl = int64_t(batch.logit_rows.size());
+    Act last = first_rows(buf.t, nl);
+    be.gather_rows(x, batch.logit_rows, last);
+    be.rms_norm(last, output_norm, eps, last);
+    Act logits = first_rows(buf.logits, nl);  // (n_logit_rows, n_vocab)
+    be.matmul(head, last, logits, OpCategory::LmHead);
+    return logits;
 }
 
 }  // namespace fluoro

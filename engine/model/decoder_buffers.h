@@ -17,4 +17,10 @@ DecoderBuffers alloc_decoder_buffers(Backend& backend, const Hparams& hp, int64_
 
 KvShape decoder_kv_shape(const Hparams& hp);
 
+// The LM head over only the rows whose logits the batch wants: those rows of the residual x are
+// gathered into buf.t, RMS-normed by output_norm, and multiplied by head into buf.logits.
+// Returns the logits, (batch.logit_rows.size(), n_vocab).
+Act decoder_logits(Backend& be, const DecoderBuffers& buf, const Batch& batch, const Act& x,
+                   const Weight& output_norm, float eps, const Weight& head);
+
 }  // namespace fluoro

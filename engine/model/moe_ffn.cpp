@@ -43,12 +43,12 @@ void route_token(std::span<const float> logits, bool norm_weights, std::span<int
 }
 
 MoeFfn::MoeFfn(int64_t n_layer, int64_t n_embd, int64_t n_expert, int64_t n_used, int64_t n_ff_exp,
-               bool norm_weights)
+               MoeOptions options)
     : n_embd_(n_embd),
       n_expert_(n_expert),
       n_used_(n_used),
       n_ff_exp_(n_ff_exp),
-      norm_weights_(norm_weights),
+      opt_(options),
       layers_(size_t(n_layer)),
       rows_of_(size_t(n_expert)),
       scales_of_(size_t(n_expert)) {
@@ -64,6 +64,11 @@ void MoeFfn::bind_layer(const WeightBinder& w, int64_t il) {
     L.gate = w.required_experts(name("ffn_gate_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.up = w.required_experts(name("ffn_up_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.down = w.required_experts(name("ffn_down_exps.weight"), n_ff_exp_, n_embd_, n_expert_);
+    if (!opt_.biases) return;
+    L.router_bias = w.required(name("ffn_gate_inp.bias"), {n_expert_});
+    L.gate_bias = w.required_expert_vectors(name("ffn_gate_exps.bias"), n_ff_exp_, n_expert_);
+    L.up_bias = w.required_expert_vectors(name("ffn_up_exps.bias"), n_ff_exp_, n_expert_);
+    L.down_bias = w.required_expert_vectors(name("ffn_down_exps.bias"), n_embd_, n_expert_);
 }
 
 void MoeFfn::reserve(Backend& be, int64_t max_tokens) {
@@ -96,6 +101,7 @@ void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
     const int64_t n = t.rows, k = n_used_;
     const Act logits = first_rows(logits_, n);  // (n, n_expert)
     be.matmul(L.router, t, logits, OpCategory::Ffn);
+    if (opt_.biases) be.add_bias(logits, L.router_bias);
     const std::span<float> host(host_logits_.data(), size_t(n * n_expert_));
     be.read(logits, host);
     for (auto& r : rows_of_) r.clear();
@@ -103,7 +109,8 @@ void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
     for (int64_t r = 0; r < n; ++r) {
         const std::span<int32_t> ids(ids_.data() + r * k, size_t(k));
         const std::span<float> w(weights_.data() + r * k, size_t(k));
-        route_token(host.subspan(size_t(r * n_expert_), size_t(n_expert_)), norm_weights_, ids, w);
+        route_token(host.subspan(size_t(r * n_expert_), size_t(n_expert_)), opt_.norm_weights, ids,
+                    w);
         for (int64_t j = 0; j < k; ++j) {
             rows_of_[size_t(ids[size_t(j)])].push_back(int32_t(r));
             scales_of_[size_t(ids[size_t(j)])].push_back(w[size_t(j)]);
@@ -125,9 +132,17 @@ void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
         const Act g = first_rows(gate_, m), u = first_rows(up_, m);  // (m, n_ff_exp)
         const Backend::MatmulOut gate_up[] = {{&L.gate[size_t(e)], g}, {&L.up[size_t(e)], u}};
         be.matmul_many(xe, gate_up, OpCategory::Ffn);
-        be.swiglu(g, u);                   // g = silu(g) * u
+        if (opt_.biases) {
+            be.add_bias(g, L.gate_bias[size_t(e)]);
+            be.add_bias(u, L.up_bias[size_t(e)]);
+        }
+        if (opt_.swiglu_oai)
+            be.swiglu_oai(g, u, MoeOptions::kOaiAlpha, MoeOptions::kOaiLimit);
+        else
+            be.swiglu(g, u);               // g = silu(g) * u
         const Act y = first_rows(ye_, m);  // (m, n_embd)
         be.matmul(L.down[size_t(e)], g, y, OpCategory::Ffn);
+        if (opt_.biases) be.add_bias(y, L.down_bias[size_t(e)]);
         be.add_rows_scaled(x, y, rows, scales_of_[size_t(e)]);  // x[rows] += w * y
     }
 }

@@ -9,7 +9,15 @@
 //   out = Σ_{e in E} w_e · down_e(silu(gate_e · t) ⊙ (up_e · t))
 //
 // as llama.cpp computes it (build_moe_ffn with softmax gating: the sum is clamped at 6.1e-5 before
-// the division). Routing is data-dependent, so the router's logits come back to the host, the
+// the division). gpt-oss differs in three ways (MoeOptions): the router and every expert matrix
+// have a bias; the k experts are the k largest router logits, weighted by the softmax of those k
+// logits alone — which is the renormalised softmax above (the full softmax's common
+// denominator cancels), so it runs as Softmax with norm_weights; and the activation is its
+// clamped SwiGLU (Backend::swiglu_oai, alpha 1.702, limit 7):
+//
+//   l = router · t + b;  E = the k largest l;  w_e = e^{l_e} / Σ_{E} e^{l}
+//   out = Σ_{e in E} w_e · (down_e(swiglu_oai(gate_e · t + bg_e, up_e · t + bu_e)) + bd_e)
+// Routing is data-dependent, so the router's logits come back to the host, the
 // choice is made there (n x n_expert floats: negligible next to the experts' matmuls), and each
 // expert then runs once over the rows routed to it (gather_rows, matmul_many, swiglu, matmul,
 // add_rows_scaled): only Backend operations, so every backend runs it.
@@ -30,6 +38,13 @@ class WeightBinder;
 void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
                  std::span<float> weights);
 
+struct MoeOptions {
+    bool norm_weights = true;  // renormalise the k weights to sum 1
+    bool biases = false;       // ffn_gate_inp.bias and ffn_{gate,up,down}_exps.bias (gpt-oss)
+    bool swiglu_oai = false;   // the experts' activation: gpt-oss's clamped SwiGLU
+    static constexpr float kOaiAlpha = 1.702f, kOaiLimit = 7.0f;  // gpt-oss's constants
+};
+
 // The choices of the forward passes since the last clear(), per layer, for every row those
 // passes ran, in order: experts[il][r * k + j] is the j-th expert of row r in layer il (most
 // probable first, -1 where a pass ran fewer layers: Batch::layers_to_run), weights[il] alike.
@@ -48,11 +63,12 @@ struct ExpertChoices {
 
 class MoeFfn {
   public:
-    // n_ff_exp: each expert's hidden width; norm_weights: renormalise the k weights to sum 1.
+    // n_ff_exp: each expert's hidden width.
     MoeFfn(int64_t n_layer, int64_t n_embd, int64_t n_expert, int64_t n_used, int64_t n_ff_exp,
-           bool norm_weights);
+           MoeOptions options);
 
-    // blk.<il>.ffn_gate_inp.weight {n_embd, n_expert} and the three stacked expert tensors.
+    // blk.<il>.ffn_gate_inp.weight {n_embd, n_expert} and the three stacked expert tensors (and
+    // with options.biases their biases).
     void bind_layer(const WeightBinder& w, int64_t il);
     // Buffers for batches of up to max_tokens rows (router logits, one expert's rows).
     void reserve(Backend& be, int64_t max_tokens);
@@ -69,12 +85,13 @@ class MoeFfn {
 
   private:
     struct Layer {
-        Weight router;                       // (n_embd -> n_expert)
+        Weight router, router_bias;          // (n_embd -> n_expert), (n_expert)
         std::vector<Weight> gate, up, down;  // per expert: (n_embd -> n_ff_exp), back
+        std::vector<Weight> gate_bias, up_bias, down_bias;  // per expert, options.biases only
     };
 
     int64_t n_embd_, n_expert_, n_used_, n_ff_exp_;
-    bool norm_weights_;
+    MoeOptions opt_;
     std::vector<Layer> layers_;
     Act logits_, xe_, gate_, up_, ye_;  // (max_tokens, n_expert / n_embd / n_ff_exp / n_embd)
     // Host scratch, reused every call: router logits, the choices, and each expert's rows.

@@ -155,6 +155,33 @@ std::vector<Weight> WeightBinder::required_experts(const std::string& name, int6
     return out;
 }
 
+std::vector<Weight> WeightBinder::required_expert_vectors(const std::string& name, int64_t n,
+                                                          int64_t n_expert) const {
+    asked_.insert(name);
+    const gguf::TensorInfo* info = file_.find_tensor(name);
+    if (!info) throw FormatError(file_.name() + ": required tensor '" + name + "' is missing");
+    const std::vector<int64_t> found = dims_of(*info, 2);
+    if (found != std::vector<int64_t>{n, n_expert})
+        throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
+                          ", expected " + shape_text({n, n_expert}) +
+                          " (values per expert, experts) from the model's hyperparameters");
+    const std::optional<uint64_t> row = row_bytes(info->type, info->ne[0]);
+    if (!row) throw FormatError(file_.name() + ": tensor '" + name + "' has rows of no size");
+    std::vector<Weight> out;
+    for (int64_t e = 0; e < n_expert; ++e) {
+        gguf::TensorInfo part = *info;  // row e, as a vector of its own
+        part.name = name + "[expert " + std::to_string(e) + "]";
+        part.n_dims = 1;
+        part.ne = {info->ne[0], 1, 1, 1};
+        part.offset = info->offset + uint64_t(e) * *row;
+        part.n_elements = info->ne[0];
+        part.n_bytes = *row;
+        check_finite_vector(file_, part);
+        out.push_back(backend_.load_weight(file_, part));
+    }
+    return out;
+}
+
 Weight WeightBinder::required(const std::string& name, std::vector<int64_t> shape) const {
     Weight w = optional(name, std::move(shape));
     if (!w.present())

@@ -44,6 +44,11 @@ class WeightBinder {
     // FormatError when the tensor is missing or has another shape.
     std::vector<Weight> required_experts(const std::string& name, int64_t n_in, int64_t n_out,
                                          int64_t n_expert) const;
+    // A mixture's stacked per-expert vectors (gpt-oss's expert biases, shape {n, n_expert}): one
+    // one-dimensional Weight of n values per expert (named "<name>[expert e]"), each checked
+    // for non-finite values like any vector. Throws FormatError when missing or misshapen.
+    std::vector<Weight> required_expert_vectors(const std::string& name, int64_t n,
+                                                int64_t n_expert) const;
     bool has(std::string_view name) const;  // in the file (does not count as asked for)
     const std::string& file_name() const;   // for errors
     static std::string layer(int64_t il, const char* suffix) {

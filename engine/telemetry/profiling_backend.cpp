@@ -103,6 +103,11 @@ void ProfilingBackend::swiglu(Act gate, const Act& up) {
     inner_.swiglu(gate, up);
 }
 
+void ProfilingBackend::swiglu_oai(Act gate, const Act& up, float alpha, float limit) {
+    Scope s(*this, OpCategory::Ffn);
+    inner_.swiglu_oai(gate, up, alpha, limit);
+}
+
 void ProfilingBackend::geglu_tanh(Act gate, const Act& up) {
     Scope s(*this, OpCategory::Ffn);
     inner_.geglu_tanh(gate, up);

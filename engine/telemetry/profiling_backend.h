@@ -1,11 +1,11 @@
 // A Backend decorator that measures: it forwards every call to the backend it wraps and, while
 // timing is on, adds the steady_clock time of each operation to its category (matmul passes its
-// own; attention -> Attention; rms_norm, rope -> NormRope; swiglu, geglu, add_rows_scaled -> Ffn;
-// the rest -> Other), synchronizing an asynchronous backend around each timed call. It also counts the bytes
-// of the weights and activation buffers allocated through it.
-// The model is built on the decorator (Model::load takes any Backend&), so the kernels and the
-// architectures stay untouched. Used from the engine thread only, like the backend it wraps;
-// only set_timing() may be called from elsewhere.
+// own; attention -> Attention; rms_norm, rope -> NormRope; swiglu(_oai), geglu, add_rows_scaled ->
+// Ffn; the rest -> Other), synchronizing an asynchronous backend around each timed call. It also
+// counts the bytes of the weights and activation buffers allocated through it. The model is built
+// on the decorator (Model::load takes any Backend&), so the kernels and the architectures stay
+// untouched. Used from the engine thread only, like the backend it wraps; only set_timing() may be
+// called from elsewhere.
 #pragma once
 
 #include <atomic>
@@ -65,6 +65,7 @@ class ProfilingBackend final : public Backend {
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;
+    void swiglu_oai(Act gate, const Act& up, float alpha, float limit) override;
     void geglu_tanh(Act gate, const Act& up) override;
     void softcap(Act x, float cap) override;
     void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "core/error.h"
 #include "test_models.h"
@@ -63,6 +64,11 @@ TEST(ModelReport, SmolLM2Figures) {
     EXPECT_EQ(r["chat_template"]["family"], "chatml");
     EXPECT_EQ(r["chat_template"]["source"], "template text");
     EXPECT_FALSE(r["chat_template"].contains("note"));
+    // 9 query heads over 3 KV heads, no window, no sinks.
+    EXPECT_EQ(r["attention"]["variant"], "GQA");
+    EXPECT_DOUBLE_EQ(r["attention"]["query_heads_per_kv_head"].get<double>(), 3.0);
+    EXPECT_FALSE(r["attention"].contains("sliding_window"));
+    EXPECT_FALSE(r["attention"]["sinks"].get<bool>());
 }
 
 TEST(ModelReport, Gemma3Figures) {
@@ -94,6 +100,29 @@ TEST(ModelReport, Gemma3Figures) {
     EXPECT_EQ(r["chat_template"]["note"],
               "no chat template in the file; using the gemma format its architecture 'gemma3' "
               "implies");
+    // One KV head (MQA); every layer but each sixth (5, 11, 17) slides over 512 keys.
+    EXPECT_EQ(r["attention"]["variant"], "MQA");
+    EXPECT_EQ(r["attention"]["sliding_window"]["keys"], 512);
+    const std::vector<int64_t> global{5, 11, 17};
+    std::vector<int64_t> local;
+    for (int64_t il = 0; il < 18; ++il)
+        if (il % 6 != 5) local.push_back(il);
+    EXPECT_EQ(r["attention"]["sliding_window"]["layers"].get<std::vector<int64_t>>(), local);
+}
+
+// gpt-oss: GQA 2:1 in the fixture, windows on the even layers, a sink logit per head — in the
+// JSON and in the text report's one line.
+TEST(ModelReport, GptOssAttention) {
+    const json r = model_report_json(test::fixtures_dir() / "arch_gpt_oss.gguf", {});
+    EXPECT_EQ(r["attention"]["variant"], "GQA");
+    EXPECT_EQ(r["attention"]["sliding_window"]["keys"], 32);
+    EXPECT_EQ(r["attention"]["sliding_window"]["layers"], json::array({0, 2}));
+    EXPECT_TRUE(r["attention"]["sinks"].get<bool>());
+    const std::string text = model_report_text(r);
+    EXPECT_NE(text.find("GQA (2 query heads per KV head) · sliding window of 32 keys on 2 of 4 "
+                        "layers (0, 2) · learned sink logit per head"),
+              std::string::npos)
+        << text;
 }
 
 // A mixture of experts: its counts, and the parameters one token uses. Figures from the gguf

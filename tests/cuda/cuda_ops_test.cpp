@@ -535,6 +535,14 @@ TEST_F(CudaOpsTest, GatedActivationsMatchCpu) {
                 be.geglu_tanh(Act{g.data(), rows, width}, Act{up.data(), rows, width});
                 expect_close(to_host(d_g), g, kActivationTol, width, "geglu_tanh " + shape);
             }
+            {  // gpt-oss's clamps: gate in [-8, 8] and up in [-3, 3] cross limit 2 both ways
+                std::vector<float> g = gate;
+                DeviceBuffer<float> d_g = to_device(g);
+                cuda::swiglu_oai(d_g.data(), d_up.data(), 1.702f, 2.0f, int64_t(n), nullptr);
+                be.swiglu_oai(Act{g.data(), rows, width}, Act{up.data(), rows, width}, 1.702f,
+                              2.0f);
+                expect_close(to_host(d_g), g, kActivationTol, width, "swiglu_oai " + shape);
+            }
         }
     }
 }
@@ -671,6 +679,8 @@ TEST(CudaOpsArgsTest, EmptyInputsAreNoOps) {
     EXPECT_NO_THROW(cuda::add_bias(nullptr, 0, 640, nullptr, GgmlType::BF16, {}));
     EXPECT_NO_THROW(cuda::swiglu(nullptr, nullptr, 0, {}));
     EXPECT_NO_THROW(cuda::geglu_tanh(nullptr, nullptr, 0, {}));
+    EXPECT_NO_THROW(cuda::swiglu_oai(nullptr, nullptr, 1.702f, 7.0f, 0, {}));
+    EXPECT_NO_THROW(cuda::apply_sinks(nullptr, nullptr, nullptr, 0, 8, 64, {}));
     EXPECT_NO_THROW(cuda::softcap(nullptr, 30.0f, 0, {}));
     EXPECT_NO_THROW(cuda::gather_rows(nullptr, 640, nullptr, 0, nullptr, {}));
 }

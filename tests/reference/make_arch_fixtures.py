@@ -40,6 +40,12 @@ feed-forward matrices in one model), and the metadata real files of that family 
                   attention temperature (attention.temperature_scale 0.1: queries at position p
                   scaled by 1 + 0.1 ln(1 + floor(p / 64)), so positions 64.. are scaled); greedy
                   32 recorded.
+  * gpt_oss:      gpt-oss (general.architecture "gpt-oss"): 4 layers, head size 32 (key_length
+                  written, as the real files do), Q/K/V/output biases, a learned sink logit per
+                  head (N(0, 1.5^2): some heads lean on it, some barely), sliding window 32 on
+                  layers 0 and 2, YaRN (factor 4, original_context_length 64), 8 experts top-2
+                  in MXFP4 (the type the real files' experts ship in) with biases on the router
+                  and on every expert matrix, the clamped SwiGLU; an untied LM head; greedy 32.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
@@ -78,7 +84,7 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
             base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
             granite=None, n_rot=None, fused=False, window=None, softcap=None, moe=None,
-            temp_scale=None, greedy=False)
+            temp_scale=None, greedy=False, gpt_oss=False)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -115,7 +121,13 @@ MODELS = {
     "mistral3": dict(BASE, arch="mistral3", ctx=256, base=1000000.0, greedy=True,
                      scaling=dict(type="yarn", factor=4.0, original_context_length=64),
                      temp_scale=0.1),
+    "gpt_oss": dict(BASE, arch="gpt-oss", n_layer=4, head_dim=32, ctx=256, base=150000.0,
+                    window=32, gpt_oss=True,
+                    scaling=dict(type="yarn", factor=4.0, original_context_length=64),
+                    moe=dict(n_expert=8, n_used=2, n_ff_exp=32, gains=(4.0, 0.5))),
 }
+# The same model with its experts in MXFP4, the type gpt-oss ships them in.
+MODELS["gpt_oss_mxfp4"] = dict(MODELS["gpt_oss"], ffn_type="MXFP4", weights_of="gpt_oss")
 N_GREEDY_PROMPT, N_GREEDY = 16, 32  # MoE fixtures: llama.cpp's greedy 32 after 16 prompt ids
 
 
@@ -174,7 +186,7 @@ def add_tensor(w: gguf.GGUFWriter, name: str, a: np.ndarray, qtype: str) -> None
 
 
 def write_model(name: str, cfg: dict, path: Path) -> None:
-    rng = np.random.default_rng([SEED, sum(map(ord, name))])
+    rng = np.random.default_rng([SEED, sum(map(ord, cfg.get("weights_of", name)))])
     arch = cfg["arch"]
     d, hd, nh, nkv, ff = cfg["n_embd"], cfg["head_dim"], cfg["n_head"], cfg["n_head_kv"], cfg["n_ff"]
     tokens, types, merges = vocab()
@@ -209,10 +221,12 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     if c := cfg["softcap"]:
         w.add_attn_logit_softcapping(c["attn"])
         w.add_final_logit_softcapping(c["final"])
+    if cfg["gpt_oss"]:  # its converter writes both widths; llama.cpp reads the experts'
+        w.add_expert_feed_forward_length(cfg["moe"]["n_ff_exp"])
     if moe := cfg["moe"]:
         w.add_expert_count(moe["n_expert"])
         w.add_expert_used_count(moe["n_used"])
-        if moe["n_ff_exp"]:
+        if moe["n_ff_exp"] and not cfg["gpt_oss"]:
             w.add_expert_feed_forward_length(moe["n_ff_exp"])
     if g := cfg["granite"]:
         w.add_embedding_scale(g["embedding_scale"])
@@ -250,7 +264,7 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "attn_q.weight", mat(nh * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_k.weight", mat(nkv * hd, d, 2.0), "F16")
             add_tensor(w, p + "attn_v.weight", mat(nkv * hd, d), "F16")
-        if arch == "qwen2":  # Q, K, V biases
+        if arch in ("qwen2", "gpt-oss"):  # Q, K, V biases
             add_tensor(w, p + "attn_q.bias", 0.5 * rng.standard_normal(nh * hd), "F32")
             add_tensor(w, p + "attn_k.bias", 0.5 * rng.standard_normal(nkv * hd), "F32")
             add_tensor(w, p + "attn_v.bias", 0.5 * rng.standard_normal(nkv * hd), "F32")
@@ -261,20 +275,31 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             add_tensor(w, p + "attn_q_norm.weight", norm(nh * hd), "F32")
             add_tensor(w, p + "attn_k_norm.weight", norm(nkv * hd), "F32")
         add_tensor(w, p + "attn_output.weight", mat(d, nh * hd), "F16")
+        if cfg["gpt_oss"]:  # the output bias and one sink logit per head
+            add_tensor(w, p + "attn_output.bias", 0.2 * rng.standard_normal(d), "F32")
+            add_tensor(w, p + "attn_sinks.weight", 1.5 * rng.standard_normal(nh), "F32")
+            add_tensor(w, p + "post_attention_norm.weight", norm(d), "F32")
         if olmo2 or arch == "gemma2":
             add_tensor(w, p + "post_attention_norm.weight", 0.5 * norm(d), "F32")
             add_tensor(w, p + "post_ffw_norm.weight", 0.5 * norm(d), "F32")
-        if not olmo2:
+        if not olmo2 and not cfg["gpt_oss"]:  # gpt-oss's FFN norm is post_attention_norm
             add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
         if moe:  # router (F32) and the experts stacked {n_in, n_out, n_expert}
             n_e, ffe = moe["n_expert"], moe["n_ff_exp"] or ff
             add_tensor(w, p + "ffn_gate_inp.weight", mat(n_e, d, 4.0), "F32")
+            g_in, g_out = moe.get("gains", (1.0, 2.0))
             add_tensor(w, p + "ffn_gate_exps.weight",
-                       np.stack([mat(ffe, d) for _ in range(n_e)]), cfg["ffn_type"])
+                       np.stack([mat(ffe, d, g_in) for _ in range(n_e)]), cfg["ffn_type"])
             add_tensor(w, p + "ffn_up_exps.weight",
-                       np.stack([mat(ffe, d) for _ in range(n_e)]), cfg["ffn_type"])
+                       np.stack([mat(ffe, d, g_in) for _ in range(n_e)]), cfg["ffn_type"])
             add_tensor(w, p + "ffn_down_exps.weight",
-                       np.stack([mat(d, ffe, 2.0) for _ in range(n_e)]), cfg["ffn_type"])
+                       np.stack([mat(d, ffe, g_out) for _ in range(n_e)]), cfg["ffn_type"])
+            if cfg["gpt_oss"]:  # biases: router (n_expert), experts {n_out, n_expert}
+                add_tensor(w, p + "ffn_gate_inp.bias", rng.standard_normal(n_e), "F32")
+                for t, n_out in (("gate", ffe), ("up", ffe), ("down", d)):
+                    add_tensor(w, p + f"ffn_{t}_exps.bias",
+                               (0.5 * rng.standard_normal((n_e, n_out))).astype(np.float32),
+                               "F32")
         elif cfg["fused"]:  # phi3: gate rows, then up rows
             add_tensor(w, p + "ffn_up.weight", np.concatenate([mat(ff, d), mat(ff, d)]),
                        cfg["ffn_type"])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent float64 forward pass for the llama (with llama3 / linear / YaRN RoPE scaling,
-and Mixtral-style experts), qwen2, qwen3, qwen3moe, olmoe, granite, olmo2, phi3, gemma2 and gemma3
-GGUF architectures.
+and Mixtral-style experts), qwen2, qwen3, qwen3moe, olmoe, granite, olmo2, phi3, gemma2, gemma3
+and gpt-oss GGUF architectures.
 
 Written from the architectures' published definitions (Hugging Face modeling code as
 documented, llama.cpp's GGUF conventions), sharing no code with the C++ engine: weights are
@@ -105,9 +105,11 @@ def rope(x: np.ndarray, positions: np.ndarray, n_rot: int, base: float, neox: bo
     return out
 
 
-def attention(q, k, v, scale: float, window: int = 0, softcap: float = 0.0) -> np.ndarray:
+def attention(q, k, v, scale: float, window: int = 0, softcap: float = 0.0,
+              sinks: np.ndarray | None = None) -> np.ndarray:
     """q: (n, Hq, d), k/v: (n, Hkv, d); causal (and sliding-window if window > 0); GQA;
-    scores soft-capped to cap * tanh(score / cap) before the mask if softcap > 0 (Gemma 2)."""
+    scores soft-capped to cap * tanh(score / cap) before the mask if softcap > 0 (Gemma 2);
+    sinks (gpt-oss, one logit per query head) join each row's softmax denominator with no value."""
     n, n_head, d = q.shape
     group = n_head // k.shape[1]
     out = np.zeros((n, n_head, v.shape[2]))
@@ -121,9 +123,14 @@ def attention(q, k, v, scale: float, window: int = 0, softcap: float = 0.0) -> n
         if softcap > 0:
             s = softcap * np.tanh(s / softcap)
         s = np.where(masked, -np.inf, s)
-        s = s - s.max(axis=1, keepdims=True)
-        p = np.exp(s)
-        p /= p.sum(axis=1, keepdims=True)
+        top = s.max(axis=1, keepdims=True)
+        if sinks is not None:
+            top = np.maximum(top, sinks[h])
+        p = np.exp(s - top)
+        denom = p.sum(axis=1, keepdims=True)
+        if sinks is not None:
+            denom = denom + np.exp(sinks[h] - top)
+        p /= denom
         out[:, h, :] = p @ v[:, h // group, :]
     return out
 
@@ -310,6 +317,73 @@ def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     return h @ m.weight("output.weight").T
 
 
+def moe_ffn_gpt_oss(m: GgufModel, p: str, x: np.ndarray, routes: list | None) -> np.ndarray:
+    """gpt-oss's experts: router logits with a bias, the expert_used_count largest, weighted by
+    the softmax of those logits alone; each expert's gate and up projections with biases, the
+    clamped SwiGLU (OpenAI's reference: alpha 1.702, limit 7: gate clamped above, up on both
+    sides, out = g * sigmoid(alpha g) * (u + 1)), then the down projection with its bias."""
+    k = int(m.hp("expert_used_count"))
+    logits = x @ m.weight(p + "ffn_gate_inp.weight").T + m.weight(p + "ffn_gate_inp.bias")
+    if routes is not None:
+        routes.append(softmax(logits))  # the same order as the logits
+    w = {t: m.weight(p + f"ffn_{t}_exps.weight") for t in ("gate", "up", "down")}
+    b = {t: m.weight(p + f"ffn_{t}_exps.bias") for t in ("gate", "up", "down")}
+    out = np.zeros_like(x)
+    alpha, limit = 1.702, 7.0
+    for r in range(x.shape[0]):
+        chosen = np.argsort(-logits[r], kind="stable")[:k]
+        weights = softmax(logits[r, chosen])
+        for e, we in zip(chosen, weights):
+            g = np.minimum(w["gate"][e] @ x[r] + b["gate"][e], limit)
+            u = np.clip(w["up"][e] @ x[r] + b["up"][e], -limit, limit)
+            act = g / (1.0 + np.exp(-alpha * g)) * (u + 1.0)
+            out[r] += we * (w["down"][e] @ act + b["down"][e])
+    return out
+
+
+def forward_gpt_oss(m: GgufModel, tokens: list[int], last_only: bool,
+                    routes: dict | None = None) -> np.ndarray:
+    """gpt-oss (OpenAI's model card and reference implementation): pre-norm blocks; attention
+    with Q/K/V/output biases, NEOX RoPE (YaRN), q.k / sqrt(head size), a learned sink logit per
+    head; even layers over a sliding window, odd ones over everything; the experts above."""
+    n_head = int(m.hp("attention.head_count"))
+    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
+    n_embd = int(m.hp("embedding_length"))
+    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
+    n_rot = int(m.hp("rope.dimension_count", head_dim))
+    base = float(m.hp("rope.freq_base", 10000.0))
+    base_swa = float(m.hp("rope.freq_base_swa", base))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    window = int(m.hp("attention.sliding_window"))
+    n = len(tokens)
+    pos = np.arange(n)
+    h = m.weight("token_embd.weight")[tokens]
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        local = il % 2 == 0
+        angles = rope_angles(m, n_rot, base_swa if local else base)
+        x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
+        q = x @ m.weight(p + "attn_q.weight").T + m.weight(p + "attn_q.bias")
+        k = x @ m.weight(p + "attn_k.weight").T + m.weight(p + "attn_k.bias")
+        v = x @ m.weight(p + "attn_v.weight").T + m.weight(p + "attn_v.bias")
+        q = rope(q.reshape(n, n_head, head_dim), pos, n_rot, base, True, angles)
+        k = rope(k.reshape(n, n_head_kv, head_dim), pos, n_rot, base, True, angles)
+        v = v.reshape(n, n_head_kv, head_dim)
+        a = attention(q, k, v, 1.0 / math.sqrt(n_rot), window if local else 0,
+                      sinks=m.weight(p + "attn_sinks.weight").reshape(-1))
+        h = h + a.reshape(n, -1) @ m.weight(p + "attn_output.weight").T + \
+            m.weight(p + "attn_output.bias")
+        x = rms_norm(h, m.weight(p + "post_attention_norm.weight"), eps)
+        layer_routes = [] if routes is not None else None
+        h = h + moe_ffn_gpt_oss(m, p, x, layer_routes)
+        if routes is not None:
+            routes[il] = layer_routes[0]
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    return h @ m.weight("output.weight").T
+
+
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
             routes: dict | None = None) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only.
@@ -321,6 +395,8 @@ def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
         return forward_gemma3(m, tokens, last_only)
     if m.arch == "olmo2":
         return forward_olmo2(m, tokens, last_only)
+    if m.arch == "gpt-oss":
+        return forward_gpt_oss(m, tokens, last_only, routes)
     raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
 
 

@@ -101,7 +101,7 @@ QString ExpertState::notice() const {
     if (!has_run_)
         return QStringLiteral(
             "No run yet — expert routing appears here for a mixture-of-experts "
-            "model (qwen3moe, Mixtral-style llama, olmoe).");
+            "model (qwen3moe, Mixtral-style llama, olmoe, gpt-oss).");
     if (steps_with_ > 0) return {};
     if (steps_without_ > 0)
         return QStringLiteral(

@@ -101,6 +101,24 @@ QString model_card_html(const std::string& report_json) {
                                      first_of(e.value("total", nlohmann::json())),
                                      human_count(e.value("active_params", 0.0))));
     }
+    if (j.contains("attention") && j["attention"].is_object()) {
+        // What the report computed (app/report/model_report.cpp): the variant and its head
+        // ratio, the sliding-window layers, sinks, soft-capping.
+        const nlohmann::json& a = j["attention"];
+        QString text = QString::fromStdString(a.value("variant", std::string("?")));
+        if (text == QLatin1String("GQA"))
+            text += QStringLiteral(" %1:1").arg(a.value("query_heads_per_kv_head", 0.0));
+        if (a.contains("sliding_window") && a["sliding_window"].is_object()) {
+            const nlohmann::json& w = a["sliding_window"];
+            text += QStringLiteral(" · window %1 on %2 of %3 layers")
+                        .arg(first_of(w.value("keys", nlohmann::json())))
+                        .arg(w.value("layers", nlohmann::json::array()).size())
+                        .arg(first_of(hp.value("block_count", nlohmann::json())));
+        }
+        if (a.value("sinks", false)) text += QStringLiteral(" · sinks");
+        if (a.contains("softcap")) text += QStringLiteral(" · soft-capped");
+        h += row("Attention", text);
+    }
     h += row("KV bytes / token (f16)", human_bytes(j.value("kv_bytes_per_token_f16", 0.0)));
     if (j.contains("chat_template") && j["chat_template"].is_object()) {
         const nlohmann::json& ct = j["chat_template"];

@@ -54,6 +54,28 @@ void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batc
         attend_flash(pool, p, q, batch, kv, out, scratch, opt.stash_token);
     else
         attend_standard(pool, p, q, batch, kv, out, scratch, opt.stash_token);
+    if (p.sinks) apply_sinks(p, batch.size(), out, scratch.lse);
+}
+
+void apply_sinks(const AttentionParams& p, int64_t n_tokens, Act out, std::span<float> lse) {
+    const Weight& w = *p.sinks;
+    if (w.type != GgmlType::F32 || w.n_in() != p.n_head || w.interleaved)
+        throw Error("cpu backend: attention sinks '" + w.name + "' must be " +
+                    std::to_string(p.n_head) + " F32 values (one per query head)");
+    if (int64_t(lse.size()) < n_tokens * p.n_head)
+        throw Error("cpu backend: attention sinks: no log-sum-exp for every row");
+    const float* sink = static_cast<const float*>(w.data);
+    const VecMath& vm = vec_math();
+    for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t h = 0; h < p.n_head; ++h) {
+            float& L = lse[size_t(t * p.n_head + h)];
+            // log(e^L + e^sink), without overflow whichever is larger
+            const float with_sink =
+                std::max(L, sink[h]) + std::log1p(std::exp(-std::abs(L - sink[h])));
+            vm.scale(out.data + t * out.width + h * p.head_dim_v, p.head_dim_v,
+                     std::exp(L - with_sink), false);
+            L = with_sink;
+        }
 }
 
 void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,

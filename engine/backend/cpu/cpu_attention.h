@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -55,7 +56,8 @@ struct AttendOptions {
 };
 
 // out (rows = batch tokens, n_head * head_dim_v) = softmax(q·kᵀ·scale + mask)·v over the cached
-// keys of each token's sequence (positions 0..pos, or the last `window` of them).
+// keys of each token's sequence (positions 0..pos, or the last `window` of them), with the
+// sinks' logits in the denominators when p.sinks is set (apply_sinks).
 void attend(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
             const KvCache& kv, Act out, AttentionScratch& scratch, const AttendOptions& opt = {});
 
@@ -64,5 +66,11 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
                      const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token);
 void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
                   const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token);
+
+// Attention sinks, after the keys: a row normalised over its keys with log-sum-exp L gains
+// e^sink in its denominator, so its output is scaled by e^L / (e^L + e^sink) = 1 / (1 +
+// e^(sink - L)) and its log-sum-exp becomes log(e^L + e^sink) — the captured weights exp(s - lse)
+// are then the ones the output used, summing to less than 1. lse: (n_tokens x n_head).
+void apply_sinks(const AttentionParams& p, int64_t n_tokens, Act out, std::span<float> lse);
 
 }  // namespace fluoro::cpu

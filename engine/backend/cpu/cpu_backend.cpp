@@ -319,6 +319,18 @@ void CpuBackend::swiglu(Act gate, const Act& up) {
     });
 }
 
+void CpuBackend::swiglu_oai(Act gate, const Act& up, float alpha, float limit) {
+    require_same_shape(gate, up, "swiglu_oai");
+    for_rows(pool_, gate.rows, gate.width, [&](int64_t r) {
+        float* g = gate.data + r * gate.width;
+        const float* u = up.data + r * up.width;
+        for (int64_t i = 0; i < gate.width; ++i) {  // as ggml's swiglu_oai, in float
+            const float x = std::min(g[i], limit), y = std::clamp(u[i], -limit, limit);
+            g[i] = x / (1.0f + std::exp(-alpha * x)) * (y + 1.0f);
+        }
+    });
+}
+
 void CpuBackend::geglu_tanh(Act gate, const Act& up) {
     require_same_shape(gate, up, "geglu_tanh");
     const VecMath& vm = vec_math();

@@ -340,7 +340,11 @@ void CudaBackend::attention(const AttentionParams& p, const Act& q, const Act& k
     kv_store(layer, b, sh, k.data, v.data, stream_);
     float* lse = nullptr;
     const bool capture = capture_ != nullptr && capture_->active();
-    if (capture) {
+    if (p.sinks != nullptr &&
+        (p.sinks->type != GgmlType::F32 || p.sinks->n_in() != p.n_head || p.sinks->interleaved))
+        fail("attention", "sinks '" + p.sinks->name + "' must be " + std::to_string(p.n_head) +
+                              " F32 values (one per query head)");
+    if (capture || p.sinks != nullptr) {  // the sinks need each row's log-sum-exp
         if (n * p.n_head > lse_capacity_) {
             FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream_));
             if (lse_ != nullptr) cudaFree(lse_);
@@ -353,6 +357,9 @@ void CudaBackend::attention(const AttentionParams& p, const Act& q, const Act& k
         lse = lse_;
     }
     attn_->run(sh, layer, b, q.data, out.data, lse, stream_);
+    if (p.sinks != nullptr)
+        cuda::apply_sinks(out.data, lse, static_cast<const float*>(p.sinks->data), n, p.n_head,
+                          p.head_dim_v, stream_);
     if (capture) serve_capture(p, q, batch, kv, lse);
 }
 
@@ -501,6 +508,11 @@ void CudaBackend::add(Act x, const Act& y) {
 
 void CudaBackend::scale(Act x, float s) {
     cuda::scale(x.data, s, x.size(), stream_);
+}
+
+void CudaBackend::swiglu_oai(Act gate, const Act& up, float alpha, float limit) {
+    require_same_shape(gate, up, "swiglu_oai");
+    cuda::swiglu_oai(gate.data, up.data, alpha, limit, gate.size(), stream_);
 }
 
 void CudaBackend::swiglu(Act gate, const Act& up) {

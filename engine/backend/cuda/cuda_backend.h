@@ -68,6 +68,7 @@ class CudaBackend final : public Backend {
     void add(Act x, const Act& y) override;
     void scale(Act x, float s) override;
     void swiglu(Act gate, const Act& up) override;
+    void swiglu_oai(Act gate, const Act& up, float alpha, float limit) override;
     void geglu_tanh(Act gate, const Act& up) override;
     void softcap(Act x, float cap) override;
     void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;

@@ -258,6 +258,28 @@ __global__ void swiglu_kernel(float* gate, const float* up, int64_t n) {
     }
 }
 
+// gpt-oss's clamped SwiGLU, as the CPU evaluates it (cpu_backend.cpp).
+__global__ void swiglu_oai_kernel(float* gate, const float* up, float alpha, float limit,
+                                  int64_t n) {
+    for (int64_t i = global_thread(); i < n; i += grid_stride()) {
+        const float x = fminf(gate[i], limit), y = fminf(fmaxf(up[i], -limit), limit);
+        gate[i] = __fmul_rn(__fdiv_rn(x, __fadd_rn(1.0f, expf(__fmul_rn(-alpha, x)))),
+                            __fadd_rn(y, 1.0f));
+    }
+}
+
+// One thread per (token, head) row: the sink joins the row's softmax denominator.
+__global__ void apply_sinks_kernel(float* out, float* lse, const float* sinks, int64_t rows,
+                                   int64_t n_head, int64_t dv) {
+    for (int64_t r = global_thread(); r < rows; r += grid_stride()) {
+        const float L = lse[r], s = sinks[r % n_head];
+        const float with_sink = fmaxf(L, s) + log1pf(expf(-fabsf(L - s)));
+        const float f = expf(L - with_sink);
+        for (int64_t d = 0; d < dv; ++d) out[r * dv + d] = __fmul_rn(out[r * dv + d], f);
+        lse[r] = with_sink;
+    }
+}
+
 // gelu_tanh(g) * u = 0.5 g (1 + tanh(sqrt(2/pi) g (1 + 0.044715 g^2))) * u.
 __global__ void geglu_tanh_kernel(float* gate, const float* up, int64_t n) {
     constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
@@ -446,6 +468,24 @@ void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream) {
     if (n == 0) return;
     swiglu_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, n);
     FLUORO_CHECK_LAUNCH(swiglu_kernel);
+}
+
+void swiglu_oai(float* gate, const float* up, float alpha, float limit, int64_t n,
+                cudaStream_t stream) {
+    check_count("swiglu_oai", n);
+    if (n == 0) return;
+    swiglu_oai_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, alpha, limit, n);
+    FLUORO_CHECK_LAUNCH(swiglu_oai_kernel);
+}
+
+void apply_sinks(float* out, float* lse, const float* sinks, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim_v, cudaStream_t stream) {
+    const int64_t rows = n_tok * n_head;
+    check_count("apply_sinks", rows * head_dim_v);
+    if (rows == 0) return;
+    apply_sinks_kernel<<<grid_for(rows), kThreads, 0, stream>>>(out, lse, sinks, rows, n_head,
+                                                                head_dim_v);
+    FLUORO_CHECK_LAUNCH(apply_sinks_kernel);
 }
 
 void geglu_tanh(float* gate, const float* up, int64_t n, cudaStream_t stream) {

@@ -76,7 +76,14 @@ void scale(float* x, float s, int64_t n, cudaStream_t stream);  // x *= s
 // y[r, :] += bias (width values of bias_type F32/F16/BF16)
 void add_bias(float* y, int64_t rows, int64_t width, const void* bias, GgmlType bias_type,
               cudaStream_t stream);
-void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream);      // silu(g) * u
+void swiglu(float* gate, const float* up, int64_t n, cudaStream_t stream);  // silu(g) * u
+// gpt-oss: g' = min(g, limit), u' = clamp(u, -limit, limit), g = g' sigmoid(alpha g') (u' + 1)
+void swiglu_oai(float* gate, const float* up, float alpha, float limit, int64_t n,
+                cudaStream_t stream);
+// Attention sinks (backend.h AttentionParams::sinks): out row (t, h) *= e^L / (e^L + e^sink[h])
+// and lse[t, h] = log(e^L + e^sink[h]), for n_tok x n_head rows of head_dim_v values.
+void apply_sinks(float* out, float* lse, const float* sinks, int64_t n_tok, int64_t n_head,
+                 int64_t head_dim_v, cudaStream_t stream);
 void geglu_tanh(float* gate, const float* up, int64_t n, cudaStream_t stream);  // gelu_tanh(g)*u
 void softcap(float* x, float cap, int64_t n, cudaStream_t stream);  // cap * tanh(x / cap)
 // y[i, :] = x[rows[i], :] for i < n (rows: device array); x and y do not overlap.

@@ -55,6 +55,7 @@ class DefaultCombine final : public Backend {
     void add(Act x, const Act& y) override { cpu_.add(x, y); }
     void scale(Act x, float s) override { cpu_.scale(x, s); }
     void swiglu(Act g, const Act& u) override { cpu_.swiglu(g, u); }
+    void swiglu_oai(Act g, const Act& u, float a, float l) override { cpu_.swiglu_oai(g, u, a, l); }
     void geglu_tanh(Act g, const Act& u) override { cpu_.geglu_tanh(g, u); }
     void softcap(Act x, float cap) override { cpu_.softcap(x, cap); }
     void gather_rows(const Act& x, std::span<const int32_t> r, Act y) override {

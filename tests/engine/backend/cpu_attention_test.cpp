@@ -4,7 +4,8 @@
 // both sides of the flash tile, batches of tokens at scattered positions in two sequences, 1-3
 // threads (a single decode token is split into key ranges whose partial softmaxes are merged), F16
 // and F32 caches, and caches that hand out their rows in runs of 1, 3 or all (the paged cache of a
-// later issue gives short runs).
+// later issue gives short runs), and attention sinks (gpt-oss: a logit per head in every
+// denominator, AttentionParams::sinks).
 #include "backend/cpu/cpu_attention.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -41,6 +43,7 @@ struct Case {
     std::vector<int32_t> seqs;
     float q_amp = 2.0f;  // queries uniform in [-q_amp, q_amp]: the logit scale
     int64_t n_ctx = 700;
+    float sink_amp = 0;  // > 0: a sink logit per head, N(0, sink_amp^2); 0: no sinks
 };
 
 float stored(KvType type, float x) {
@@ -92,6 +95,17 @@ TEST_P(CpuAttentionTest, MatchesFloat64Reference) {
     p.scale = 1.0f / std::sqrt(float(d));
     p.window = c.window;
     p.softcap = c.softcap;
+    std::vector<float> sink_logits;
+    Weight sinks;
+    if (c.sink_amp > 0) {
+        for (int64_t h = 0; h < c.n_head; ++h)
+            sink_logits.push_back(std::normal_distribution<float>(0, c.sink_amp)(rng));
+        sinks.name = "sinks";
+        sinks.ne = {c.n_head, 1, 1, 1};
+        sinks.data = sink_logits.data();
+        sinks.row_bytes = sink_logits.size() * sizeof(float);
+        p.sinks = &sinks;
+    }
 
     // Fill every cache row of both sequences with random K/V (what earlier steps stored), then
     // store this batch's rows over their positions.
@@ -163,8 +177,11 @@ TEST_P(CpuAttentionTest, MatchesFloat64Reference) {
                     if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
                     w.push_back(x);
                 }
-                const double m = *std::max_element(w.begin(), w.end());
-                double sum = 0;
+                // A sink joins the denominator (and the max) with no value of its own.
+                const double sink = c.sink_amp > 0 ? double(sink_logits[size_t(h)])
+                                                   : -std::numeric_limits<double>::infinity();
+                const double m = std::max(*std::max_element(w.begin(), w.end()), sink);
+                double sum = std::exp(sink - m);
                 for (double& x : w) sum += (x = std::exp(x - m));
                 ASSERT_NEAR(scratch.lse[size_t(t * c.n_head + h)], m + std::log(sum),
                             1e-5 * std::max(1.0, std::abs(m)))
@@ -315,6 +332,20 @@ std::vector<Case> cases() {
                        {0},
                        40.0f});
         out.push_back({"window_1_" + tn, 4, 2, 32, 1, 0, type, 2, 0, prefill, prefill_seqs});
+        // Sinks (gpt-oss): N(0, 3^2) logits, so some heads give most of their mass to the sink
+        // and some almost none; on a decode split over 3 threads (merged partials), a windowed
+        // prefill in two sequences, and with large logits.
+        Case sinks_decode{"sinks_decode_" + tn, 9, 3, 64, 0, 0, type, 3, 0, decode, {0}};
+        sinks_decode.sink_amp = 3.0f;
+        out.push_back(sinks_decode);
+        Case sinks_window{
+            "sinks_window_prefill_" + tn, 8, 2, 32, 100, 0, type, 2, 0, prefill, prefill_seqs};
+        sinks_window.sink_amp = 3.0f;
+        out.push_back(sinks_window);
+        Case sinks_large{
+            "sinks_large_logits_" + tn, 4, 2, 32, 0, 0, type, 2, 0, prefill, prefill_seqs, 40.0f};
+        sinks_large.sink_amp = 3.0f;
+        out.push_back(sinks_large);
     }
     return out;
 }

@@ -77,6 +77,9 @@ class CompareAttention final : public Backend {
     void add(Act x, const Act& y) override { inner_.add(x, y); }
     void scale(Act x, float s) override { inner_.scale(x, s); }
     void swiglu(Act g, const Act& u) override { inner_.swiglu(g, u); }
+    void swiglu_oai(Act g, const Act& u, float a, float l) override {
+        inner_.swiglu_oai(g, u, a, l);
+    }
     void geglu_tanh(Act g, const Act& u) override { inner_.geglu_tanh(g, u); }
     void softcap(Act x, float cap) override { inner_.softcap(x, cap); }
     void gather_rows(const Act& x, std::span<const int32_t> r, Act y) override {

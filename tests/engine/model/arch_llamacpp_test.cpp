@@ -2,7 +2,7 @@
 // same files: tiny synthetic GGUFs (tests/reference/fixtures/arch_<name>.gguf: llama with
 // Llama 3.1's rope_freqs, llama with linear and with YaRN scaling, qwen2, qwen3, granite, olmo2,
 // phi3, gemma2, smollm3 (layers without RoPE), mistral3 (attention temperature), and the
-// mixtures of experts qwen3moe, Mixtral-style llama and olmoe) and
+// mixtures of experts qwen3moe, Mixtral-style llama, olmoe and gpt-oss) and
 // llama.cpp's logits on one 200-token sequence (arch_<name>.json), both written by
 // tests/reference/make_arch_fixtures.py with llama-cpp-python 0.3.36. The same JSON holds the
 // float64 reference forward pass's logits (reference_forward.py), a second witness written
@@ -70,23 +70,32 @@ using test::argmax;
 // Routing of the mixtures (fixtures with "routing"): our chosen experts per layer and position
 // (Model::set_expert_sink) against llama.cpp's (its ffn_moe_topk tensors, read by a cb_eval
 // callback when the fixture was made), as sets. Where they differ the choice must have been a
-// near-tie: the float64 reference's k-th and (k+1)-th router probabilities closer than
-// kRouteTie. Measured when the fixtures were made: llama.cpp itself departs from the float64
-// reference at 8 of 600 choices on the Q8_0 mixtral (gaps 0.0002-0.026: Q8_0 activations move
-// the hidden state by ~1% of its scale), at none on the F16 models; kRouteTie leaves 2x over
-// 0.026. The weights are held by the logit check: renormalising OLMoE's weights, or not
-// Qwen3-MoE's, moves the logits by 2.0x / 1.2x the RMS logit (measured by flipping the option).
+// near-tie — the float64 reference's k-th and (k+1)-th router probabilities closer than
+// kRouteTie — or lie downstream of one: once a position's experts differ in a layer, its hidden
+// state in the later layers is another one, and so may be their choices. Measured when the
+// fixtures were made: llama.cpp itself departs from the float64 reference at 8 of 600 choices on
+// the Q8_0 mixtral (gaps 0.0002-0.026: Q8_0 activations move the hidden state by ~1% of its
+// scale), at none on the F16 models; kRouteTie leaves 2x over 0.026. The weights are held by the
+// logit check: renormalising OLMoE's weights, or not Qwen3-MoE's, moves the logits by 2.0x /
+// 1.2x the RMS logit (measured by flipping the option).
 constexpr double kRouteTie = 0.05;
 
-void check_routing(const std::string& name, const json& fx,
-                   const std::vector<std::vector<int32_t>>& ours) {
+// Returns the positions whose experts differ from llama.cpp's in some layer. With `cascade`
+// (quantized activations, below) every position from the first such one on: a rerouted
+// position's keys and values feed every later position's attention, so their hidden states,
+// choices and logits are then another model's and are not compared (their count is printed).
+std::set<int64_t> check_routing(const std::string& name, const json& fx,
+                                const std::vector<std::vector<int32_t>>& ours, bool cascade) {
     const json& r = fx["routing"];
     const int64_t k = r["n_used"];
-    int equal = 0, ties = 0, total = 0;
+    int equal = 0, ties = 0, downstream = 0, total = 0;
+    std::set<int64_t> differ;
     for (size_t il = 0; il < ours.size(); ++il) {
         const std::vector<std::vector<int32_t>> theirs = r["llama_cpp_experts"][il];
         const std::vector<double> gap = r["f64_kth_gap"][il];
-        ASSERT_EQ(ours[il].size(), theirs.size() * size_t(k)) << name << " layer " << il;
+        EXPECT_EQ(ours[il].size(), theirs.size() * size_t(k)) << name << " layer " << il;
+        if (ours[il].size() != theirs.size() * size_t(k)) return differ;
+        std::set<int64_t> differ_here;
         for (size_t p = 0; p < theirs.size(); ++p, ++total) {
             std::vector<int32_t> a(ours[il].begin() + int64_t(p) * k,
                                    ours[il].begin() + int64_t(p + 1) * k),
@@ -97,15 +106,27 @@ void check_routing(const std::string& name, const json& fx,
                 ++equal;
                 continue;
             }
+            differ_here.insert(int64_t(p));
+            const bool after_first = cascade && !differ.empty() && int64_t(p) > *differ.begin();
+            if (differ.count(int64_t(p)) || after_first) {
+                ++downstream;
+                continue;
+            }
             ++ties;
             EXPECT_LT(gap[p], kRouteTie) << name << ": layer " << il << " position " << p
                                          << ": our experts differ from llama.cpp's with a "
                                             "clear router gap of "
                                          << gap[p];
         }
+        differ.insert(differ_here.begin(), differ_here.end());
     }
-    std::printf("[arch %s] routing: %d/%d expert sets equal to llama.cpp's (near-ties %d)\n",
-                name.c_str(), equal, total, ties);
+    if (cascade && !differ.empty())
+        for (int64_t p = *differ.begin(); p < int64_t(ours[0].size()) / k; ++p) differ.insert(p);
+    std::printf(
+        "[arch %s] routing: %d/%d expert sets equal to llama.cpp's (near-ties %d, downstream of "
+        "one %d; positions with a difference %zu)\n",
+        name.c_str(), equal, total, ties, downstream, differ.size());
+    return differ;
 }
 
 // llama.cpp's greedy continuation (fixture "greedy": 32 tokens after a 16-id prompt, one token
@@ -142,7 +163,16 @@ void check_greedy(const std::string& name, const json& fx, Model& model, double 
                 want.size());
 }
 
-Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionImpl) {
+// What one fixture is held to: the logit bound (a fraction of the RMS logit) and whether a
+// routing difference cascades to the later positions (check_routing).
+struct Bounds {
+    double max_rel = kMaxRel;
+    double tie_rel = kTieRel;
+    bool cascade = false;
+};
+
+Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionImpl,
+               Bounds bounds = {}) {
     std::ifstream in(test::fixtures_dir() / ("arch_" + name + ".json"));
     const json fx = json::parse(in);
     cpu::CpuBackend backend(2);
@@ -159,6 +189,13 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     const std::vector<float> all = test::forward_in_chunks(*model, *kv, ids, kChunk);
     model->set_expert_sink(nullptr);  // the chunks' choices, appended in order
     EXPECT_EQ(choices.rows, model->has_experts() ? n : 0);
+    EXPECT_EQ(fx.contains("routing"), model->has_experts()) << name;
+    // A position routed to other experts than llama.cpp's (at a near-tie, checked there) has
+    // another FFN output: a discontinuity no logit tolerance bounds, so its logits and argmax are
+    // not compared (reported, and 0 on every fixture but gpt-oss's, whose flips are printed).
+    const std::set<int64_t> rerouted =
+        fx.contains("routing") ? check_routing(name, fx, choices.experts, bounds.cascade)
+                               : std::set<int64_t>{};
     Measured m;
     m.llama_cpp_f64 = fx["llama_cpp_vs_f64_max_abs"];
     const std::vector<int64_t> rows = fx["rows"];
@@ -167,10 +204,11 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     for (const json& row : fx["logits"])
         for (const double v : row) sum_sq += v * v, ++count;
     const double rms = std::sqrt(sum_sq / double(count));
-    const double max_abs = kMaxRel * rms, tie_margin = kTieRel * rms;
+    const double max_abs = bounds.max_rel * rms, tie_margin = bounds.tie_rel * rms;
     for (size_t k = 0; k < rows.size(); ++k) {
         const std::vector<double> ref = fx["logits"][k], f64 = fx["reference_f64"][k];
         EXPECT_EQ(int64_t(ref.size()), nv);
+        if (rerouted.count(rows[k])) continue;
         for (int64_t v = 0; v < nv; ++v) {
             const double ours = all[size_t(rows[k] * nv + v)];
             m.max_abs = std::max(m.max_abs, std::abs(ours - ref[size_t(v)]));
@@ -186,6 +224,7 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
             ++m.argmax_equal;
             continue;
         }
+        if (rerouted.count(p)) continue;
         ++m.ties;
         EXPECT_LT(gap[size_t(p)], tie_margin)
             << name << ": position " << p << ": argmax " << ours << ", llama.cpp "
@@ -195,14 +234,13 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     }
     EXPECT_LT(m.max_abs, max_abs) << name;
     EXPECT_LT(m.max_abs_f64, m.llama_cpp_f64 + max_abs) << name;
-    EXPECT_EQ(fx.contains("routing"), model->has_experts()) << name;
-    if (fx.contains("routing")) check_routing(name, fx, choices.experts);
     if (fx.contains("greedy")) check_greedy(name, fx, *model, tie_margin);
     std::printf(
         "[arch %s] RMS logit %.3f; ours vs llama.cpp: max |d| %.5f (%.4f of RMS), argmax "
-        "equal %d/%lld (near-ties %d); ours vs float64 %.5f, llama.cpp vs float64 %.5f\n",
+        "equal %d/%lld (near-ties %d, rerouted positions %zu not compared); ours vs float64 "
+        "%.5f, llama.cpp vs float64 %.5f\n",
         name.c_str(), rms, m.max_abs, m.max_abs / rms, m.argmax_equal, static_cast<long long>(n),
-        m.ties, m.max_abs_f64, m.llama_cpp_f64);
+        m.ties, rerouted.size(), m.max_abs_f64, m.llama_cpp_f64);
     return m;
 }
 
@@ -253,6 +291,27 @@ TEST(ArchLlamaCpp, Smollm3NoRopeLayers) {
 TEST(ArchLlamaCpp, Mistral3AttentionTemperature) {
     check("mistral3");
 }
+// gpt-oss: sinks, biases, alternating sliding window (32), YaRN, MXFP4 experts with biases and
+// the clamped SwiGLU; routing and greedy 32 too.
+TEST(ArchLlamaCpp, GptOssSinksWindowBiasedExperts) {
+    check("gpt_oss");
+}
+TEST(ArchLlamaCpp, GptOssStandardAttention) {
+    check("gpt_oss", AttentionImpl::Standard);
+}
+// The same weights with MXFP4 experts, as gpt-oss ships: both engines quantize the experts'
+// activations to Q8_0, so — as on the quant-type fixtures (quant_types_llamacpp_test.cpp, whose
+// MXFP4 model measured 0.041 of the RMS logit) — a float-order difference upstream flips some
+// activation roundings, and with gpt-oss's clamps and router on random weights that flips
+// routing near-ties far more often than F16 experts do (llama.cpp itself departs from the float64
+// reference's choices at 21 of 800 against 2 with F16 experts), each rerouting every later
+// position through attention. Checked: the routing up to the first difference (a near-tie),
+// every logit before it within the quant-type fixtures' bound (kMaxRel 0.15 there), greedy up to
+// its first near-tie.
+TEST(ArchLlamaCpp, GptOssMxfp4Experts) {
+    check("gpt_oss_mxfp4", kDefaultAttentionImpl, {0.15, 0.30, true});
+}
+
 // Dropping cached tokens re-rotates the kept keys to their new positions (Model::compact_kv);
 // smollm3's layer without RoPE reports no rotated dims and must be skipped, not handed to the
 // backend's shift (whose per-pair tables divide by the pair count: the process died of SIGFPE

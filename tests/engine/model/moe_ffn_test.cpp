@@ -54,8 +54,8 @@ TEST(MoeRouting, RefusesMoreChoicesThanExperts) {
     std::vector<int32_t> ids(3);
     std::vector<float> w(3);
     EXPECT_THROW(route_token(logits, true, ids, w), Error);
-    EXPECT_THROW(MoeFfn(2, 64, 8, 9, 32, true), Error);
-    EXPECT_THROW(MoeFfn(2, 64, 8, 2, 0, true), Error);
+    EXPECT_THROW(MoeFfn(2, 64, 8, 9, 32, MoeOptions{}), Error);
+    EXPECT_THROW(MoeFfn(2, 64, 8, 2, 0, MoeOptions{}), Error);
 }
 
 }  // namespace
