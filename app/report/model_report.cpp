@@ -63,6 +63,7 @@ json hparams_json(const Hparams& hp) {
         {"sliding_window", hp.sliding_window},
     };
     if (!hp.rope_scaling_type.empty()) j["rope_scaling_type"] = hp.rope_scaling_type;
+    if (hp.yarn_log_mul != 0) j["rope_yarn_log_multiplier"] = hp.yarn_log_mul;
     if (hp.final_logit_softcap) j["final_logit_softcapping"] = *hp.final_logit_softcap;
     if (hp.attn_logit_softcap) j["attn_logit_softcapping"] = *hp.attn_logit_softcap;
     if (hp.n_expert > 0) {

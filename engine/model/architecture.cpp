@@ -1,5 +1,6 @@
 #include "model/architecture.h"
 
+#include <cmath>
 #include <span>
 #include <string_view>
 
@@ -99,10 +100,11 @@ constexpr KnownKey kPhi3Keys[] = {
     {"attention.sliding_window", KeyUse::NoEffect},
 };
 
-// mistral3: llama 4's attention temperature (the converter writes it for Ministral 3, whose YaRN
-// rope.scaling.yarn_log_multiplier read_hparams refuses).
+// mistral3: llama 4's attention temperature and YaRN's log multiplier (the converter writes both
+// for Ministral 3; llama.cpp reads the multiplier for mistral3 only).
 constexpr KnownKey kMistral3Keys[] = {
     {"attention.temperature_scale", KeyUse::Read},
+    {"rope.scaling.yarn_log_multiplier", KeyUse::Read},
 };
 
 // gpt-oss: its experts (and their width), the window of its even layers and their RoPE base.
@@ -161,6 +163,13 @@ RopeParams decoder_rope(const Hparams& hp, RopeMode mode, const Weight* freq_fac
     p.freq_factors = freq_factors;
     p.ext_factor = float(hp.yarn_ext_factor);
     p.attn_factor = float(hp.rope_attn_factor);
+    // YaRN's magnitude (the kernels apply 1 + 0.1 ln s, s = 1 / freq_scale) divided by
+    // 1 + 0.1 L ln s for a log multiplier L, as llama.cpp's context setup does (mscale 1,
+    // mscale_all_dim L): Ministral 3's L = 1 leaves the rotations unscaled.
+    if (hp.yarn_ext_factor != 0 && hp.yarn_log_mul != 0 && hp.rope_freq_scale < 1) {
+        const double ln_s = std::log(1.0 / hp.rope_freq_scale);
+        p.attn_factor = float(hp.rope_attn_factor / (1.0 + 0.1 * hp.yarn_log_mul * ln_s));
+    }
     p.beta_fast = float(hp.yarn_beta_fast);
     p.beta_slow = float(hp.yarn_beta_slow);
     p.n_ctx_orig = int64_t(hp.rope_n_ctx_orig);

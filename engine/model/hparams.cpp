@@ -89,11 +89,18 @@ void read_rope_scaling(const gguf::GgufFile& file, const KeyReader& r, Hparams& 
     hp.rope_n_ctx_orig =
         r.nonzero("rope.scaling.original_context_length",
                   r.uint("rope.scaling.original_context_length").value_or(hp.n_ctx_train));
-    for (const char* key : {"rope.scaling.yarn_attn_factor", "rope.scaling.yarn_log_multiplier"})
-        if (file.find(r.key(key)))
-            r.fail(key,
-                   "is present: this YaRN variant is not implemented here (it changes the "
-                   "rotations' magnitude), so the model is refused");
+    if (file.find(r.key("rope.scaling.yarn_attn_factor")))
+        r.fail("rope.scaling.yarn_attn_factor",
+               "is present: this YaRN variant is not implemented here (it changes the "
+               "rotations' magnitude), so the model is refused");
+    // Read for every architecture; only mistral3's key list accepts it (check_metadata_keys
+    // refuses it elsewhere, where llama.cpp would not read it).
+    if (auto m = r.real("rope.scaling.yarn_log_multiplier")) {
+        if (!(std::isfinite(*m) && *m >= 0 && *m <= 10))
+            r.fail("rope.scaling.yarn_log_multiplier",
+                   "(" + std::to_string(*m) + ") must be between 0 and 10");
+        hp.yarn_log_mul = *m;
+    }
     if (type == "yarn") {
         if (!factor) r.fail("rope.scaling.factor", "is missing (rope.scaling.type is 'yarn')");
         hp.yarn_ext_factor = 1.0;
@@ -107,7 +114,7 @@ void read_rope_scaling(const gguf::GgufFile& file, const KeyReader& r, Hparams& 
         hp.yarn_beta_slow = r.positive_real("rope.scaling.yarn_beta_slow").value_or(1.0);
     } else {
         for (const char* key : {"rope.scaling.yarn_ext_factor", "rope.scaling.yarn_beta_fast",
-                                "rope.scaling.yarn_beta_slow"})
+                                "rope.scaling.yarn_beta_slow", "rope.scaling.yarn_log_multiplier"})
             if (file.find(r.key(key)))
                 r.fail(key, "is present but rope.scaling.type is " +
                                 (type.empty() ? std::string("absent") : "'" + type + "'") +

@@ -33,6 +33,10 @@ struct Hparams {
     double yarn_ext_factor = 0.0;     // 1 under yarn (or rope.scaling.yarn_ext_factor), else 0
     double yarn_beta_fast = 32.0;     // rope.scaling.yarn_beta_fast
     double yarn_beta_slow = 1.0;      // rope.scaling.yarn_beta_slow
+    // rope.scaling.yarn_log_multiplier (0 = absent; mistral3 only: Ministral 3's converter writes
+    // 1 or 0): with it the rotations' YaRN magnitude 1 + 0.1 ln(s) is divided by
+    // 1 + 0.1 * it * ln(s), as llama.cpp does (decoder_rope), so 1 leaves them unscaled.
+    double yarn_log_mul = 0.0;
     std::optional<double> rope_freq_base_swa;  // rope.freq_base_swa (gemma3's local layers)
     double rms_eps = 0;                        // attention.layer_norm_rms_epsilon
     uint64_t n_vocab = 0;                      // <arch>.vocab_size or tokenizer token count

@@ -36,10 +36,12 @@ feed-forward matrices in one model), and the metadata real files of that family 
   * qwen2:        the llama layer with Q, K and V biases, NEOX RoPE;
   * smollm3:      the llama layer, 4 layers: layer 3 (every 4th, as llama.cpp hard-codes for
                   smollm3) without RoPE; a tied LM head; greedy 32 recorded as for the mixtures.
-  * mistral3:     the llama layer with YaRN (factor 4, original_context_length 64) and llama 4's
-                  attention temperature (attention.temperature_scale 0.1: queries at position p
-                  scaled by 1 + 0.1 ln(1 + floor(p / 64)), so positions 64.. are scaled); greedy
-                  32 recorded.
+  * mistral3:     the llama layer with YaRN (factor 4, original_context_length 64) and Ministral
+                  3's rope.scaling.yarn_log_multiplier 1 (its converter writes 1 unless the
+                  checkpoint applies the scale: the rotations then keep magnitude 1), and llama
+                  4's attention temperature (attention.temperature_scale 0.1: queries at position
+                  p scaled by 1 + 0.1 ln(1 + floor(p / 64)), so positions 64.. are scaled);
+                  greedy 32 recorded.
   * gpt_oss:      gpt-oss (general.architecture "gpt-oss"): 4 layers, head size 32 (key_length
                   written, as the real files do), Q/K/V/output biases, a learned sink logit per
                   head (N(0, 1.5^2): some heads lean on it, some barely), sliding window 32 on
@@ -119,7 +121,8 @@ MODELS = {
     "smollm3": dict(BASE, arch="smollm3", n_layer=4, tied=True, ctx=65536, base=5000000.0,
                     eps=1e-6, greedy=True),
     "mistral3": dict(BASE, arch="mistral3", ctx=256, base=1000000.0, greedy=True,
-                     scaling=dict(type="yarn", factor=4.0, original_context_length=64),
+                     scaling=dict(type="yarn", factor=4.0, original_context_length=64,
+                                  log_mul=1.0),
                      temp_scale=0.1),
     "gpt_oss": dict(BASE, arch="gpt-oss", n_layer=4, head_dim=32, ctx=256, base=150000.0,
                     window=32, gpt_oss=True,
@@ -214,6 +217,8 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
             w.add_rope_scaling_factor(sc["factor"])
         if "original_context_length" in sc:
             w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+        if "log_mul" in sc:
+            w.add_rope_scaling_yarn_log_mul(sc["log_mul"])
     if cfg["temp_scale"] is not None:
         w.add_attn_temperature_scale(cfg["temp_scale"])
     if cfg["window"] is not None:

@@ -82,6 +82,11 @@ def rope_angles(m: "GgufModel", n_rot: int, base: float) -> tuple[np.ndarray, fl
     ramp = np.clip((np.arange(half) - lo) / max(0.001, hi - lo), 0.0, 1.0)
     keep = (1.0 - ramp) * ext
     inv = (inv / factor) * (1.0 - keep) + inv * keep
+    # Ministral 3's rope.scaling.yarn_log_multiplier L (HF's mscale_all_dim, with mscale 1): the
+    # magnitude get_mscale(s, 1) / get_mscale(s, L), get_mscale(s, m) = 0.1 m ln(s) + 1.
+    log_mul = float(m.hp("rope.scaling.yarn_log_multiplier", 0.0))
+    if log_mul:
+        return inv, mscale * (1.0 + 0.1 * math.log(factor)) / (1.0 + 0.1 * log_mul * math.log(factor))
     return inv, mscale * (1.0 + 0.1 * math.log(factor))
 
 

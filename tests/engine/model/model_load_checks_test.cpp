@@ -118,6 +118,8 @@ TEST(ModelLoadChecks, RopeScalingThisEngineDoesNotApplyIsRefused) {
     }
 }
 
+// yarn_attn_factor is implemented nowhere; yarn_log_multiplier is mistral3's only (llama.cpp
+// reads it for no other architecture).
 TEST(ModelLoadChecks, YarnKeysThisEngineDoesNotImplementAreRefusedNamingThem) {
     for (const char* key :
          {"llama.rope.scaling.yarn_attn_factor", "llama.rope.scaling.yarn_log_multiplier"}) {
@@ -215,11 +217,23 @@ TEST(ModelLoadChecks, Mistral3TemperatureIsMistral3sOnlyAndChecked) {
     gguf::GgufWriter ok = gguf::make_test_model(spec);
     ok.add_f32("mistral3.attention.temperature_scale", 0.1f);
     EXPECT_EQ(load_error(image_of(ok), "temp"), "");
+    // Ministral 3's YaRN log multiplier opens (its effect: ArchLlamaCpp.Mistral3*); a negative
+    // one, or one without YaRN, is refused naming it.
     gguf::GgufWriter log_mul = gguf::make_test_model(spec);
     log_mul.add_string("mistral3.rope.scaling.type", "yarn");
     log_mul.add_f32("mistral3.rope.scaling.factor", 16.0f);
     log_mul.add_f32("mistral3.rope.scaling.yarn_log_multiplier", 1.0f);
-    EXPECT_NE(load_error(image_of(log_mul), "log_mul")
+    EXPECT_EQ(load_error(image_of(log_mul), "log_mul"), "");
+    gguf::GgufWriter bad_mul = gguf::make_test_model(spec);
+    bad_mul.add_string("mistral3.rope.scaling.type", "yarn");
+    bad_mul.add_f32("mistral3.rope.scaling.factor", 16.0f);
+    bad_mul.add_f32("mistral3.rope.scaling.yarn_log_multiplier", -1.0f);
+    EXPECT_NE(load_error(image_of(bad_mul), "bad_mul")
+                  .find("'mistral3.rope.scaling.yarn_log_multiplier'"),
+              std::string::npos);
+    gguf::GgufWriter no_yarn = gguf::make_test_model(spec);
+    no_yarn.add_f32("mistral3.rope.scaling.yarn_log_multiplier", 1.0f);
+    EXPECT_NE(load_error(image_of(no_yarn), "mul_no_yarn")
                   .find("'mistral3.rope.scaling.yarn_log_multiplier'"),
               std::string::npos);
 }
