@@ -3,12 +3,9 @@
 #include <QBrush>
 #include <QColor>
 #include <QFont>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QJsonValue>
 #include <cmath>
 
+#include "compare/run_compare.h"
 #include "panels/panel_util.h"
 
 namespace fluoro::ui {
@@ -41,6 +38,7 @@ CompareRun compare_run(const app::RunRecord& run, const QString& label) {
     c.run.drafted_tokens = run.drafted_tokens;
     c.run.accepted_tokens = run.accepted_tokens;
     c.run.tokens = run.tokens;
+    c.run.steps = run.steps;  // the time per operation category
     return c;
 }
 
@@ -258,40 +256,6 @@ QVariant CompareTokenModel::headerData(int section, Qt::Orientation orientation,
 
 // --- stats ---
 
-namespace {
-
-QString json_text(const QJsonValue& v) {
-    switch (v.type()) {
-        case QJsonValue::Bool:
-            return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
-        case QJsonValue::Double: {
-            const double d = v.toDouble();
-            return d == std::floor(d) && std::abs(d) < 1e15 ? QString::number(qint64(d))
-                                                            : QString::number(d, 'g', 6);
-        }
-        case QJsonValue::String:
-            return v.toString();
-        case QJsonValue::Null:
-        case QJsonValue::Undefined:
-            return {};
-        default:
-            return QString::fromUtf8(
-                v.isArray() ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
-                            : QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
-    }
-}
-
-QJsonObject parse_object(const std::string& json) {
-    return QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
-}
-
-QString file_name(const std::string& path) {
-    const QString p = QString::fromStdString(path);
-    return p.mid(p.lastIndexOf(QLatin1Char('/')) + 1);
-}
-
-}  // namespace
-
 void CompareStatsModel::set_runs(std::shared_ptr<const CompareRun> a,
                                  std::shared_ptr<const CompareRun> b) {
     beginResetModel();
@@ -299,77 +263,23 @@ void CompareStatsModel::set_runs(std::shared_ptr<const CompareRun> a,
     label_a_ = a ? a->label : QString();
     label_b_ = b ? b->label : QString();
     if (a && b) {
-        const app::RunRecord& ra = a->run;
-        const app::RunRecord& rb = b->run;
-        const auto text = [&](const QString& name, const QString& va, const QString& vb) {
-            rows_.push_back({name, va, vb, std::nullopt, std::nullopt, {}});
-        };
-        const auto number = [&](const QString& name, std::optional<double> va,
-                                std::optional<double> vb, const QString& unit, int decimals) {
-            const auto fmt = [&](std::optional<double> v) {
-                return v ? QString::number(*v, 'f', decimals) + (unit.isEmpty() ? "" : " " + unit)
-                         : QStringLiteral("—");
-            };
-            rows_.push_back({name, fmt(va), fmt(vb), va, vb, unit});
-        };
-        const auto rate = [](double count, double ms) -> std::optional<double> {
-            return ms > 0 ? std::optional<double>(1000.0 * count / ms) : std::nullopt;
-        };
-        const auto finished = [](const app::RunRecord& r) { return r.stop_reason.has_value(); };
-        const auto when_finished = [&](const app::RunRecord& r, double v) -> std::optional<double> {
-            return finished(r) ? std::optional<double>(v) : std::nullopt;
-        };
-        text(tr("run"), a->label, b->label);
-        text(tr("model"), QString::fromStdString(ra.model_name),
-             QString::fromStdString(rb.model_name));
-        text(tr("model file"), file_name(ra.model_path), file_name(rb.model_path));
-        text(tr("model sha256"), QString::fromStdString(ra.model_sha256).left(12),
-             QString::fromStdString(rb.model_sha256).left(12));
-        number(tr("prompt tokens"), double(ra.prompt_tokens), double(rb.prompt_tokens), {}, 0);
-        number(tr("cached tokens"), when_finished(ra, double(ra.cached_tokens)),
-               when_finished(rb, double(rb.cached_tokens)), {}, 0);
-        number(tr("TTFT"), when_finished(ra, ra.ttft_ms), when_finished(rb, rb.ttft_ms),
-               QStringLiteral("ms"), 1);
-        number(tr("prompt tok/s"), rate(double(ra.computed_tokens), ra.prefill_ms),
-               rate(double(rb.computed_tokens), rb.prefill_ms), QStringLiteral("tok/s"), 1);
-        number(tr("decode tok/s"), rate(double(ra.decode_steps), ra.decode_ms),
-               rate(double(rb.decode_steps), rb.decode_ms), QStringLiteral("tok/s"), 1);
-        const auto n_tokens = [](const app::RunRecord& r) {
-            return double(r.stop_reason ? r.n_tokens : int64_t(r.tokens.size()));
-        };
-        number(tr("tokens"), n_tokens(ra), n_tokens(rb), {}, 0);
-        if (ra.drafted_tokens > 0 || rb.drafted_tokens > 0)
-            number(
-                tr("acceptance rate"),
-                ra.drafted_tokens > 0
-                    ? std::optional<double>(double(ra.accepted_tokens) / double(ra.drafted_tokens))
-                    : std::nullopt,
-                rb.drafted_tokens > 0
-                    ? std::optional<double>(double(rb.accepted_tokens) / double(rb.drafted_tokens))
-                    : std::nullopt,
-                {}, 3);
-        number(tr("duration"), when_finished(ra, double(ra.duration_ns) * 1e-6),
-               when_finished(rb, double(rb.duration_ns) * 1e-6), QStringLiteral("ms"), 1);
-        const auto stop = [](const app::RunRecord& r) {
-            if (!r.stop_reason) return tr("never finished");
-            QString s = QString::fromStdString(*r.stop_reason);
-            if (r.error) s += QStringLiteral(": ") + QString::fromStdString(*r.error);
-            return s;
-        };
-        text(tr("stop reason"), stop(ra), stop(rb));
-        // Settings and hardware, key by key (the union of both runs' keys).
-        for (const auto& [json_a, json_b] : {std::pair{ra.settings_json, rb.settings_json},
-                                             std::pair{ra.hardware_json, rb.hardware_json}}) {
-            const QJsonObject oa = parse_object(json_a), ob = parse_object(json_b);
-            QStringList keys = oa.keys();
-            for (const QString& k : ob.keys())
-                if (!keys.contains(k)) keys.append(k);
-            for (const QString& k : keys) text(k, json_text(oa.value(k)), json_text(ob.value(k)));
-        }
-        text(tr("telemetry level"), QString::fromStdString(ra.telemetry_level),
-             QString::fromStdString(rb.telemetry_level));
-        text(tr("started"), QString::fromStdString(ra.started_at),
-             QString::fromStdString(rb.started_at));
+        // The figures and settings as app/compare computes them for `fluoro compare`, then the
+        // time per token of each operation category that either run recorded.
+        const app::RunComparison c = app::compare_runs(a->run, b->run);
+        rows_.push_back({tr("run"), a->label, b->label, std::nullopt, std::nullopt, {}});
+        for (const app::CompareStat& st : c.stats)
+            rows_.push_back({QString::fromStdString(st.name), QString::fromStdString(st.text_a),
+                             QString::fromStdString(st.text_b), st.a, st.b,
+                             QString::fromStdString(st.unit)});
+        for (const app::ComparePhase& p : c.phases)
+            for (const app::CompareOp& op : p.ops) {
+                if (op.us_a == 0 && op.us_b == 0) continue;
+                const auto us = [](double v) { return QString::number(v, 'f', 1) + " µs"; };
+                rows_.push_back(
+                    {QStringLiteral("%1 %2 µs/token")
+                         .arg(QString::fromStdString(p.phase), QString::fromStdString(op.category)),
+                     us(op.us_a), us(op.us_b), op.us_a, op.us_b, QStringLiteral("µs")});
+            }
     }
     endResetModel();
 }

@@ -3,8 +3,9 @@
 // per-token probability (exp of TokenEvent.logprob) and latency (TokenEvent.t_ns since the
 // previous token; the first token: since the run started) of each side with their differences
 // B − A. CompareStatsModel lists each run's model, settings (RunRecord.settings_json and
-// hardware_json, key by key) and figures (TTFT, prompt and decode tok/s, tokens, stop reason), the
-// rows that differ marked. Both only rearrange the runs' recorded numbers.
+// hardware_json, key by key), figures (TTFT, prompt and decode tok/s, tokens, stop reason) and
+// time per token of each operation category — app::compare_runs's rows, as `fluoro compare`
+// prints them — the rows that differ marked. Both only rearrange the runs' recorded numbers.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -18,12 +19,12 @@
 
 namespace fluoro::ui {
 
-// What a comparison keeps of a run: its header, figures and tokens (no snapshots).
+// What a comparison keeps of a run: its header, figures, steps and tokens (no snapshots).
 struct CompareRun {
     QString label;  // e.g. "run 12 · Why is the sky blue?"
     app::RunRecord run;
 };
-// Copies what the comparison needs of `run` (the snapshots, steps and counters are left out).
+// Copies what the comparison needs of `run` (the snapshots and counters are left out).
 CompareRun compare_run(const app::RunRecord& run, const QString& label);
 
 class CompareTokenModel : public QAbstractTableModel {
