@@ -17,6 +17,7 @@ void add_run_command(CLI::App& app) {
     struct Opts {
         std::string model, prompt, system;
         bool raw = false, quiet = false, show_prompt = false, show_experts = false;
+        bool json_object = false;
         int64_t max_tokens = 512;
         EngineFlags engine;
         SamplingFlags sampling;
@@ -33,6 +34,10 @@ void add_run_command(CLI::App& app) {
     cmd->add_option("-n,--max-tokens", o->max_tokens, "Tokens to generate at most")
         ->capture_default_str();
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
+    cmd->add_flag("--json-object", o->json_object,
+                  "The answer is one JSON object: every step's tokens masked to those that keep "
+                  "it valid, the run ending when it closes (the API's response_format "
+                  "json_object; no speculative decoding)");
     cmd->add_flag("--show-prompt", o->show_prompt,
                   "Print the prompt as the model sees it, token by token (ids, special tokens "
                   "marked), to stderr before the answer");
@@ -78,14 +83,17 @@ void add_run_command(CLI::App& app) {
             });
         }
         Command run = SendMessage{o->prompt};
-        if (o->raw) {
+        if (o->raw || o->json_object) {
             Complete c{{{"user", o->prompt}}};
-            c.raw = true;
+            if (!o->raw && !o->system.empty())
+                c.messages.insert(c.messages.begin(), {"system", o->system});
+            c.raw = o->raw;
+            c.json_object = o->json_object;
             run = std::move(c);
-            std::cout << o->prompt << std::flush;  // the completion continues it
-        } else if (driver.model().chat_template_fallback) {
-            std::cerr << "warning: " << driver.model().chat_template_note << '\n';
+            if (o->raw) std::cout << o->prompt << std::flush;  // the completion continues it
         }
+        if (!o->raw && driver.model().chat_template_fallback)
+            std::cerr << "warning: " << driver.model().chat_template_note << '\n';
         const RunFinished fin = driver.run(std::move(run));
         std::cout << '\n';
         if (fin.stop == "error") throw Error(fin.error);

@@ -344,9 +344,14 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
     }
     if (const json* rf = field(j, "response_format")) {
         const json* t = rf->is_object() ? field(*rf, "type") : nullptr;
-        if (!t || !t->is_string() || t->get<std::string>() != "text")
-            throw RequestError("only response_format {\"type\":\"text\"} is supported",
-                               "response_format");
+        const std::string type = t && t->is_string() ? t->get<std::string>() : "";
+        if (type == "json_object")
+            r.complete.json_object = true;  // decoded under decode/json_constraint.h
+        else if (type != "text")
+            throw RequestError(
+                "only response_format {\"type\":\"text\"} and {\"type\":\"json_object\"} "
+                "are supported (json_schema is not)",
+                "response_format");
     }
 
     parse_sampling(j, defaults, r);

@@ -54,12 +54,19 @@ GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
     }
     tok::StreamingDecoder detok(tokenizer, opt.render_special);
     Clock::time_point first_token_at{};
+    std::vector<float> masked;  // the constraint's copy of the logits
     for (;;) {
         if (cancel && cancel->load()) {
             r.stop = StopReason::Cancelled;
             break;
         }
-        const SampledToken s = sampler.sample(logits, seq.tokens());
+        std::span<const float> choices = logits;
+        if (opt.constraint) {
+            masked.assign(logits.begin(), logits.end());
+            opt.constraint->mask(masked);
+            choices = masked;
+        }
+        const SampledToken s = sampler.sample(choices, seq.tokens());
         if (r.tokens.empty() && r.ttft_ms == 0) {
             r.ttft_ms = ms_since(start);
             first_token_at = Clock::now();
@@ -71,8 +78,13 @@ GenerateResult generate(Sequence& seq, const tok::Tokenizer& tokenizer,
         r.tokens.push_back(s.id);
         const std::string piece = detok.push(s.id);
         r.text += piece;
+        if (opt.constraint) opt.constraint->accept(s.id);
         if (on_token) on_token(GeneratedToken{s.id, piece, &s, ms_since(start)});
         if (cut_at_stop_string(r, piece.size(), opt)) break;
+        if (opt.constraint && opt.constraint->done()) {
+            r.stop = StopReason::EndOfGeneration;  // the object is complete: as if EOG came
+            break;
+        }
         if (int64_t(r.tokens.size()) >= opt.max_tokens) {
             r.stop = StopReason::MaxTokens;
             break;

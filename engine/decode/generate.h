@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "decode/json_constraint.h"
 #include "decode/sequence.h"
 #include "decode/stop_strings.h"
 #include "sampling/sampler.h"
@@ -30,6 +31,10 @@ struct GenerateOptions {
     // Ends generation when the text contains one (decode/stop_strings.h); the text is cut
     // before it, the tokens stay (they were streamed).
     std::vector<std::string> stop_strings;
+    // Constrained decoding (decode/json_constraint.h): each step's logits are masked by it
+    // before sampling, and the run ends when it is done. Not owned; nullptr: none. The
+    // speculative loop does not take one (its drafts are not masked).
+    TokenConstraint* constraint = nullptr;
 };
 
 struct GeneratedToken {

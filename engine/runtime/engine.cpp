@@ -6,6 +6,7 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "backend/cpu/cpu_only_factory.h"
@@ -16,6 +17,7 @@
 #include "core/run_errors.h"
 #include "decode/chat_tokenize.h"
 #include "decode/generate.h"
+#include "decode/json_constraint.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
@@ -343,12 +345,14 @@ void Engine::rt_complete(const Complete& c) {
         s.max_tokens = max_tokens;
         s.system_prompt = system_prompt;
         s.stop_strings.clear();
+        s.json_object = false;
         s.raw = false;
         s.extras = {};
     };
     if (c.sampling) s.sampling = *c.sampling;
     if (c.max_tokens) s.max_tokens = *c.max_tokens;
     s.stop_strings = c.stop_strings;
+    s.json_object = c.json_object;
     s.raw = c.raw;
     s.extras = c.extras;
     try {
@@ -596,9 +600,15 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         GenerateOptions gen;
         gen.max_tokens = s.max_tokens;
         gen.stop_strings = s.stop_strings;
+        std::optional<JsonConstraint> json;
+        if (s.json_object) {
+            if (!s.constraint_bytes)
+                s.constraint_bytes = constraint_token_bytes(s.model->tokenizer());
+            gen.constraint = &json.emplace(s.constraint_bytes);
+        }
         GenerateResult r;
         rt_build_drafter();
-        if (s.drafter) {
+        if (s.drafter && !gen.constraint) {
             // Steps: the prefill, then per verification a draft and a verify.
             spec::SpecOptions so;
             so.max_draft = s.spec.max_draft;

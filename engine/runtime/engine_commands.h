@@ -89,6 +89,9 @@ struct Complete {
     // tools, the messages may also hold assistant turns with tool_calls and "tool" results, and
     // may end with tool results instead of a user message.
     ChatExtras extras = {};
+    // The reply is one JSON object (decode/json_constraint.h: response_format json_object): the
+    // run decodes without speculation, every step masked, and stops when the object closes.
+    bool json_object = false;
 };
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.

@@ -56,8 +56,12 @@ struct Engine::State {
     SamplingParams sampling;
     int64_t max_tokens = 512;
     std::vector<std::string> stop_strings;  // the running Complete's; empty otherwise
-    bool raw = false;                       // the running Complete's: a plain-text prompt
-    ChatExtras extras;                      // the running Complete's: tools, enable_thinking
+    bool json_object = false;               // the running Complete's (Complete::json_object)
+    // Each token's bytes for constrained decoding, computed at the first constrained run of the
+    // loaded model (decode/json_constraint.h); reset with the model.
+    std::shared_ptr<const std::vector<std::string>> constraint_bytes;
+    bool raw = false;   // the running Complete's: a plain-text prompt
+    ChatExtras extras;  // the running Complete's: tools, enable_thinking
 
     // Conversation.
     uint64_t conversation = 0;  // 0: none yet
@@ -113,6 +117,7 @@ struct Engine::State {
         prefix_cache.reset();
         kv.reset();
         model.reset();
+        constraint_bytes.reset();
         profiling.reset();
         backend.reset();
         model_path.clear();

@@ -28,6 +28,8 @@ GenerateResult generate_speculative(Sequence& seq, const tok::Tokenizer& tokeniz
         throw Error("speculative: need 1 <= min_draft (" + std::to_string(spec.min_draft) +
                     ") <= max_draft (" + std::to_string(spec.max_draft) + ")");
     if (prompt.empty()) throw Error("the prompt is empty: nothing to compute");
+    if (opt.constraint)
+        throw Error("speculative decoding does not take a constraint (its drafts are not masked)");
     GenerateResult r;
     const auto start = Clock::now();
     // Everything but the prompt's last token is prefilled; the last one is the first step's

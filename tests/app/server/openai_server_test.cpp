@@ -374,6 +374,9 @@ TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
         lp["top_logprobs"] = top;
         expect_error(s.post(lp.dump()), 400, "top_logprobs");
     }
+    json schema = request("hi");
+    schema["response_format"] = {{"type", "json_schema"}, {"json_schema", json::object()}};
+    expect_error(s.post(schema.dump()), 400, "response_format");
     json top_alone = request("hi");
     top_alone["top_logprobs"] = 2;  // needs logprobs: true, as OpenAI says
     expect_error(s.post(top_alone.dump()), 400, "top_logprobs");
@@ -628,6 +631,40 @@ TEST(OpenAiServer, RequestsBeyondTheQueueGet429) {
 // A stop string taken from the middle of a greedy reply: the reply ends before it, streamed or
 // not, and a streamed reply never shows the stop string's first bytes (they are held back until
 // the next token tells whether they begin it).
+// response_format json_object: the reply is decoded under the JSON constraint
+// (decode/json_constraint.h). The tiny random model closes its object within the limit or not;
+// either way the content is an object or, cut at max_tokens ("length"), the start of one — never
+// anything else.
+TEST(OpenAiServer, JsonObjectResponseFormatGivesAnObject) {
+    Served s;
+    for (const int seed : {1, 2, 3}) {
+        json req = request("Give me JSON", 48);
+        req["response_format"] = {{"type", "json_object"}};
+        req["seed"] = seed;
+        req["temperature"] = 1.0;
+        const auto r = s.post(req.dump());
+        ASSERT_TRUE(r);
+        ASSERT_EQ(r->status, 200) << r->body;
+        const json j = json::parse(r->body);
+        const std::string text = j["choices"][0]["message"]["content"];
+        const std::string finish = j["choices"][0]["finish_reason"];
+        SCOPED_TRACE(finish + ": " + text);
+        std::printf("[json] seed %d: %s, %zu bytes: %s\n", seed, finish.c_str(), text.size(),
+                    text.c_str());
+        if (finish == "stop") {
+            EXPECT_TRUE(json::parse(text).is_object());
+        } else {
+            EXPECT_EQ(finish, "length");
+            try {
+                (void)json::parse(text);
+                ADD_FAILURE() << "a cut reply parsed whole";
+            } catch (const json::parse_error& e) {
+                EXPECT_EQ(e.byte, text.size() + 1) << e.what();  // at the end: a prefix
+            }
+        }
+    }
+}
+
 TEST(OpenAiServer, StopStringsCutTheReplyStreamedOrNot) {
     Served s;
     const auto full = s.post(request("Tell me something", 24).dump());
