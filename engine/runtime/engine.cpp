@@ -602,9 +602,8 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         gen.stop_strings = s.stop_strings;
         std::optional<JsonConstraint> json;
         if (s.json_object) {
-            if (!s.constraint_bytes)
-                s.constraint_bytes = constraint_token_bytes(s.model->tokenizer());
-            gen.constraint = &json.emplace(s.constraint_bytes);
+            if (!s.constraint_vocab) s.constraint_vocab = constraint_vocab(s.model->tokenizer());
+            gen.constraint = &json.emplace(s.constraint_vocab);
         }
         GenerateResult r;
         rt_build_drafter();

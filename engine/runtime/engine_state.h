@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "decode/json_constraint.h"
 #include "decode/sequence.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
@@ -59,7 +60,7 @@ struct Engine::State {
     bool json_object = false;               // the running Complete's (Complete::json_object)
     // Each token's bytes for constrained decoding, computed at the first constrained run of the
     // loaded model (decode/json_constraint.h); reset with the model.
-    std::shared_ptr<const std::vector<std::string>> constraint_bytes;
+    std::shared_ptr<const ConstraintVocab> constraint_vocab;
     bool raw = false;   // the running Complete's: a plain-text prompt
     ChatExtras extras;  // the running Complete's: tools, enable_thinking
 
@@ -117,7 +118,7 @@ struct Engine::State {
         prefix_cache.reset();
         kv.reset();
         model.reset();
-        constraint_bytes.reset();
+        constraint_vocab.reset();
         profiling.reset();
         backend.reset();
         model_path.clear();

@@ -31,6 +31,9 @@ class JsonPrefix {
     bool feed(std::string_view bytes);
     // The bytes so far are one complete object (whitespace after it allowed, nothing else).
     bool complete() const { return mode_ == Mode::Done; }
+    // Inside a string, outside an escape: any byte but '"', '\\' and control bytes leaves the
+    // state as it is.
+    bool in_string() const { return mode_ == Mode::String; }
 
   private:
     enum class Mode : uint8_t {
