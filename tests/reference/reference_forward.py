@@ -173,15 +173,21 @@ def moe_ffn(m: GgufModel, p: str, x: np.ndarray, routes: list | None) -> np.ndar
     return out
 
 
-def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
-                  routes: dict | None = None) -> np.ndarray:
+def decoder_dims(m: GgufModel) -> tuple[int, int, int, int, int, float, float]:
+    """n_head, n_head_kv, n_embd, head size, rotated dims, RoPE base and RMS epsilon."""
     n_head = int(m.hp("attention.head_count"))
     n_head_kv = int(m.hp("attention.head_count_kv", n_head))
     n_embd = int(m.hp("embedding_length"))
     head_dim = int(m.hp("attention.key_length", n_embd // n_head))
     n_rot = int(m.hp("rope.dimension_count", head_dim))
     base = float(m.hp("rope.freq_base", 10000.0))
-    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    return (n_head, n_head_kv, n_embd, head_dim, n_rot, base,
+            float(m.hp("attention.layer_norm_rms_epsilon")))
+
+
+def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
+                  routes: dict | None = None) -> np.ndarray:
+    n_head, n_head_kv, n_embd, head_dim, n_rot, base, eps = decoder_dims(m)
     pos = np.arange(len(tokens))
     angles = rope_angles(m, n_rot, base)
     embd = m.weight("token_embd.weight")
@@ -292,13 +298,7 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
 def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
     """OLMo 2: no pre-norms; RMSNorm of the attention and FFN outputs before each residual add;
     RMSNorm over the whole Q and K projections (not per head) before NEOX RoPE."""
-    n_head = int(m.hp("attention.head_count"))
-    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
-    n_embd = int(m.hp("embedding_length"))
-    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
-    n_rot = int(m.hp("rope.dimension_count", head_dim))
-    base = float(m.hp("rope.freq_base", 10000.0))
-    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    n_head, n_head_kv, n_embd, head_dim, n_rot, base, eps = decoder_dims(m)
     pos = np.arange(len(tokens))
     angles = rope_angles(m, n_rot, base)
     h = m.weight("token_embd.weight")[tokens]
@@ -351,14 +351,8 @@ def forward_gpt_oss(m: GgufModel, tokens: list[int], last_only: bool,
     """gpt-oss (OpenAI's model card and reference implementation): pre-norm blocks; attention
     with Q/K/V/output biases, NEOX RoPE (YaRN), q.k / sqrt(head size), a learned sink logit per
     head; even layers over a sliding window, odd ones over everything; the experts above."""
-    n_head = int(m.hp("attention.head_count"))
-    n_head_kv = int(m.hp("attention.head_count_kv", n_head))
-    n_embd = int(m.hp("embedding_length"))
-    head_dim = int(m.hp("attention.key_length", n_embd // n_head))
-    n_rot = int(m.hp("rope.dimension_count", head_dim))
-    base = float(m.hp("rope.freq_base", 10000.0))
+    n_head, n_head_kv, _, head_dim, n_rot, base, eps = decoder_dims(m)
     base_swa = float(m.hp("rope.freq_base_swa", base))
-    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
     window = int(m.hp("attention.sliding_window"))
     n = len(tokens)
     pos = np.arange(n)
