@@ -21,5 +21,6 @@ void add_eval_claims_command(CLI::App& eval);  // `fluoro eval claims` (cmd_eval
 void add_serve_command(CLI::App& app);         // OpenAI-compatible HTTP server (cmd_serve.cpp)
 void add_cache_command(CLI::App& app);         // `fluoro cache advise` (cmd_cache.cpp)
 void add_compare_command(CLI::App& app);       // `fluoro compare A B` (cmd_compare.cpp)
+void add_profile_command(CLI::App& app);       // `fluoro profile MODEL` (cmd_profile.cpp)
 
 }  // namespace fluoro::cli

@@ -1,5 +1,7 @@
 #include "telemetry/profiling_backend.h"
 
+#include <algorithm>
+
 namespace fluoro {
 
 ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c)
@@ -45,12 +47,21 @@ void ProfilingBackend::get_rows(const Weight& table, std::span<const int32_t> id
     inner_.get_rows(table, ids, y);
 }
 
+void ProfilingBackend::count_matmul(const Weight& w, int64_t rows, OpCategory cat) {
+    if (!timing()) return;
+    const size_t c = size_t(time_category(cat));
+    traffic_.bytes[c] += double(w.row_bytes) * double(w.n_out());
+    traffic_.flops[c] += 2.0 * double(w.n_in()) * double(w.n_out()) * double(rows);
+}
+
 void ProfilingBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory cat) {
+    count_matmul(w, x.rows, cat);
     Scope s(*this, cat);
     inner_.matmul(w, x, y, cat);
 }
 
 void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
+    for (const MatmulOut& o : outs) count_matmul(*o.w, x.rows, cat);
     Scope s(*this, cat);
     inner_.matmul_many(x, outs, cat);
 }
@@ -84,6 +95,21 @@ void ProfilingBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeP
 
 void ProfilingBackend::attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
                                  const Batch& batch, KvCache& kv, Act out) {
+    if (timing() && batch.size() > 0) {
+        int64_t keys = 0, key_flops = 0;  // rows read once per call; q·k and p·v per query
+        for (int64_t t = 0; t < batch.size(); ++t) {
+            const int64_t pos = batch.positions[size_t(t)];
+            const int64_t seen = p.window > 0 ? std::min<int64_t>(pos + 1, p.window) : pos + 1;
+            keys = std::max(keys, seen);
+            key_flops += seen;
+        }
+        const KvShape& sh = kv.shape();
+        const size_t c = size_t(TimeCategory::Attention);
+        traffic_.bytes[c] +=
+            double(keys) * double(sh.k_row_bytes(p.layer) + sh.v_row_bytes(p.layer));
+        traffic_.flops[c] +=
+            2.0 * double(key_flops) * double(p.n_head) * double(p.head_dim_k + p.head_dim_v);
+    }
     Scope s(*this, OpCategory::Attention);
     inner_.attention(p, q, k, v, batch, kv, out);
 }

@@ -25,6 +25,15 @@ class ProfilingBackend final : public Backend {
     bool timing() const { return timing_.load(std::memory_order_relaxed); }
     // Nanoseconds per category since construction (Sampling always 0: not a backend category).
     const CategoryTimes& totals() const { return totals_; }
+    // While timing: per category, the bytes the operations must at least read from memory — each
+    // matmul's whole weight once per call, each attention call's KV rows up to the furthest
+    // position its batch attends to (the window's when it has one) — and the floating-point
+    // operations they do (2 per multiply-add). Activations, which stay in cache, are not counted.
+    // The roofline of `fluoro profile` (app/cli/cmd_profile.cpp) divides them by the times.
+    struct Traffic {
+        std::array<double, kTimeCategories> bytes{}, flops{};
+    };
+    const Traffic& traffic() const { return traffic_; }
     int64_t weights_bytes() const { return weights_bytes_; }
     int64_t scratch_bytes() const { return scratch_bytes_; }
 
@@ -75,6 +84,7 @@ class ProfilingBackend final : public Backend {
     void synchronize() override { inner_.synchronize(); }
 
   private:
+    void count_matmul(const Weight& w, int64_t rows, OpCategory cat);  // into traffic_
     // Times one forwarded call into a category when timing is on; a no-op otherwise. An
     // asynchronous backend (CUDA) is synchronized before and after the call, so the time is the
     // operation's own (and timing costs a wait per op: it is on at telemetry level Full only).
@@ -94,6 +104,7 @@ class ProfilingBackend final : public Backend {
     Backend& inner_;
     std::atomic<bool> timing_{true};
     CategoryTimes totals_{};
+    Traffic traffic_{};
     int64_t weights_bytes_ = 0;
     int64_t scratch_bytes_ = 0;
 };
