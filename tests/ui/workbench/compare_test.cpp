@@ -3,6 +3,7 @@
 // from a temporary store through the StoreWorker ("compare with the previous run").
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QComboBox>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
@@ -82,6 +83,7 @@ class CompareTest : public QObject {
     void stats_side_by_side();
     void dialog_loads_runs_through_the_store_worker();
     void the_chat_menu_opens_it();
+    void switching_conversations_replaces_the_loaded_one();
 };
 
 void CompareTest::aligns_tokens_and_marks_divergence() {
@@ -254,6 +256,42 @@ void CompareTest::the_chat_menu_opens_it() {
     QTRY_COMPARE(dialog->token_model()->rowCount(), 5);
     QCOMPARE(dialog->token_model()->first_divergence(), std::optional<int>(2));
     QCOMPARE(w.open_compare(), dialog);  // raised again, not a second window
+}
+
+// Picking another conversation on a side loads it and drops the one loaded before (the window
+// crashed there, freeing the old record: found trying it as a user with two stored runs).
+void CompareTest::switching_conversations_replaces_the_loaded_one() {
+    const auto db = test::scratch("compare-switch.db");
+    std::vector<qint64> ids;
+    {
+        app::Store s(db);
+        for (const char* title : {"First", "Second", "Third"}) {
+            app::ConversationRecord c;
+            c.title = title;
+            c.created_at = "2026-11-30T12:00:00Z";
+            c.messages = {{1, std::nullopt, "user", "Why is the sky blue?", true, c.created_at},
+                          {2, 1, "assistant", "The sky is blue.", true, c.created_at}};
+            app::RunRecord a = run_a();
+            a.message_id = 2;
+            c.runs = {a};
+            ids.push_back(s.insert_conversation(c));
+        }
+    }
+    StoreWorker worker(db);
+    CompareDialog dialog(&worker);
+    QSignalSpy compared(&dialog, &CompareDialog::compared);
+    dialog.preset(ids[0]);
+    dialog.show();
+    QTRY_VERIFY(compared.count() > 0);
+    QList<QComboBox*> combos = dialog.findChildren<QComboBox*>();
+    QVERIFY(combos.size() >= 4);
+    QComboBox* conv_a = combos[0];
+    for (int round = 0; round < 6; ++round) {
+        const int before = int(compared.count());
+        conv_a->setCurrentIndex((conv_a->currentIndex() + 1) % conv_a->count());
+        QTRY_VERIFY(compared.count() > before);
+        QCOMPARE(dialog.token_model()->rowCount(), 5);
+    }
 }
 
 QTEST_MAIN(CompareTest)
