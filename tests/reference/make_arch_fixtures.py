@@ -55,7 +55,7 @@ argmax and top-2 gap at every position, and full logit rows at every STRIDE-th p
 last — llama.cpp's and, as a second witness written independently of both engines, those of the
 float64 reference forward pass (reference_forward.py) with its distance to llama.cpp. The GGUFs are committed with the JSON (each < 310 KB): they are this script's output, and
 committing them keeps the C++ test independent of Python at test time (the mixtures' GGUFs are
-~0.5 MB: 8 experts x 3 matrices x 3 layers).
+~0.5 MB: 8 experts x 3 matrices x 3 layers; gpt_oss's 0.7 MB: 4 layers, F16 experts).
 Usage: pip install gguf llama-cpp-python && python3 tests/reference/make_arch_fixtures.py
 """
 from __future__ import annotations
