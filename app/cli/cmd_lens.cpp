@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
+#include "common/format.h"
 #include "core/error.h"
 #include "decode/logit_lens.h"
 #include "decode/position_rerun.h"
@@ -31,16 +32,7 @@ struct LensOpts {
 };
 
 std::string shown(const std::string& piece) {
-    std::string out;
-    for (const char c : piece) {
-        if (c == '\n')
-            out += "\\n";
-        else if (c == '|')
-            out += "\\|";
-        else
-            out += c;
-    }
-    return "'" + out + "'";
+    return "'" + app::table_cell_text(piece) + "'";
 }
 
 void run_lens(const LensOpts& o) {

@@ -38,4 +38,17 @@ std::string format_number(const char* printf_format, double v) {
     return buf;
 }
 
+std::string table_cell_text(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '|')
+            out += "\\|";
+        else
+            out += c;
+    }
+    return out;
+}
+
 }  // namespace fluoro::app

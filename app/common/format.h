@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fluoro::app {
 
@@ -10,5 +11,8 @@ std::string format_bytes(uint64_t bytes);  // "93.9 MiB", "22.5 KiB", "512 B"
 std::string format_count(uint64_t n);      // "134.52 M", "268.10 M", "49152"
 // One number through a printf format: format_number("%.2f ms", 3.14159) = "3.14 ms".
 std::string format_number(const char* printf_format, double v);
+// Text for one cell of a Markdown table (or one line of a listing): '|' and line feeds escaped
+// as \| and \n, so a token's piece cannot break the row.
+std::string table_cell_text(std::string_view text);
 
 }  // namespace fluoro::app

@@ -128,20 +128,10 @@ bool same_token(const RunRecord& a, const RunRecord& b, size_t i) {
     return a.tokens[i].id == b.tokens[i].id && a.tokens[i].piece == b.tokens[i].piece;
 }
 
-// A token's text for a table cell: pipes and newlines escaped.
-std::string cell(const std::string& piece) {
-    std::string out;
-    for (const char ch : piece) {
-        if (ch == '|')
-            out += "\\|";
-        else if (ch == '\n')
-            out += "\\n";
-        else if (ch == '`')
-            out += "'";
-        else
-            out += ch;
-    }
-    return "`" + out + "`";
+// A token's text as code in a table cell (a backtick in it would end the code span).
+std::string cell(std::string piece) {
+    std::replace(piece.begin(), piece.end(), '`', '\'');
+    return "`" + table_cell_text(piece) + "`";
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "decode/json_constraint.h"
 #include "tokenizer/tokenizer.h"
 
 namespace fluoro {

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "decode/json_constraint.h"
 #include "decode/sequence.h"
 #include "decode/stop_strings.h"
 #include "sampling/sampler.h"
@@ -21,6 +20,8 @@ class Tokenizer;
 }
 
 namespace fluoro {
+
+class TokenConstraint;  // decode/json_constraint.h
 
 enum class StopReason { EndOfGeneration, MaxTokens, ContextFull, Cancelled, StopString };
 std::string_view stop_reason_name(StopReason r);

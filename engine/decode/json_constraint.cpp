@@ -55,16 +55,14 @@ void JsonConstraint::mask(std::span<float> logits) const {
     const bool in_string = state_.in_string();
     size_t allowed = 0;
     for (size_t id = 0; id < logits.size(); ++id) {
-        bool ok = false;
-        if (v.bytes[id].empty() || !first_ok[v.first[id]]) {
-            ok = false;
-        } else if (in_string && v.plain[id]) {
-            ok = true;  // string text: the state does not change
-        } else {
+        // Plain text inside a string leaves the state as it is; anything else is tried.
+        const auto fits = [&] {
+            if (v.bytes[id].empty() || !first_ok[v.first[id]]) return false;
+            if (in_string && v.plain[id]) return true;
             JsonPrefix next = state_;
-            ok = next.feed(v.bytes[id]);
-        }
-        if (ok)
+            return next.feed(v.bytes[id]);
+        };
+        if (fits())
             ++allowed;
         else
             logits[id] = -std::numeric_limits<float>::infinity();

@@ -30,7 +30,7 @@ bool JsonPrefix::feed(std::string_view bytes) {
     return true;
 }
 
-bool JsonPrefix::whitespace(uint8_t) {
+bool JsonPrefix::whitespace() {
     return ++spaces_ <= kMaxWhitespace;
 }
 
@@ -83,16 +83,16 @@ bool JsonPrefix::step(uint8_t c) {
     if (in_string || !is_ws(c)) spaces_ = 0;
     switch (mode_) {
         case Mode::Start:
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             if (c != '{') return false;
             return start_value(c);
         case Mode::Done:
-            return is_ws(c) && whitespace(c);
+            return is_ws(c) && whitespace();
         case Mode::Value:
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             return start_value(c);
         case Mode::ArrayFirst:
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             if (c == ']') {
                 --depth_;
                 return end_value();
@@ -100,7 +100,7 @@ bool JsonPrefix::step(uint8_t c) {
             return start_value(c);
         case Mode::KeyFirst:
         case Mode::Key:
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             if (c == '}' && mode_ == Mode::KeyFirst) {
                 --depth_;
                 return end_value();
@@ -110,12 +110,12 @@ bool JsonPrefix::step(uint8_t c) {
             mode_ = Mode::String;
             return true;
         case Mode::Colon:
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             if (c != ':') return false;
             mode_ = Mode::Value;
             return true;
         case Mode::AfterValue: {
-            if (is_ws(c)) return whitespace(c);
+            if (is_ws(c)) return whitespace();
             const uint8_t open = stack_[depth_ - 1];
             if (c == ',') {
                 mode_ = open == '{' ? Mode::Key : Mode::Value;

@@ -62,7 +62,7 @@ class JsonPrefix {
     bool step(uint8_t c);          // feed() without the rollback
     bool end_value();              // a value just ended: where the parse goes next
     bool after_number(uint8_t c);  // a byte that ends a number, handled as after a value
-    bool whitespace(uint8_t c);    // counts a whitespace byte against kMaxWhitespace
+    bool whitespace();             // counts a whitespace byte against kMaxWhitespace
     bool start_value(uint8_t c);   // the first byte of a value
 
     std::array<uint8_t, kMaxDepth> stack_{};  // '{' or '['
