@@ -11,6 +11,9 @@
 #                                  (default: the default models in models/, with references
 #                                  made here by fluoro_gguf_reshape --dequantize)
 #          FLUORO_GPU_BENCH_MODELS colon-separated GGUFs for pp512/tg128 (default: the same)
+#          FLUORO_GPU_FIXTURES     folder of the arch_*/quant_* fixtures and their dequantized
+#                                  NAME-f32.gguf copies (default: made under the out-dir from
+#                                  tests/reference/fixtures)
 #          FLUORO_GPU_PREFIX       extra CMAKE_PREFIX_PATH for the build (GTest, nlohmann_json, ...)
 #          FLUORO_GPU_OUT          folder for the logs (default: build-dir/gpu-check)
 #          FLUORO_GPU_DRY_RUN=1    without a GPU, go on past the tests (dry-runs the benchmark
@@ -62,6 +65,18 @@ if [[ -z "$models" ]]; then
         "$build/tests/fluoro_gguf_reshape" "$f" "$ref" --dequantize >/dev/null || ref="$f"
         models="${models:+$models:}$f=$ref"
         [[ -n "${FLUORO_GPU_BENCH_MODELS:-}" ]] || bench_models="${bench_models:+$bench_models:}$f"
+    done
+fi
+
+# The synthetic architecture and quant-type fixtures, each with its dequantized copy for the CPU
+# side (tests/cuda/cuda_model_test.cpp, CudaArchFixtureTest, says why).
+if [[ -z "${FLUORO_GPU_FIXTURES:-}" ]]; then
+    export FLUORO_GPU_FIXTURES="$out/fixtures"
+    mkdir -p "$FLUORO_GPU_FIXTURES"
+    for f in "$root"/tests/reference/fixtures/{arch,quant}_*.gguf; do
+        cp "$f" "$FLUORO_GPU_FIXTURES/"
+        "$build/tests/fluoro_gguf_reshape" "$f" "$FLUORO_GPU_FIXTURES/$(basename "$f" .gguf)-f32.gguf" \
+            --dequantize >/dev/null || say "could not dequantize $(basename "$f")"
     done
 fi
 
@@ -125,7 +140,7 @@ echo
 say "summary ($((($(date +%s) - start))) s)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests? ran|FAILED TEST' "$out/tests.log" | tail -12
-grep -hE 'nrmse|captured' "$out/tests.log" | head -40
+grep -hE 'nrmse|captured' "$out/tests.log" | head -80
 for b in gemv attention; do
     [[ -f "$out/$b-bench.log" ]] && tail -n 12 "$out/$b-bench.log"
 done

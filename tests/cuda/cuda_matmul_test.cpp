@@ -52,7 +52,7 @@ float random_scale(std::mt19937& rng, float lo, float hi) {
 }
 
 // n_out rows of `type`: quantized random floats where the CPU can quantize the type, otherwise
-// (k-quants) random bytes with sane fp16 scale fields.
+// (k-quants, MXFP4, IQ4_XS) random bytes with sane scale fields.
 std::vector<uint8_t> make_weights(GgmlType type, int64_t n_out, int64_t n_in, std::mt19937& rng) {
     const size_t rb = bytes_per_row(type, n_in);
     std::vector<uint8_t> w(rb * static_cast<size_t>(n_out));
@@ -79,6 +79,12 @@ std::vector<uint8_t> make_weights(GgmlType type, int64_t n_out, int64_t n_in, st
                 break;
             case GgmlType::Q6_K:
                 put_half(blk + 208, random_scale(rng, 0.0005f, 0.005f));
+                break;
+            case GgmlType::MXFP4:  // E8M0 scale 2^(e - 128) in [2^-8, 2^-4]: |x| <= 0.75
+                blk[0] = static_cast<uint8_t>(std::uniform_int_distribution<int>(120, 124)(rng));
+                break;
+            case GgmlType::IQ4_XS:  // d; the random 6-bit scales span ±32, levels ±127
+                put_half(blk, random_scale(rng, 0.00002f, 0.0002f));
                 break;
             default:
                 throw Error("test: no generator for " + std::string(type_name(type)));
@@ -278,6 +284,8 @@ FLUORO_MATMUL_TESTS(Q8_0)
 FLUORO_MATMUL_TESTS(Q4_K)
 FLUORO_MATMUL_TESTS(Q5_K)
 FLUORO_MATMUL_TESTS(Q6_K)
+FLUORO_MATMUL_TESTS(MXFP4)
+FLUORO_MATMUL_TESTS(IQ4_XS)
 
 // Float weights with a row length that is no multiple of anything (the plain-type GEMV path).
 TEST_F(CudaMatmul, GemvF16OddRowLengthMatchesCpu) {

@@ -26,6 +26,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "tensor/ggml_type.h"
 #include "cuda/cuda_test_support.h"
 #include "model/model.h"
 #include "test_paths.h"
@@ -325,32 +327,53 @@ TEST_P(CudaModelTest, CapturedAttentionMatchesCpu) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CudaModelTest, ::testing::Values(0, 1, 2, 3));
 
-// The architectures and RoPE scalings beyond the default models (tests/reference/fixtures/
-// arch_*.gguf, checked against llama.cpp on the CPU by arch_llamacpp_test.cpp): llama3's
-// rope_freqs, linear and YaRN scaling, qwen3's Q/K norms, granite's multipliers, olmo2's
-// post-norms, phi3's split fused weights and partial rotary, gemma2's soft-capping and
-// alternating window, on the GPU against the CPU — prefill at positions past the original contexts,
-// then an eviction whose key re-rotation (rope_shift_kv) uses the same scaled angles, then decode.
+// The architectures, RoPE scalings and quant types beyond the default models (tests/reference/
+// fixtures/{arch,quant}_*.gguf, checked against llama.cpp on the CPU by arch_llamacpp_test.cpp
+// and quant_types_llamacpp_test.cpp): llama3's rope_freqs, linear and YaRN scaling, qwen2's
+// biases, qwen3's Q/K norms, granite's multipliers, olmo2's post-norms, phi3's split fused
+// weights and partial rotary, gemma2's soft-capping and alternating window, smollm3's layers
+// without RoPE, mistral3's YaRN attention factor, the mixtures' routing (qwen3moe, mixtral, olmoe,
+// gpt-oss with sinks, swiglu_oai and expert biases), MXFP4 and IQ4_XS weights — on the GPU
+// against the CPU: prefill at positions past the original contexts, then an eviction whose key
+// re-rotation (rope_shift_kv) uses the same scaled angles, then decode.
+//
+// Fixtures come from FLUORO_GPU_FIXTURES (a folder; the device machine's copy of the repository
+// lies elsewhere than the build's FLUORO_FIXTURES_DIR) or FLUORO_FIXTURES_DIR. Where that folder
+// holds NAME-f32.gguf (fluoro_gguf_reshape --dequantize; scripts/gpu-bundle.sh's run.sh makes
+// them), the CPU runs it: then neither side quantizes activations and the bound is 0.01 as for
+// F16 weights (f16 rounding of prefill GEMM inputs and the KV, summation order). Without it, a
+// file with block-quantized weights is also apart by the CPU's Q8 activation quantization: 0.15,
+// CudaModelTest's bound for the same case.
+std::filesystem::path fixtures_dir() {
+    const char* env = std::getenv("FLUORO_GPU_FIXTURES");
+    return env != nullptr && *env != '\0' ? std::filesystem::path(env)
+                                          : std::filesystem::path(FLUORO_FIXTURES_DIR);
+}
+
+bool has_block_quantized_weights(const std::filesystem::path& path) {
+    const gguf::GgufFile f = gguf::GgufFile::open(path);
+    return std::any_of(f.tensors().begin(), f.tensors().end(), [](const gguf::TensorInfo& t) {
+        return type_traits(t.type).block_elems > 1;
+    });
+}
+
 class CudaArchFixtureTest : public test::CudaTest<::testing::TestWithParam<const char*>> {};
 
-TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
-    const std::filesystem::path path =
-        std::filesystem::path(FLUORO_FIXTURES_DIR) / (std::string("arch_") + GetParam() + ".gguf");
-    Side cpu = load(path, false, 64, 512), gpu = load(path, true, 64, 512);
+TEST_P(CudaArchFixtureTest, ModelsMatchCpu) {
+    const std::string name = GetParam();
+    const std::filesystem::path path = fixtures_dir() / (name + ".gguf");
+    const std::filesystem::path ref = fixtures_dir() / (name + "-f32.gguf");
+    const bool dequantized = std::filesystem::exists(ref);
+    const double tol = dequantized || !has_block_quantized_weights(path) ? 0.01 : 0.15;
+    Side cpu = load(dequantized ? ref : path, false, 64, 512), gpu = load(path, true, 64, 512);
     std::vector<int32_t> ids;
     for (int32_t i = 0; i < 200; ++i) ids.push_back(3 + (i * 37) % 250);
     const std::vector<float> a = run(cpu, ids, 0, 64, true), b = run(gpu, ids, 0, 64, true);
     const double e = nrmse(b, a);
-    std::cout << GetParam() << ": prefill nrmse " << e << '\n';
-    // As CudaModelTest's bounds: F16 weights differ only by f16 rounding (prefill GEMM, KV) and
-    // summation order; llama3's Q8_0 feed-forward (and mixtral's Q8_0 experts) also by activation
-    // quantization. The mixtures (qwen3moe, mixtral, olmoe) run the seam's default
-    // add_rows_scaled here; they were added without a GPU run: a router near-tie resolved the
-    // other way by f16 prefill activations would show as one row far off. gpt_oss (sinks through
-    // cuda::apply_sinks, swiglu_oai, expert biases) was added without a GPU run too, and its
-    // fixture reroutes near-ties more readily (arch_llamacpp_test.cpp).
-    const std::string name = GetParam();
-    const double tol = name == "llama3" || name == "mixtral" ? 0.15 : 0.01;
+    std::cout << name << (dequantized ? " (CPU on the dequantized copy)" : "")
+              << ": prefill nrmse " << e << " (bound " << tol << ")\n";
+    // The mixtures were added without a GPU run: a router near-tie resolved the other way by
+    // f16 prefill activations would show as one row far off.
     EXPECT_LE(e, tol);
     std::vector<int64_t> keep{0, 1, 2, 3};
     for (int64_t i = 120; i < 200; ++i) keep.push_back(i);
@@ -359,16 +382,34 @@ TEST_P(CudaArchFixtureTest, ScaledRopeModelsMatchCpu) {
     const std::vector<int32_t> next{ids[7], ids[8], ids[9]};
     const int64_t p0 = int64_t(keep.size());
     const double e2 = nrmse(run(gpu, next, p0, 1, false), run(cpu, next, p0, 1, false));
-    std::cout << GetParam() << ": decode after compaction nrmse " << e2 << '\n';
+    std::cout << name << ": decode after compaction nrmse " << e2 << '\n';
     EXPECT_LE(e2, tol);
 }
 
-INSTANTIATE_TEST_SUITE_P(Arch, CudaArchFixtureTest,
-                         ::testing::Values("llama3", "llama_linear", "llama_yarn", "qwen3",
-                                           "granite", "olmo2", "phi3", "gemma2", "qwen3moe",
-                                           "mixtral", "olmoe", "gpt_oss"));
+INSTANTIATE_TEST_SUITE_P(
+    Arch, CudaArchFixtureTest,
+    ::testing::Values("arch_llama3", "arch_llama_linear", "arch_llama_yarn", "arch_qwen2",
+                      "arch_qwen3", "arch_granite", "arch_olmo2", "arch_phi3", "arch_gemma2",
+                      "arch_smollm3", "arch_mistral3", "arch_qwen3moe", "arch_mixtral",
+                      "arch_olmoe", "arch_gpt_oss", "arch_gpt_oss_mxfp4", "quant_mxfp4",
+                      "quant_iq4_xs"));
 
 class CudaBackendErrors : public test::CudaTest<> {};
+
+// A weight type the kernels do not cover is refused at load, naming the tensor and the type.
+TEST_F(CudaBackendErrors, UncoveredQuantTypeIsRefusedNamingTheTensor) {
+    CudaBackend be(0);
+    ModelLoadOptions o;
+    o.max_batch = 8;
+    try {
+        (void)Model::load(fixtures_dir() / "quant_iq3_s.gguf", be, o);
+        FAIL() << "an IQ3_S model loaded on the GPU";
+    } catch (const UnsupportedError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("iq3_s"), std::string::npos) << what;
+        EXPECT_NE(what.find(".weight"), std::string::npos) << what;
+    }
+}
 
 TEST_F(CudaBackendErrors, QuantizedKvIsRefusedWithAClearError) {
     CudaBackend be(0);

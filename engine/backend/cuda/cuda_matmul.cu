@@ -394,6 +394,8 @@ bool can_matmul(GgmlType type) {
         case GgmlType::Q4_K:
         case GgmlType::Q5_K:
         case GgmlType::Q6_K:
+        case GgmlType::MXFP4:
+        case GgmlType::IQ4_XS:
             return true;
         default:
             return false;

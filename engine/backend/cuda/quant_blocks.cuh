@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "tensor/blocks.h"
 #include "tensor/ggml_type.h"
 
 namespace fluoro::cuda::quant {
@@ -301,6 +302,115 @@ struct TQ6_K {
     }
 };
 
+// ---------------------------------------------------------------------------------------------
+// Codebook types: a 4-bit index into a table of 16 int8 values (MXFP4's doubled E2M1 values,
+// IQ4_NL's non-linear levels). The table lives in four registers; four indices are looked up at
+// once with two byte permutes (indices 0-7 from the first pair of words, 8-15 from the second)
+// and a per-byte select on bit 3 (the permute's own bit 3 would replicate a sign instead).
+struct Codebook16 {
+    uint32_t w[4];  // bytes 0..15 of the table, little-endian
+};
+// The int8 values of the four indices in the low nibbles of q's bytes, as four bytes.
+__device__ __forceinline__ uint32_t lookup4(const Codebook16& t, uint32_t q) {
+    const uint32_t i = q & 0x07070707u;
+    const uint32_t sel = (i | (i >> 4)) & 0x00FF00FFu;
+    const uint32_t s = (sel & 0xFFu) | (sel >> 8);  // four 3-bit selectors, one per nibble
+    const uint32_t lo = __byte_perm(t.w[0], t.w[1], s);
+    const uint32_t hi = __byte_perm(t.w[2], t.w[3], s);
+    const uint32_t use_hi = ((q >> 3) & 0x01010101u) * 0xFFu;
+    return (lo & ~use_hi) | (hi & use_hi);
+}
+// Byte k of a word of int8 values as a float, exactly.
+__device__ __forceinline__ float sbyte_f(uint32_t v, int k) {
+    return byte_f(v ^ 0x80808080u, k) - 128.0f;
+}
+__device__ __forceinline__ float sbyte_at(uint32_t v, int k) {
+    return static_cast<float>(static_cast<int8_t>((v >> (8 * k)) & 0xFF));
+}
+
+// ggml's kvalues_mxfp4 and kvalues_iq4nl (tensor/blocks.h, the CPU's tables), packed four per
+// word at compile time.
+constexpr uint32_t pack4(const int8_t (&v)[16], int i) {
+    return uint32_t(uint8_t(v[i])) | (uint32_t(uint8_t(v[i + 1])) << 8) |
+           (uint32_t(uint8_t(v[i + 2])) << 16) | (uint32_t(uint8_t(v[i + 3])) << 24);
+}
+constexpr uint32_t kMx0 = pack4(kValuesMXFP4, 0), kMx1 = pack4(kValuesMXFP4, 4),
+                   kMx2 = pack4(kValuesMXFP4, 8), kMx3 = pack4(kValuesMXFP4, 12);
+constexpr uint32_t kNl0 = pack4(kValuesIQ4NL, 0), kNl1 = pack4(kValuesIQ4NL, 4),
+                   kNl2 = pack4(kValuesIQ4NL, 8), kNl3 = pack4(kValuesIQ4NL, 12);
+static_assert(kMx1 == 0x0C080604u && kNl0 == 0xBFAD9881u, "codebook packing");
+__device__ __forceinline__ Codebook16 mxfp4_table() { return {{kMx0, kMx1, kMx2, kMx3}}; }
+__device__ __forceinline__ Codebook16 iq4nl_table() { return {{kNl0, kNl1, kNl2, kNl3}}; }
+
+// Half the E8M0 scale, 2^(e - 128), exactly (tensor/blocks.h e8m0_to_fp32_half).
+__device__ __forceinline__ float e8m0_half(uint32_t e) {
+    return __uint_as_float(e < 2 ? (0x00200000u << e) : ((e - 1) << 23));
+}
+__device__ __forceinline__ uint32_t u32_at_a1(const uint8_t* p) {  // any alignment
+    return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
+           (uint32_t(p[3]) << 24);
+}
+
+// MXFP4: e (E8M0), qs[16] in Q4_0's nibble order; x = kvalues_mxfp4[q] * 2^(e - 128). 17-byte
+// blocks have byte alignment only, so the GEMV reads bytes.
+struct TMXFP4 {
+    static constexpr int kElems = 32, kBytes = 17, kAlign = 1;
+    static constexpr int kParts = 4, kE = 8, kRuns = 2, kRunLen = 4;
+    __device__ static int run_start(int p, int r) { return 16 * r + 4 * p; }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const float d = e8m0_half(b[0]);
+        const uint32_t q = u32_at_a1(b + 1 + 4 * p);
+        const Codebook16 t = mxfp4_table();
+        const uint32_t lo = lookup4(t, q & 0x0F0F0F0Fu), hi = lookup4(t, (q >> 4) & 0x0F0F0F0Fu);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            w[k] = sbyte_f(lo, k) * d;
+            w[4 + k] = sbyte_f(hi, k) * d;
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const uint32_t v = lookup4(mxfp4_table(), uint32_t(legacy_nibble(b + 1, j)));
+        return __fmul_rn(sbyte_at(v, 0), e8m0_half(b[0]));
+    }
+};
+
+// IQ4_XS: d (fp16), scales_h (u16), scales_l[4], qs[128]; group g (0..7) of 32 has the 6-bit
+// scale ls = low 4 bits from scales_l[g / 2] (nibble g % 2) | 2 bits of scales_h at 2g, and
+// x = d * (ls - 32) * kvalues_iq4nl[q] with qs[16g..16g+16) in Q4_0's nibble order. Part p
+// (0..15): group p / 2, bytes 8 (p % 2) .. +8 of it: runs 32g + 8 (p % 2) and 32g + 16 + 8 (p % 2).
+struct TIQ4_XS {
+    static constexpr int kElems = 256, kBytes = 136, kAlign = 4;
+    static constexpr int kParts = 16, kE = 16, kRuns = 2, kRunLen = 8;
+    __device__ static int run_start(int p, int r) { return 32 * (p >> 1) + 16 * r + 8 * (p & 1); }
+    __device__ static int scale(const uint8_t* b, int g) {
+        const int ls = ((b[4 + g / 2] >> (4 * (g & 1))) & 0x0F) | (((u16_at(b + 2) >> (2 * g)) & 3) << 4);
+        return ls - 32;
+    }
+    __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
+        const int g = p >> 1;
+        const float dl = half_at(b) * static_cast<float>(scale(b, g));
+        const uint8_t* qs = b + 8 + 16 * g + 8 * (p & 1);
+        const Codebook16 t = iq4nl_table();
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const uint32_t q = u32_at(qs + 4 * h);
+            const uint32_t lo = lookup4(t, q & 0x0F0F0F0Fu), hi = lookup4(t, (q >> 4) & 0x0F0F0F0Fu);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                w[4 * h + k] = sbyte_f(lo, k) * dl;
+                w[8 + 4 * h + k] = sbyte_f(hi, k) * dl;
+            }
+        }
+    }
+    __device__ static float elem(const uint8_t* b, int j) {
+        const int g = j >> 5, l = j & 31;
+        const float dl = __fmul_rn(half_at(b), static_cast<float>(scale(b, g)));
+        const uint8_t qb = b[8 + 16 * g + (l & 15)];
+        const uint32_t v = lookup4(iq4nl_table(), l < 16 ? (qb & 0xF) : (qb >> 4));
+        return __fmul_rn(dl, sbyte_at(v, 0));
+    }
+};
+
 // Plain float types: a "block" of one element.
 struct TF32 {
     static constexpr int kElems = 1, kBytes = 4;
@@ -345,6 +455,10 @@ void dispatch_type(GgmlType type, F&& f) {
             return f(TQ5_K{});
         case GgmlType::Q6_K:
             return f(TQ6_K{});
+        case GgmlType::MXFP4:
+            return f(TMXFP4{});
+        case GgmlType::IQ4_XS:
+            return f(TIQ4_XS{});
         default:
             break;
     }
