@@ -63,6 +63,7 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.attention = s.attention;
     ms.prefix_cache_slots = s.prefix_cache_slots;
     ms.prefix_cache_file = s.prefix_cache_file;
+    ms.swa_full = s.swa_full;
     ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
     cs.speculative = opt_.spec.parsed();
     cs.kv_policy = opt_.kv.parsed();

@@ -43,6 +43,9 @@ void EngineFlags::add_to(CLI::App& cmd) {
                    "Keep the prefix cache in this file across restarts: restored at start when it "
                    "was made with this model file (SHA-256), KV type and backend; saved after "
                    "runs (at most every 30 s) and at exit. Needs --prefix-cache > 0");
+    cmd.add_flag("--swa-full", engine.swa_full,
+                 "Sliding-window layers store every token instead of only their window (they do "
+                 "anyway with --prefix-cache, an evicting KV policy or --backend cuda)");
 }
 
 app::EngineSettings EngineFlags::settings() const {

@@ -9,6 +9,7 @@
 
 #include "common/format.h"
 #include "gguf/gguf_file.h"
+#include "kv/paged_kv.h"
 #include "model/architecture.h"
 #include "model/model_summary.h"
 
@@ -37,7 +38,23 @@ json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
                 layers.push_back(il);
                 window = w;
             }
-        if (!layers.empty()) j["sliding_window"] = {{"keys", window}, {"layers", layers}};
+        if (!layers.empty()) {
+            j["sliding_window"] = {{"keys", window}, {"layers", layers}};
+            // The KV cache at the default context (4096 or the trained one, F16, default batch
+            // and slack) storing every token, and with the window layers keeping their window
+            // as `fluoro run`, `serve` (without --prefix-cache) and the window do by default.
+            KvShape full = arch->kv_shape();
+            full.n_ctx = std::min<int64_t>(4096, int64_t(hp.n_ctx_train));
+            full.type = KvType::F16;
+            full.layer_window.assign(size_t(hp.n_layer), 0);
+            for (int64_t il = 0; il < int64_t(hp.n_layer); ++il)
+                full.layer_window[size_t(il)] = arch->layer_window(il);
+            KvShape win = full;
+            win.window_only = true;
+            j["kv_at_context"] = {{"tokens", full.n_ctx},
+                                  {"every_token_bytes", paged_kv_bytes(full)},
+                                  {"window_only_bytes", paged_kv_bytes(win)}};
+        }
     } catch (const std::exception&) {
     }
     j["sinks"] = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
@@ -244,6 +261,13 @@ std::string model_report_text(const json& j) {
     }
     line("KV bytes / token (F16)",
          format_bytes(j["kv_bytes_per_token_f16"]) + " (" + s(j["kv_bytes_per_token_f16"]) + ")");
+    if (const json& a = j["attention"]; a.contains("kv_at_context")) {
+        const json& k = a["kv_at_context"];
+        line(("KV at " + s(k["tokens"]) + " tokens (F16)").c_str(),
+             format_bytes(k["window_only_bytes"]) +
+                 " with the window layers keeping their window; " +
+                 format_bytes(k["every_token_bytes"]) + " storing every token (--swa-full)");
+    }
     const json& tok = j["tokenizer"];
     o << "tokenizer\n";
     line("model", s(tok["model"]) + (s(tok["pre"]).empty() ? "" : " (pre: " + s(tok["pre"]) + ")"));

@@ -22,6 +22,7 @@ struct EngineSettings {
     AttentionImpl attention = kDefaultAttentionImpl;
     int64_t prefix_cache_slots = 0;           // ModelSettings::prefix_cache_slots
     std::filesystem::path prefix_cache_file;  // ModelSettings::prefix_cache_file (empty: none)
+    bool swa_full = false;                    // ModelSettings::swa_full
 };
 
 struct LoadedModel {

@@ -229,6 +229,9 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
     }
     if (prefix_cache_ != nullptr && !evicting() && exit_layer_ == 0)
         reuse = use_prefix_cache(prompt, reuse, info);
+    // A cache keeping only the window of sliding-window layers cannot go back to a point whose
+    // window rows it released: the prompt is then computed from the start.
+    if (reuse < history_.size() && int64_t(reuse) < kv_.min_cut_length(seq_)) reuse = 0;
     truncate(int64_t(reuse));
 
     // SnapKV compresses a prompt once it is all cached: during the prefill the cache may fill

@@ -24,6 +24,24 @@ size_t KvShape::bytes_per_token() const {
     return total;
 }
 
+int64_t KvShape::max_window() const {
+    int64_t w = 0;
+    for (int64_t il = 0; il < n_layer; ++il)
+        if (windowed(il)) w = std::max(w, layer_window[size_t(il)]);
+    return w;
+}
+
+size_t KvShape::full_bytes_per_token() const {
+    size_t total = 0;
+    for (int64_t il = 0; il < n_layer; ++il)
+        if (!windowed(il)) total += k_row_bytes(il) + v_row_bytes(il);
+    return total;
+}
+
+size_t KvShape::window_bytes_per_slot() const {
+    return bytes_per_token() - full_bytes_per_token();
+}
+
 void KvShape::validate() const {
     if (n_seq < 1 || n_ctx < 1 || n_layer < 1 || int64_t(n_head_kv.size()) != n_layer)
         throw Error("KV cache: invalid shape (n_seq " + std::to_string(n_seq) + ", n_ctx " +
@@ -37,6 +55,14 @@ void KvShape::validate() const {
         throw Error("KV cache: block size " + std::to_string(block_tokens) + " must be >= 1");
     if (pool_tokens < 0)
         throw Error("KV cache: pool of " + std::to_string(pool_tokens) + " tokens");
+    if (!layer_window.empty() && int64_t(layer_window.size()) != n_layer)
+        throw Error("KV cache: " + std::to_string(layer_window.size()) + " layer windows for " +
+                    std::to_string(n_layer) + " layers");
+    for (int64_t w : layer_window)
+        if (w < 0) throw Error("KV cache: a layer window of " + std::to_string(w) + " tokens");
+    if (window_slack < 0 || step_tokens < 1)
+        throw Error("KV cache: window slack " + std::to_string(window_slack) + " / step " +
+                    std::to_string(step_tokens) + " tokens");
     (void)kv_row_bytes(type, head_dim_k);  // throws for a head row the type cannot store
     (void)kv_row_bytes(type, head_dim_v);
 }

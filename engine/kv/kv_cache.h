@@ -36,6 +36,17 @@ struct KvShape {
     bool paged = true;  // false: one contiguous block of n_ctx rows per sequence
     int64_t block_tokens = 16;
     int64_t pool_tokens = 0;
+    // Sliding-window layers: layer_window[il] > 0 is how many keys layer il attends to (empty:
+    // every layer is global). With window_only, a paged cache stores those layers in a pool of
+    // its own holding, per sequence, only the slots their windows can still read, plus
+    // window_slack slots (how far a sequence may be cut back and go on: a rejected draft, a
+    // re-rendered last turn) and step_tokens (the most one forward step writes); older blocks are
+    // released as the sequence grows. Compaction (an evicting KV policy) needs every row: a cache
+    // keeping only the window refuses it. Other caches store every layer in full.
+    std::vector<int64_t> layer_window;
+    bool window_only = false;
+    int64_t window_slack = 32;
+    int64_t step_tokens = 512;
 
     int64_t k_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_k; }
     int64_t v_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_v; }
@@ -49,6 +60,15 @@ struct KvShape {
         return size_t(n_head_kv[size_t(layer)]) * v_head_bytes();
     }
     size_t bytes_per_token() const;  // K + V over all layers
+    bool windowed(int64_t layer) const {
+        return window_only && size_t(layer) < layer_window.size() &&
+               layer_window[size_t(layer)] > 0;
+    }
+    int64_t max_window() const;  // the largest window of a windowed layer; 0 when none is
+    // K + V per token of the layers that store every token (all of them without window_only),
+    // and per stored slot of the windowed ones.
+    size_t full_bytes_per_token() const;
+    size_t window_bytes_per_slot() const;
     // Throws Error naming the field when the shape cannot be built (sizes, head_dim not a
     // multiple of the quantization block, ...).
     void validate() const;
@@ -62,9 +82,16 @@ struct KvOccupancy {
         int32_t refs = 0;    // sequences referencing it (> 1: shared, copy-on-write)
     };
     int64_t block_tokens = 0;
-    size_t bytes_per_token = 0;
+    size_t bytes_per_token = 0;  // what one more token adds (the global layers' rows)
     size_t bytes_allocated = 0;
     std::vector<Block> blocks;
+    // A cache keeping only the window of sliding-window layers (KvShape::window_only): their
+    // pool's blocks (tokens: slots of the block still stored), the window, the bytes per stored
+    // slot, and what storing every token of those layers would take at the context size.
+    std::vector<Block> window_blocks;
+    int64_t window = 0;
+    size_t window_bytes_per_slot = 0;
+    size_t bytes_if_full = 0;
 };
 
 class KvCache {
@@ -78,6 +105,13 @@ class KvCache {
     // prompt sharing only a prefix). Throws Error past the capacity (or a paged pool's budget).
     virtual void set_length(int64_t seq, int64_t n) = 0;
     virtual int64_t capacity(int64_t seq) const = 0;
+    // The shortest length, other than 0, that seq may be cut back to (set_length) and go on
+    // from: a cache keeping only the window of sliding-window layers has released the rows
+    // before it. 0: any length.
+    virtual int64_t min_cut_length(int64_t seq) const {
+        (void)seq;
+        return 0;
+    }
     // Makes slots [begin, end) of seq writable before a forward step stores K/V there: a paged
     // cache allocates their blocks and copies a shared block first (copy-on-write). Throws Error
     // past the capacity or when the pool has no free block (the message says the budget).
@@ -118,6 +152,10 @@ class KvCache {
 
     virtual KvOccupancy occupancy() const;  // default: n_ctx / block_tokens blocks per sequence
     virtual size_t bytes_allocated() const = 0;
+    // Bytes seq's stored rows take (a window-only cache stores fewer rows of its window layers).
+    virtual size_t bytes_used(int64_t seq) const {
+        return size_t(length(seq)) * shape_.bytes_per_token();
+    }
 
   protected:
     explicit KvCache(KvShape shape) : shape_(std::move(shape)) {}

@@ -8,6 +8,12 @@
 //
 // A sequence's table covers at least its length; prepare() grows it (and un-shares blocks)
 // before a forward step writes, set_length() trims it to the blocks the length needs.
+//
+// With KvShape::window_only, the sliding-window layers live in a second group: a pool and tables
+// of their own, sized for the window (+ slack + one step) per sequence; as a sequence grows, its
+// blocks that lie wholly before length - window - slack are released (table entry -1), so those
+// layers take the same memory at any context length. The global layers (group 0) work as above;
+// blocks_of(), pool() and layer_storage() of a global layer describe group 0.
 #pragma once
 
 #include <memory>
@@ -19,6 +25,10 @@
 #include "kv/kv_memory.h"
 
 namespace fluoro {
+
+// Bytes a PagedKvCache of this shape allocates (both groups with window_only). Throws like the
+// constructor for a shape that cannot be built.
+size_t paged_kv_bytes(const KvShape& shape);
 
 class PagedKvCache final : public KvCache {
   public:
@@ -36,6 +46,7 @@ class PagedKvCache final : public KvCache {
     // shrinking releases the blocks past the ones n needs.
     void set_length(int64_t seq, int64_t n) override;
     int64_t capacity(int64_t) const override { return shape_.n_ctx; }
+    int64_t min_cut_length(int64_t seq) const override;
     void prepare(int64_t seq, int64_t begin, int64_t end) override;
 
     void* k_row(int64_t layer, int64_t seq, int64_t pos) override;
@@ -45,6 +56,7 @@ class PagedKvCache final : public KvCache {
     void compact(int64_t seq, std::span<const int64_t> keep) override;
     KvOccupancy occupancy() const override;
     size_t bytes_allocated() const override { return bytes_; }
+    size_t bytes_used(int64_t seq) const override;
 
     // Paged-only API (prefix cache, speculative decoding, tests).
     //
@@ -52,8 +64,10 @@ class PagedKvCache final : public KvCache {
     // dst's old blocks are released and its table references src's first ceil(n / block_tokens)
     // blocks, the partial last one included; the first write to a shared block copies it.
     void share_prefix(int64_t src_seq, int64_t dst_seq, int64_t n_tokens);
-    std::span<const int32_t> blocks_of(int64_t seq) const;
+    std::span<const int32_t> blocks_of(int64_t seq) const;  // group 0 (the global layers)
     int64_t block_tokens() const { return bt_; }
+    // True when the sliding-window layers keep only their window (a second group).
+    bool window_only() const { return groups_.size() > 1; }
     // One layer's storage: pool row r (= block * block_tokens + offset) starts at
     // k + r * k_row_bytes (v likewise), in the memory's address space (device for CUDA).
     struct LayerStorage {
@@ -63,30 +77,49 @@ class PagedKvCache final : public KvCache {
     };
     LayerStorage layer_storage(int64_t layer) const;
     const KvMemory& memory() const { return *memory_; }
-    const BlockPool& pool() const { return pool_; }
-    // Test hook: the pool hands out its free blocks in a seeded random order from now on.
-    void shuffle_free_blocks(uint64_t seed) { pool_.shuffle_free_blocks(seed); }
+    const BlockPool& pool() const { return groups_[0].pool; }
+    // Test hook: the pools hand out their free blocks in a seeded random order from now on.
+    void shuffle_free_blocks(uint64_t seed) {
+        for (Group& g : groups_) g.pool.shuffle_free_blocks(seed++);
+    }
     // The pool's invariants, plus: every table entry is held, no table lists a block twice, a
     // table covers its length, and no block has fewer references than tables listing it.
     void check_invariants() const;
 
   private:
+    // Layers sharing one pool and one block table per sequence.
+    struct Group {
+        explicit Group(int64_t n_blocks) : pool(n_blocks) {}
+        BlockPool pool;
+        std::vector<std::vector<int32_t>> tables;  // (n_seq); -1: released (window group)
+        std::vector<int64_t> first_held;           // (n_seq) first slot still stored
+        std::vector<int64_t> layers;
+        int64_t window = 0;  // 0: global layers; else the largest window of its layers
+    };
     void check_seq(int64_t seq) const;
-    // Row pointer of one slot, Error when the slot is outside the context or not allocated.
+    const Group& group_of(int64_t layer) const {
+        return groups_[size_t(layer_group_[size_t(layer)])];
+    }
+    // Row pointer of one slot, Error when the slot is outside the context, not allocated or
+    // released.
     std::byte* row(bool k, int64_t layer, int64_t seq, int64_t pos) const;
     Run run(bool k, int64_t layer, int64_t seq, int64_t pos, int64_t n) const;
-    // Throws the budget Error unless `needed` blocks are free (sequence and slots for context).
-    void require_free(int64_t needed, int64_t seq, int64_t begin, int64_t end) const;
-    void copy_block(int32_t from, int32_t to);  // every layer's K and V rows
+    // Throws the budget Error unless `needed` blocks of group g are free (sequence and slots for
+    // context).
+    void require_free(const Group& g, int64_t needed, int64_t seq, int64_t begin,
+                      int64_t end) const;
+    void copy_block(const Group& g, int32_t from, int32_t to);  // its layers' K and V rows
+    // The window group's blocks wholly before length - window - slack go back to its pool.
+    void release_outside_window(Group& g, int64_t seq);
 
-    int64_t bt_ = 0;  // block_tokens
-    BlockPool pool_;
+    int64_t bt_ = 0;                    // block_tokens
+    std::vector<Group> groups_;         // [0] global layers, [1] windowed layers (window_only)
+    std::vector<int32_t> layer_group_;  // (n_layer)
     std::shared_ptr<KvMemory> memory_;
     std::byte* data_ = nullptr;  // memory_->allocate(bytes_)
     size_t bytes_ = 0;
-    std::vector<std::byte*> k_base_, v_base_;        // (n_layer): row 0 of block 0
+    std::vector<std::byte*> k_base_, v_base_;        // (n_layer): row 0 of block 0 of its group
     std::vector<size_t> k_row_bytes_, v_row_bytes_;  // (n_layer)
-    std::vector<std::vector<int32_t>> tables_;       // (n_seq): block of slot s at [s / bt_]
     std::vector<int64_t> length_;                    // (n_seq)
 };
 

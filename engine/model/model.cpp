@@ -63,7 +63,15 @@ std::unique_ptr<KvCache> Model::create_kv(KvShape shape) const {
     shape.n_head_kv = m.n_head_kv;
     shape.head_dim_k = m.head_dim_k;
     shape.head_dim_v = m.head_dim_v;
+    shape.layer_window.assign(size_t(m.n_layer), 0);
+    for (int64_t il = 0; il < m.n_layer; ++il) shape.layer_window[size_t(il)] = layer_window(il);
     return backend_.create_kv(shape);
+}
+
+bool Model::has_window_layers() const {
+    for (int64_t il = 0; il < arch_->kv_shape().n_layer; ++il)
+        if (layer_window(il) > 0) return true;
+    return false;
 }
 
 void Model::compact_kv(KvCache& kv, int64_t seq, std::span<const int64_t> keep) {

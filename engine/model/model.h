@@ -65,6 +65,7 @@ class Model {
     void set_expert_sink(ExpertChoices* sink) { arch_->set_expert_sink(sink); }
     // The last positions layer il attends to (0: all earlier ones; architecture.h).
     int64_t layer_window(int64_t il) const { return arch_->layer_window(il); }
+    bool has_window_layers() const;
 
   private:
     Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt);

@@ -59,6 +59,17 @@ class CaptureFreeDrafter final : public spec::Drafter {
     AttentionCapture& capture_;
 };
 
+// Why the sliding-window layers of the conversation's cache store every token; empty when they
+// may keep only their window (KvShape::window_only).
+std::string swa_full_reason(const ModelSettings& ms, const KvPolicyConfig& policy) {
+    if (ms.swa_full) return "--swa-full";
+    if (ms.prefix_cache_slots > 0) return "the prefix cache reuses old rows";
+    if (policy.kind != KvPolicyKind::Full) return "the KV policy compacts the cache";
+    if (ms.backend != BackendKind::Cpu)
+        return "the CUDA backend reads one block table per sequence";
+    return "";
+}
+
 }  // namespace
 
 Engine::Engine(EngineOptions opt)
@@ -240,17 +251,15 @@ void Engine::rt_load(const LoadModel& c) {
         lo.max_logit_rows = std::min<int64_t>(kMaxDraftTokens + 1, ms.batch);  // verification
         s.model = Model::load(c.path, *s.profiling, lo);
         s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
-        if (ms.prefix_cache_slots > 0) {
-            KvShape ks;
-            ks.n_ctx = s.ctx;
-            ks.n_seq = 1 + ms.prefix_cache_slots;
-            ks.type = ms.kv_type;
-            ks.pool_tokens = 2 * s.ctx;  // the live context, and as much again for the cache
-            s.kv = s.model->create_kv(ks);
-        } else {
-            s.kv = s.model->create_kv(s.ctx, 1, ms.kv_type);
+        if (const std::string bad = s.kv_policy.problem(s.ctx); !bad.empty()) {
+            // A policy chosen for another model or context must not block the load.
+            publish(ErrorEvent{
+                0, "load_model",
+                bad + "; the KV policy is back to full for " + c.path.filename().string(),
+                engine_ns()});
+            s.kv_policy = KvPolicyConfig{};
         }
-        s.seq = std::make_unique<Sequence>(*s.model, *s.kv, 0);
+        rt_make_kv(ms);
         if (!ms.prefix_cache_file.empty() && ms.prefix_cache_slots <= 0)
             throw Error("a prefix cache file needs prefix cache slots (there are none)");
         if (auto* paged = dynamic_cast<PagedKvCache*>(s.kv.get());
@@ -265,15 +274,6 @@ void Engine::rt_load(const LoadModel& c) {
                 restored = s.cache_file->restore(*s.prefix_cache, 0);
             }
         }
-        if (const std::string bad = s.kv_policy.problem(s.seq->context_size()); !bad.empty()) {
-            // A policy chosen for another model or context must not block the load.
-            publish(ErrorEvent{
-                0, "load_model",
-                bad + "; the KV policy is back to full for " + c.path.filename().string(),
-                engine_ns()});
-            s.kv_policy = KvPolicyConfig{};
-        }
-        s.seq->set_kv_policy(s.kv_policy);
         s.sampler = std::make_unique<Sampler>(s.sampling, int32_t(s.model->n_vocab()));
     } catch (...) {
         s.drop_model();
@@ -296,7 +296,40 @@ void Engine::rt_load(const LoadModel& c) {
     ev.chat_template = std::string(s.model->chat_format().name());
     ev.chat_template_fallback = !s.model->chat_format().uses_file_template();
     ev.chat_template_note = s.model->chat_format().note();
+    ev.kv_bytes = int64_t(s.kv->bytes_allocated());
+    ev.kv_bytes_if_full = ev.kv_bytes;
+    if (const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get())) {
+        KvShape full = paged->shape();
+        full.window_only = false;
+        ev.kv_bytes_if_full = int64_t(paged_kv_bytes(full));
+        ev.kv_window = paged->window_only() ? paged->shape().max_window() : 0;
+    }
+    if (ev.kv_window == 0 && s.model->has_window_layers())
+        ev.kv_window_note =
+            "the sliding-window layers store every token: " + swa_full_reason(ms, s.kv_policy);
     publish(std::move(ev));
+}
+
+void Engine::rt_make_kv(const ModelSettings& ms) {
+    State& s = *state_;
+    KvShape ks;
+    ks.n_ctx = s.ctx;
+    ks.type = ms.kv_type;
+    if (ms.prefix_cache_slots > 0) {
+        ks.n_seq = 1 + ms.prefix_cache_slots;
+        ks.pool_tokens = 2 * s.ctx;  // the live context, and as much again for the cache
+    }
+    // Sliding-window layers keep their window, a rejected draft's slots and as many again for a
+    // re-rendered last turn, and the step being written.
+    ks.window_only = swa_full_reason(ms, s.kv_policy).empty();
+    ks.window_slack = 2 * kMaxDraftTokens;
+    ks.step_tokens = ms.batch;
+    // Built before the old ones go, so a failure leaves the engine as it was.
+    std::unique_ptr<KvCache> kv = s.model->create_kv(ks);
+    auto seq = std::make_unique<Sequence>(*s.model, *kv, 0);
+    seq->set_kv_policy(s.kv_policy);
+    s.seq = std::move(seq);  // the old sequence goes before the cache it refers to
+    s.kv = std::move(kv);
 }
 
 void Engine::rt_unload() {
@@ -389,7 +422,28 @@ void Engine::rt_settings(const ChangeSettings& c) {
         s.drop_drafter();
     }
     if (c.kv_policy) {
-        if (s.seq) s.seq->set_kv_policy(*c.kv_policy);  // validates against the context
+        if (s.seq) {
+            if (const std::string bad = c.kv_policy->problem(s.seq->context_size()); !bad.empty())
+                throw Error(bad);
+            // A policy that compacts needs every row of the sliding-window layers, and full
+            // storage is no longer needed without one: the cache is rebuilt (the conversation is
+            // computed again at the next message).
+            const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get());
+            const bool now = paged != nullptr && paged->window_only();
+            const KvPolicyConfig before = s.kv_policy;
+            s.kv_policy = *c.kv_policy;
+            const bool want = s.model->has_window_layers() &&
+                              swa_full_reason(s.model_settings, s.kv_policy).empty();
+            try {
+                if (now != want && s.prefix_cache == nullptr)
+                    rt_make_kv(s.model_settings);
+                else
+                    s.seq->set_kv_policy(*c.kv_policy);
+            } catch (...) {
+                s.kv_policy = before;
+                throw;
+            }
+        }
         s.kv_policy = *c.kv_policy;
         s.drop_drafter();  // a draft cache follows the policy (rt_build_drafter)
         rt_apply_capture();
@@ -509,13 +563,12 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
         return s.prefix_event(run, prompt_tokens, t_ns);
     };
     p.memory = [&s, run](int64_t t_ns) {
-        return MemoryCounters{
-            run,
-            s.profiling->weights_bytes(),
-            int64_t(s.kv->bytes_allocated()),
-            int64_t(s.seq->cached_tokens().size() * s.kv->shape().bytes_per_token()),
-            s.profiling->scratch_bytes(),
-            t_ns};
+        return MemoryCounters{run,
+                              s.profiling->weights_bytes(),
+                              int64_t(s.kv->bytes_allocated()),
+                              int64_t(s.kv->bytes_used(0)),
+                              s.profiling->scratch_bytes(),
+                              t_ns};
     };
     p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
         return rt_kv_snapshot(run, step, t_ns);

@@ -97,6 +97,8 @@ class Engine {
     };
     RunPosition rt_run_position(uint64_t run, int64_t token, int64_t offset,
                                 const char* what) const;
+    // The conversation's KV cache and sequence, afresh, for the settings and the KV policy.
+    void rt_make_kv(const ModelSettings& ms);
     void rt_build_drafter();  // for the speculative settings, when none is built
     std::shared_ptr<const KvSnapshot> rt_kv_snapshot(uint64_t run, int64_t step,
                                                      int64_t t_ns) const;

@@ -38,6 +38,10 @@ struct ModelSettings {
     // prefix_cache_save_interval_ms, and when the model unloads.
     std::filesystem::path prefix_cache_file;
     int64_t prefix_cache_save_interval_ms = 30000;
+    // Sliding-window layers store every token (as llama.cpp's --swa-full) instead of only their
+    // window. They do anyway where something needs the old rows: the prefix cache, an evicting
+    // KV policy, the CUDA backend.
+    bool swa_full = false;
 };
 
 // Replaces the loaded model (if any); the conversation starts afresh.

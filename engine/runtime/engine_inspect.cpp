@@ -1,16 +1,48 @@
 // The Engine's answers to ComputeLogitLens and ComputeAttentionOverview: a generated token of
 // the live conversation's latest run located in its cache, and that position re-run (the lens:
 // decode/logit_lens.h; the overview: runtime/attention_overview.h) with the user's attention
-// capture swapped out.
+// capture swapped out — on a temporary cache where the conversation's no longer holds the
+// window rows that position reads.
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <numeric>
 
 #include "core/error.h"
 #include "decode/logit_lens.h"
+#include "model/model.h"
 #include "runtime/attention_overview.h"
 #include "runtime/engine_state.h"
 
 namespace fluoro {
+namespace {
+
+// The cache to re-run conversation position `pos` on: the conversation's own, or — where its
+// sliding-window layers no longer hold the rows that position reads (KvShape::window_only) — a
+// temporary one storing every token, filled by a prefill of the conversation up to `pos` (the
+// same rows: the kernels do not depend on how a prefill is batched).
+KvCache& rerun_cache(Model& model, KvCache& kv, std::span<const int32_t> tokens, int64_t pos,
+                     std::unique_ptr<KvCache>& tmp) {
+    const int64_t floor = kv.min_cut_length(0);
+    if (floor == 0 || pos + 1 >= floor) return kv;
+    const int64_t n = pos + 1;
+    tmp = model.create_kv(n, 1, kv.shape().type);
+    std::vector<int32_t> positions, seq;
+    for (int64_t at = 0; at < n; at += model.max_batch()) {
+        const int64_t m = std::min(model.max_batch(), n - at);
+        positions.resize(size_t(m));
+        std::iota(positions.begin(), positions.end(), int32_t(at));
+        seq.assign(size_t(m), 0);
+        const int32_t last = int32_t(m - 1);
+        model.forward(Batch{tokens.subspan(size_t(at), size_t(m)), positions, seq,
+                            std::span<const int32_t>(&last, 1)},
+                      *tmp);
+        tmp->set_length(0, at + m);
+    }
+    return *tmp;
+}
+
+}  // namespace
 
 Engine::RunPosition Engine::rt_run_position(uint64_t run, int64_t token, int64_t offset,
                                             const char* what) const {
@@ -60,7 +92,9 @@ void Engine::rt_logit_lens(const ComputeLogitLens& c) {
         const auto t0 = std::chrono::steady_clock::now();
         {
             const CaptureSwap off(*s.backend, s.capture, nullptr);
-            ev->layers = logit_lens(*s.model, *s.kv, req);
+            std::unique_ptr<KvCache> tmp;
+            KvCache& kv = rerun_cache(*s.model, *s.kv, s.seq->tokens(), at.pos, tmp);
+            ev->layers = logit_lens(*s.model, kv, req);
         }
         ev->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                      .count();
@@ -92,7 +126,9 @@ void Engine::rt_attention_overview(const ComputeAttentionOverview& c) {
         const RunPosition at = rt_run_position(c.run, c.token, 0, "the attention overview");
         // The user's capture is swapped out; the overview sets and clears its own.
         const CaptureSwap off(*s.backend, s.capture, nullptr);
-        fill_attention_overview(*s.model, *s.backend, *s.kv, 0, at.pos, s.seq->tokens(), *ev);
+        std::unique_ptr<KvCache> tmp;
+        KvCache& kv = rerun_cache(*s.model, *s.kv, s.seq->tokens(), at.pos, tmp);
+        fill_attention_overview(*s.model, *s.backend, kv, 0, at.pos, s.seq->tokens(), *ev);
     } catch (const std::exception& e) {  // the dock waits for an answer: always send one
         ev->error = e.what();
         ev->heads.clear();

@@ -321,6 +321,12 @@ struct ModelLoaded {
     std::string chat_template;
     bool chat_template_fallback = false;
     std::string chat_template_note;
+    // The KV cache: bytes allocated, and what storing every token of every layer would take
+    // (more when the sliding-window layers keep only their window: kv_window > 0 keys, then
+    // kv_window_note says why not when they could but do not).
+    int64_t kv_bytes = 0, kv_bytes_if_full = 0;
+    int64_t kv_window = 0;
+    std::string kv_window_note;
 };
 struct ModelUnloaded {};
 struct ConversationStarted {

@@ -26,10 +26,10 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "core/error.h"
-#include "gguf/gguf_file.h"
-#include "tensor/ggml_type.h"
 #include "cuda/cuda_test_support.h"
+#include "gguf/gguf_file.h"
 #include "model/model.h"
+#include "tensor/ggml_type.h"
 #include "test_paths.h"
 
 namespace fluoro::cuda {
@@ -370,8 +370,8 @@ TEST_P(CudaArchFixtureTest, ModelsMatchCpu) {
     for (int32_t i = 0; i < 200; ++i) ids.push_back(3 + (i * 37) % 250);
     const std::vector<float> a = run(cpu, ids, 0, 64, true), b = run(gpu, ids, 0, 64, true);
     const double e = nrmse(b, a);
-    std::cout << name << (dequantized ? " (CPU on the dequantized copy)" : "")
-              << ": prefill nrmse " << e << " (bound " << tol << ")\n";
+    std::cout << name << (dequantized ? " (CPU on the dequantized copy)" : "") << ": prefill nrmse "
+              << e << " (bound " << tol << ")\n";
     // The mixtures were added without a GPU run: a router near-tie resolved the other way by
     // f16 prefill activations would show as one row far off.
     EXPECT_LE(e, tol);
@@ -386,13 +386,13 @@ TEST_P(CudaArchFixtureTest, ModelsMatchCpu) {
     EXPECT_LE(e2, tol);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Arch, CudaArchFixtureTest,
-    ::testing::Values("arch_llama3", "arch_llama_linear", "arch_llama_yarn", "arch_qwen2",
-                      "arch_qwen3", "arch_granite", "arch_olmo2", "arch_phi3", "arch_gemma2",
-                      "arch_smollm3", "arch_mistral3", "arch_qwen3moe", "arch_mixtral",
-                      "arch_olmoe", "arch_gpt_oss", "arch_gpt_oss_mxfp4", "quant_mxfp4",
-                      "quant_iq4_xs"));
+INSTANTIATE_TEST_SUITE_P(Arch, CudaArchFixtureTest,
+                         ::testing::Values("arch_llama3", "arch_llama_linear", "arch_llama_yarn",
+                                           "arch_qwen2", "arch_qwen3", "arch_granite", "arch_olmo2",
+                                           "arch_phi3", "arch_gemma2", "arch_smollm3",
+                                           "arch_mistral3", "arch_qwen3moe", "arch_mixtral",
+                                           "arch_olmoe", "arch_gpt_oss", "arch_gpt_oss_mxfp4",
+                                           "quant_mxfp4", "quant_iq4_xs"));
 
 class CudaBackendErrors : public test::CudaTest<> {};
 

@@ -120,6 +120,15 @@ QString model_card_html(const std::string& report_json) {
         h += row("Attention", text);
     }
     h += row("KV bytes / token (f16)", human_bytes(j.value("kv_bytes_per_token_f16", 0.0)));
+    if (j.contains("attention") && j["attention"].contains("kv_at_context")) {
+        // The report's figures: the window layers keeping only their window (the default) and
+        // storing every token.
+        const nlohmann::json& k = j["attention"]["kv_at_context"];
+        h += row(QStringLiteral("KV at %1 tokens (f16)").arg(k.value("tokens", int64_t(0))),
+                 QStringLiteral("%1 (window layers keep their window; %2 storing every token)")
+                     .arg(human_bytes(k.value("window_only_bytes", 0.0)),
+                          human_bytes(k.value("every_token_bytes", 0.0))));
+    }
     if (j.contains("chat_template") && j["chat_template"].is_object()) {
         const nlohmann::json& ct = j["chat_template"];
         const auto field = [&](const char* key) {

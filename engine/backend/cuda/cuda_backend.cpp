@@ -182,6 +182,9 @@ std::unique_ptr<KvCache> CudaBackend::create_kv(const KvShape& shape) {
                                " is not supported on the GPU yet; use f16 or f32");
     KvShape s = shape;
     s.paged = true;  // the GPU kernels read through block tables only
+    // ... and one table per sequence for every layer: the window-only storage of sliding-window
+    // layers (a second pool and table) is CPU-only for now, so they store every token here.
+    s.window_only = false;
     key_scores_.clear();
     return std::make_unique<PagedKvCache>(std::move(s), device_kv_memory(stream_));
 }

@@ -339,16 +339,19 @@ constexpr uint32_t kMx0 = pack4(kValuesMXFP4, 0), kMx1 = pack4(kValuesMXFP4, 4),
 constexpr uint32_t kNl0 = pack4(kValuesIQ4NL, 0), kNl1 = pack4(kValuesIQ4NL, 4),
                    kNl2 = pack4(kValuesIQ4NL, 8), kNl3 = pack4(kValuesIQ4NL, 12);
 static_assert(kMx1 == 0x0C080604u && kNl0 == 0xBFAD9881u, "codebook packing");
-__device__ __forceinline__ Codebook16 mxfp4_table() { return {{kMx0, kMx1, kMx2, kMx3}}; }
-__device__ __forceinline__ Codebook16 iq4nl_table() { return {{kNl0, kNl1, kNl2, kNl3}}; }
+__device__ __forceinline__ Codebook16 mxfp4_table() {
+    return {{kMx0, kMx1, kMx2, kMx3}};
+}
+__device__ __forceinline__ Codebook16 iq4nl_table() {
+    return {{kNl0, kNl1, kNl2, kNl3}};
+}
 
 // Half the E8M0 scale, 2^(e - 128), exactly (tensor/blocks.h e8m0_to_fp32_half).
 __device__ __forceinline__ float e8m0_half(uint32_t e) {
     return __uint_as_float(e < 2 ? (0x00200000u << e) : ((e - 1) << 23));
 }
 __device__ __forceinline__ uint32_t u32_at_a1(const uint8_t* p) {  // any alignment
-    return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) |
-           (uint32_t(p[3]) << 24);
+    return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
 
 // MXFP4: e (E8M0), qs[16] in Q4_0's nibble order; x = kvalues_mxfp4[q] * 2^(e - 128). 17-byte
@@ -383,7 +386,8 @@ struct TIQ4_XS {
     static constexpr int kParts = 16, kE = 16, kRuns = 2, kRunLen = 8;
     __device__ static int run_start(int p, int r) { return 32 * (p >> 1) + 16 * r + 8 * (p & 1); }
     __device__ static int scale(const uint8_t* b, int g) {
-        const int ls = ((b[4 + g / 2] >> (4 * (g & 1))) & 0x0F) | (((u16_at(b + 2) >> (2 * g)) & 3) << 4);
+        const int ls =
+            ((b[4 + g / 2] >> (4 * (g & 1))) & 0x0F) | (((u16_at(b + 2) >> (2 * g)) & 3) << 4);
         return ls - 32;
     }
     __device__ static void part(const uint8_t* b, int p, float (&w)[kE]) {
@@ -394,7 +398,8 @@ struct TIQ4_XS {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const uint32_t q = u32_at(qs + 4 * h);
-            const uint32_t lo = lookup4(t, q & 0x0F0F0F0Fu), hi = lookup4(t, (q >> 4) & 0x0F0F0F0Fu);
+            const uint32_t lo = lookup4(t, q & 0x0F0F0F0Fu),
+                           hi = lookup4(t, (q >> 4) & 0x0F0F0F0Fu);
 #pragma unroll
             for (int k = 0; k < 4; ++k) {
                 w[4 * h + k] = sbyte_f(lo, k) * dl;
