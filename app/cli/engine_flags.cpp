@@ -45,7 +45,7 @@ void EngineFlags::add_to(CLI::App& cmd) {
                    "runs (at most every 30 s) and at exit. Needs --prefix-cache > 0");
     cmd.add_flag("--swa-full", engine.swa_full,
                  "Sliding-window layers store every token instead of only their window (they do "
-                 "anyway with --prefix-cache, an evicting KV policy or --backend cuda)");
+                 "anyway with --prefix-cache-file, an evicting KV policy or --backend cuda)");
 }
 
 app::EngineSettings EngineFlags::settings() const {

@@ -72,9 +72,15 @@ Layout layout(const KvShape& s) {
     l.global_bytes = window_per_seq > 0 ? s.full_bytes_per_token() : s.bytes_per_token();
     l.window_bytes = s.bytes_per_token() - l.global_bytes;
     l.global_blocks = global_blocks(s, l.global_bytes);
+    // Every sequence its window at once; with a pool shared by the sequences (pool_tokens), as
+    // many windows as the pool holds contexts (a prefix cache evicts entries to make room:
+    // PagedKvCache::window_shortfall).
+    const int64_t windows = s.pool_tokens == 0
+                                ? s.n_seq
+                                : std::clamp<int64_t>(ceil_div(s.pool_tokens, s.n_ctx), 1, s.n_seq);
     if (window_per_seq > 0)
         l.window_blocks =
-            checked_blocks((long double)s.n_seq * (long double)window_per_seq, s, l.window_bytes);
+            checked_blocks((long double)windows * (long double)window_per_seq, s, l.window_bytes);
     return l;
 }
 
@@ -160,6 +166,16 @@ int64_t PagedKvCache::length(int64_t seq) const {
 std::span<const int32_t> PagedKvCache::blocks_of(int64_t seq) const {
     check_seq(seq);
     return groups_[0].tables[size_t(seq)];
+}
+
+int64_t PagedKvCache::window_shortfall(int64_t seq) const {
+    check_seq(seq);
+    if (!window_only()) return 0;
+    const Group& g = groups_[1];
+    int64_t held = 0;
+    for (const int32_t b : g.tables[size_t(seq)]) held += b >= 0;
+    const int64_t need = window_blocks_per_seq(shape_) + 1 - held;  // + a copy-on-write
+    return std::max<int64_t>(0, need - g.pool.free_blocks());
 }
 
 int64_t PagedKvCache::min_cut_length(int64_t seq) const {

@@ -68,6 +68,10 @@ class PagedKvCache final : public KvCache {
     int64_t block_tokens() const { return bt_; }
     // True when the sliding-window layers keep only their window (a second group).
     bool window_only() const { return groups_.size() > 1; }
+    // Blocks the window group's pool lacks for seq to reach the most it may hold (window, slack,
+    // one step, and a copy-on-write); 0 when it has them or the cache is not window-only. With a
+    // pool shared by the sequences (pool_tokens), the prefix cache evicts entries until it is 0.
+    int64_t window_shortfall(int64_t seq) const;
     // One layer's storage: pool row r (= block * block_tokens + offset) starts at
     // k + r * k_row_bytes (v likewise), in the memory's address space (device for CUDA).
     struct LayerStorage {

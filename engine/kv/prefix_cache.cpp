@@ -68,7 +68,21 @@ PrefixCache::Match PrefixCache::lookup(std::span<const int32_t> tokens) {
 PrefixCache::Match PrefixCache::peek(std::span<const int32_t> tokens) const {
     const auto [matched, node, next] = walk(tokens);
     if (matched == 0) return {-1, 0, next};
-    return {any_slot(node), matched, next};
+    const int64_t slot = restorable_slot(node, matched);
+    if (slot < 0) return {-1, 0, next};
+    return {slot, matched, next};
+}
+
+int64_t PrefixCache::restorable_slot(const Node* n, int64_t tokens) const {
+    // A cache keeping only the window of sliding-window layers restores an entry's first
+    // `tokens` slots only where it still holds their window rows (PagedKvCache::min_cut_length).
+    if (n->slot >= 0) {
+        const int64_t len = int64_t(entries_[size_t(n->slot - first_)].tokens.size());
+        if (tokens == len || tokens >= kv_.min_cut_length(n->slot)) return n->slot;
+    }
+    for (const auto& [t, c] : n->children)
+        if (const int64_t s = restorable_slot(c.get(), tokens); s >= 0) return s;
+    return -1;
 }
 
 void PrefixCache::restore(const Match& m, int64_t dst) {
@@ -197,6 +211,9 @@ void PrefixCache::reserve_for(int64_t seq) {
     const int64_t bt = kv_.block_tokens();
     const int64_t full = (kv_.shape().n_ctx + bt - 1) / bt;
     ensure_free_blocks(full + 1 - int64_t(kv_.blocks_of(seq).size()));
+    while (kv_.window_shortfall(seq) > 0 &&
+           std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.live; }))
+        evict_lru();
 }
 
 void PrefixCache::clear() {

@@ -9,7 +9,9 @@
 //
 // What makes cached KV valid — the model file, KV type, RoPE settings, attention — is fixed for
 // the life of one KV cache; its owner drops the PrefixCache with the cache. Prefixes are only
-// meaningful for sequences whose slot i holds conversation token i (no eviction policy).
+// meaningful for sequences whose slot i holds conversation token i (no eviction policy). Over a
+// cache keeping only the window of sliding-window layers, a match is restored only where its
+// entry still holds the window rows that prefix ends with (a shorter match is a miss).
 #pragma once
 
 #include <cstdint>
@@ -52,7 +54,8 @@ class PrefixCache {
     // cached.
     void ensure_free_blocks(int64_t blocks);
     // Frees room for sequence seq to grow to the full context: ensure_free_blocks of the blocks
-    // it may still need (plus one for a copy-on-write of a shared partial block).
+    // it may still need (plus one for a copy-on-write of a shared partial block), and in a
+    // window-only cache the window pool's blocks it may need (PagedKvCache::window_shortfall).
     void reserve_for(int64_t seq);
     void clear();
 
@@ -107,6 +110,8 @@ class PrefixCache {
     };
     Walk walk(std::span<const int32_t> tokens, std::vector<int64_t>* prefixes = nullptr) const;
     int64_t any_slot(const Node* n) const;
+    // An entry at or under n whose first `tokens` slots can be restored; -1 when none can.
+    int64_t restorable_slot(const Node* n, int64_t tokens) const;
     void insert(int64_t slot);
     void erase(int64_t slot);  // from the tree and the KV
     void evict_lru();

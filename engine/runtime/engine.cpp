@@ -63,7 +63,7 @@ class CaptureFreeDrafter final : public spec::Drafter {
 // may keep only their window (KvShape::window_only).
 std::string swa_full_reason(const ModelSettings& ms, const KvPolicyConfig& policy) {
     if (ms.swa_full) return "--swa-full";
-    if (ms.prefix_cache_slots > 0) return "the prefix cache reuses old rows";
+    if (!ms.prefix_cache_file.empty()) return "the prefix cache file stores every row";
     if (policy.kind != KvPolicyKind::Full) return "the KV policy compacts the cache";
     if (ms.backend != BackendKind::Cpu)
         return "the CUDA backend reads one block table per sequence";
@@ -259,20 +259,15 @@ void Engine::rt_load(const LoadModel& c) {
                 engine_ns()});
             s.kv_policy = KvPolicyConfig{};
         }
-        rt_make_kv(ms);
         if (!ms.prefix_cache_file.empty() && ms.prefix_cache_slots <= 0)
             throw Error("a prefix cache file needs prefix cache slots (there are none)");
-        if (auto* paged = dynamic_cast<PagedKvCache*>(s.kv.get());
-            paged != nullptr && ms.prefix_cache_slots > 0) {
-            s.prefix_cache = std::make_unique<PrefixCache>(*paged, 1, ms.prefix_cache_slots);
-            s.seq->set_prefix_cache(s.prefix_cache.get());
-            if (!ms.prefix_cache_file.empty()) {
-                s.cache_file = std::make_unique<PrefixCachePersistence>(
-                    ms.prefix_cache_file,
-                    prefix_cache_key(*s.model, c.path, ms.kv_type, s.backend->name()),
-                    std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
-                restored = s.cache_file->restore(*s.prefix_cache, 0);
-            }
+        rt_make_kv(ms);
+        if (s.prefix_cache && !ms.prefix_cache_file.empty()) {
+            s.cache_file = std::make_unique<PrefixCachePersistence>(
+                ms.prefix_cache_file,
+                prefix_cache_key(*s.model, c.path, ms.kv_type, s.backend->name()),
+                std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
+            restored = s.cache_file->restore(*s.prefix_cache, 0);
         }
         s.sampler = std::make_unique<Sampler>(s.sampling, int32_t(s.model->n_vocab()));
     } catch (...) {
@@ -328,7 +323,15 @@ void Engine::rt_make_kv(const ModelSettings& ms) {
     std::unique_ptr<KvCache> kv = s.model->create_kv(ks);
     auto seq = std::make_unique<Sequence>(*s.model, *kv, 0);
     seq->set_kv_policy(s.kv_policy);
-    s.seq = std::move(seq);  // the old sequence goes before the cache it refers to
+    std::unique_ptr<PrefixCache> prefix;
+    if (auto* paged = dynamic_cast<PagedKvCache*>(kv.get());
+        paged != nullptr && ms.prefix_cache_slots > 0) {
+        prefix = std::make_unique<PrefixCache>(*paged, 1, ms.prefix_cache_slots);
+        seq->set_prefix_cache(prefix.get());
+    }
+    // The old sequence and prefix cache go before the cache they refer to.
+    s.seq = std::move(seq);
+    s.prefix_cache = std::move(prefix);
     s.kv = std::move(kv);
 }
 
@@ -435,7 +438,7 @@ void Engine::rt_settings(const ChangeSettings& c) {
             const bool want = s.model->has_window_layers() &&
                               swa_full_reason(s.model_settings, s.kv_policy).empty();
             try {
-                if (now != want && s.prefix_cache == nullptr)
+                if (now != want && s.cache_file == nullptr)  // (a file keeps every row anyway)
                     rt_make_kv(s.model_settings);
                 else
                     s.seq->set_kv_policy(*c.kv_policy);

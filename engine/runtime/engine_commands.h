@@ -39,8 +39,8 @@ struct ModelSettings {
     std::filesystem::path prefix_cache_file;
     int64_t prefix_cache_save_interval_ms = 30000;
     // Sliding-window layers store every token (as llama.cpp's --swa-full) instead of only their
-    // window. They do anyway where something needs the old rows: the prefix cache, an evicting
-    // KV policy, the CUDA backend.
+    // window. They do anyway where something needs the old rows: a prefix cache file, an
+    // evicting KV policy, the CUDA backend.
     bool swa_full = false;
 };
 

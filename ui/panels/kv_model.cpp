@@ -70,10 +70,29 @@ bool KvState::consume(const Event& event) {
     }
     if (std::holds_alternative<ModelUnloaded>(event) ||
         std::holds_alternative<ModelLoaded>(event)) {
-        reset();
+        *this = KvState();
+        if (const auto* m = std::get_if<ModelLoaded>(&event))
+            model_kv_ = {m->kv_window, m->kv_bytes, m->kv_bytes_if_full, m->kv_window_note};
         return true;
     }
     return false;
+}
+
+QString KvState::window_storage() const {
+    const ModelKv& m = model_kv_;
+    // Counters of another model's cache (a stored run of it shown) say nothing about this one.
+    const int64_t now = last_memory() ? last_memory()->kv_bytes : m.kv_bytes;
+    if (now != m.kv_bytes && now != m.kv_bytes_if_full) return QString();
+    if (m.window > 0) {
+        if (now < m.kv_bytes_if_full)
+            return QStringLiteral(
+                       "window layers keep their last %1 keys: %2 allocated, %3 storing "
+                       "every token")
+                .arg(m.window)
+                .arg(format_bytes(now), format_bytes(m.kv_bytes_if_full));
+        return QStringLiteral("window layers store every token: the KV policy compacts the cache");
+    }
+    return QString::fromStdString(m.window_note);
 }
 
 std::array<int, kKvStates> KvState::state_counts() const {

@@ -32,7 +32,12 @@ struct MemorySample {
 class KvState {
   public:
     bool consume(const Event& event);
-    void reset() { *this = KvState(); }
+    // Forgets the run (the panels start afresh with each); the loaded model's KV facts stay.
+    void reset() {
+        const ModelKv m = model_kv_;
+        *this = KvState();
+        model_kv_ = m;
+    }
 
     std::shared_ptr<const KvSnapshot> snapshot() const { return snapshot_; }
     int snapshots_seen() const { return snapshots_seen_; }
@@ -57,6 +62,10 @@ class KvState {
     // bytes per token (0 before any snapshot).
     int64_t evicted_positions() const { return slots_.latest().evicted_count(); }
     int64_t bytes_saved() const;
+    // How the sliding-window layers store their rows, from the engine's ModelLoaded and the
+    // latest MemoryCounters (the allocation changes when an evicting policy rebuilds the cache
+    // to keep every row): "" for a model without such layers.
+    QString window_storage() const;
 
   private:
     std::shared_ptr<const KvSnapshot> snapshot_;
@@ -65,6 +74,10 @@ class KvState {
     std::vector<MemorySample> memory_;
     KvSlotHistory slots_;
     int64_t prompt_tokens_ = 0, generated_ = 0;
+    struct ModelKv {  // the loaded model's (ModelLoaded)
+        int64_t window = 0, kv_bytes = 0, kv_bytes_if_full = 0;
+        std::string window_note;
+    } model_kv_;
 };
 
 class KvBlockTableModel : public QAbstractTableModel {

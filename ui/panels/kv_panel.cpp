@@ -181,6 +181,10 @@ QString KvPanel::budget_text() const {
     return budget_->format();
 }
 
+QString KvPanel::summary() const {
+    return summary_->text();
+}
+
 QString KvPanel::eviction_text() const {
     return evictions_->isHidden() ? QString() : evictions_->text();
 }
@@ -234,6 +238,9 @@ void KvPanel::refresh() {
     } else {
         summary_->setText(QString());
     }
+    if (const QString w = state_.window_storage(); !w.isEmpty())
+        summary_->setText(
+            summary_->text().isEmpty() ? w : summary_->text() + QStringLiteral(" · ") + w);
     if (state_.dropped() > 0)
         summary_->setText(
             summary_->text() +

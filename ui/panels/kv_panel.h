@@ -54,6 +54,7 @@ class KvPanel : public EventPanel {
     LineChart* chart() const { return chart_; }
     QString notice() const;       // "" when the pool is shown
     QString budget_text() const;  // the bytes-used bar's text
+    QString summary() const;      // the line under it: blocks, bytes per token, window storage
     KvEvictionStrip* eviction_strip() const { return strip_; }
     QString eviction_text() const;  // "" when the run evicted nothing
 

@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "decode/sequence.h"
 #include "kv/paged_kv.h"
+#include "kv/prefix_cache.h"
 #include "model/model.h"
 #include "test_models.h"
 #include "test_paths.h"
@@ -77,6 +78,60 @@ void expect_window_only_matches_full(Model& m, int64_t ctx, int64_t n_prompt, in
     ASSERT_TRUE(same(a.decode(1), b.decode(1)));
 }
 
+// The prefix cache over a window-only cache: a conversation left and resumed whole is restored
+// from its entry; one resumed behind its window is a miss (computed from the start). Logits
+// equal a full-storage twin's through both, which reuses more.
+void expect_prefix_cache_matches_full(Model& m) {
+    struct Side {
+        std::unique_ptr<KvCache> kv;
+        std::unique_ptr<PrefixCache> cache;
+        std::unique_ptr<Sequence> seq;
+    };
+    const auto make = [&](bool window_only) {
+        KvShape s;
+        s.n_ctx = 512;
+        s.n_seq = 3;
+        s.pool_tokens = 1024;
+        s.step_tokens = m.max_batch();
+        s.window_only = window_only;
+        Side side;
+        side.kv = m.create_kv(s);
+        auto* paged = dynamic_cast<PagedKvCache*>(side.kv.get());
+        EXPECT_EQ(paged->window_only(), window_only);
+        side.cache = std::make_unique<PrefixCache>(*paged, 1, 2);
+        side.seq = std::make_unique<Sequence>(m, *side.kv, 0);
+        side.seq->set_prefix_cache(side.cache.get());
+        return side;
+    };
+    Side full = make(false), win = make(true);
+    std::vector<int32_t> a, b;
+    for (int32_t i = 0; i < 150; ++i) a.push_back(3 + (i * 37) % 250);
+    for (int32_t i = 0; i < 60; ++i) b.push_back(5 + (i * 11) % 240);
+    PrefillStats sf, sw;
+    const auto step = [&](std::span<const int32_t> prompt, const char* what) {
+        ASSERT_TRUE(same(full.seq->prefill(prompt, &sf), win.seq->prefill(prompt, &sw))) << what;
+        int32_t next = 1;
+        for (int i = 0; i < 40; ++i) {
+            const auto l = full.seq->decode(next);
+            ASSERT_TRUE(same(l, win.seq->decode(next))) << what << ", step " << i;
+            next = argmax(l);
+        }
+    };
+    step(a, "conversation a");
+    const std::vector<int32_t> a_held(full.seq->tokens().begin(), full.seq->tokens().end());
+    step(b, "conversation b");  // a goes into the cache
+    std::vector<int32_t> a_more = a_held;
+    for (int32_t i = 0; i < 8; ++i) a_more.push_back(9 + i);
+    step(a_more, "a resumed whole");
+    EXPECT_EQ(sw.reused_tokens, int64_t(a_held.size()));
+    EXPECT_TRUE(sw.from_prefix_cache);
+    std::vector<int32_t> a_early(a.begin(), a.begin() + 20);
+    for (int32_t i = 0; i < 8; ++i) a_early.push_back(200 + i);
+    step(a_early, "a resumed behind its window");
+    EXPECT_EQ(sf.reused_tokens, 20);
+    EXPECT_EQ(sw.reused_tokens, 0);
+}
+
 // Gemma 2's alternating window of 32 (tests/reference/fixtures/arch_gemma2.gguf).
 TEST(SequenceWindowKv, Gemma2FixtureMatchesFullStorage) {
     cpu::CpuBackend be(2);
@@ -85,6 +140,7 @@ TEST(SequenceWindowKv, Gemma2FixtureMatchesFullStorage) {
     o.max_logit_rows = 1;
     auto m = Model::load(std::filesystem::path(FLUORO_FIXTURES_DIR) / "arch_gemma2.gguf", be, o);
     expect_window_only_matches_full(*m, 512, 150, 60);
+    expect_prefix_cache_matches_full(*m);
 }
 
 // gpt-oss: window 32 on even layers, attention sinks (arch_gpt_oss.gguf, context 256).

@@ -202,6 +202,27 @@ TEST(PagedKvWindow, SharedPrefixKeepsTheWindowRows) {
     t.win.check_invariants();
 }
 
+// A pool shared by the sequences (the prefix cache's: pool_tokens) holds as many windows as it
+// holds contexts, and says how many blocks a sequence would lack to reach its most.
+TEST(PagedKvWindow, ASharedPoolHoldsAsManyWindowsAsContexts) {
+    KvShape s = window_shape(4, 96);
+    s.pool_tokens = 2 * 96;
+    PagedKvCache c(s);
+    ASSERT_TRUE(c.window_only());
+    EXPECT_EQ(c.occupancy().window_blocks.size(), 14u);  // 2 windows of 7 blocks, not 4
+    EXPECT_EQ(c.window_shortfall(0), 0);                  // 14 free >= 7 + 1
+    // Sequences 1..3 at 40 tokens each keep slots [28, 40): 3 blocks each, 5 left free.
+    for (int64_t q = 1; q <= 3; ++q)
+        for (int64_t p = 0; p < 40; p += 4) {
+            c.prepare(q, p, p + 4);
+            c.set_length(q, p + 4);
+        }
+    EXPECT_EQ(c.window_shortfall(0), 8 - 5);
+    c.set_length(2, 0);
+    EXPECT_EQ(c.window_shortfall(0), 0);
+    c.check_invariants();
+}
+
 TEST(PagedKvWindow, AWindowAsLongAsTheContextStoresEverything) {
     KvShape s = window_shape(1, 24);  // 6 blocks of context < 7 blocks of window storage
     PagedKvCache c(s);

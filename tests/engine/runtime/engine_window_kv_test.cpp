@@ -1,6 +1,6 @@
 // The engine's conversation cache keeps only the window of sliding-window layers where nothing
 // needs their old rows, and says so in ModelLoaded (bytes allocated against storing every token);
-// --swa-full, the prefix cache and an evicting KV policy keep every token, the reason named.
+// --swa-full, a prefix cache file and an evicting KV policy keep every token, the reason named.
 // Switching to an evicting policy mid-conversation rebuilds the cache (the eviction needs every
 // row) and the run goes on past the context; switching back returns to window-only storage.
 // On the gemma2 fixture (tests/reference/fixtures/arch_gemma2.gguf: window 32 on even layers).
@@ -11,6 +11,7 @@
 #include "engine/runtime/engine_test_events.h"
 #include "runtime/engine.h"
 #include "test_models.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -79,10 +80,21 @@ TEST(EngineWindowKv, FullStorageWhereAskedOrNeededWithTheReason) {
         Engine e;
         LoadModel l = gemma2();
         l.settings.prefix_cache_slots = 2;
+        l.settings.prefix_cache_file = test::unique_temp_path("window_kv_prefix.bin");
         e.submit_blocking(l);
         const ModelLoaded ml = loaded(e);
         EXPECT_EQ(ml.kv_window, 0);
-        EXPECT_NE(ml.kv_window_note.find("prefix cache"), std::string::npos) << ml.kv_window_note;
+        EXPECT_NE(ml.kv_window_note.find("prefix cache file"), std::string::npos)
+            << ml.kv_window_note;
+    }
+    {  // the prefix cache alone keeps the window (it restores only what the window still holds)
+        Engine e;
+        LoadModel l = gemma2();
+        l.settings.prefix_cache_slots = 2;
+        e.submit_blocking(l);
+        EXPECT_EQ(loaded(e).kv_window, 32);
+        EXPECT_EQ(ask(e, 100).fin.stop, "max_tokens");
+        EXPECT_EQ(ask(e, 100).fin.stop, "max_tokens");
     }
 }
 

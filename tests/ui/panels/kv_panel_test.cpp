@@ -19,6 +19,7 @@ class KvPanelTest : public QObject {
     void block_ranges_compress();
     void reset_forgets_everything();
     void counts_dropped_snapshots();
+    void says_how_window_layers_store_their_rows();
 };
 
 void KvPanelTest::says_no_snapshot_yet() {
@@ -122,6 +123,41 @@ void KvPanelTest::counts_dropped_snapshots() {
     panel.consume(test::synthetic_run(1));
     panel.consume({d});
     QCOMPARE(panel.state().dropped(), int64_t(5));
+}
+
+// From ModelLoaded (the window, the bytes allocated and storing every token) and the latest
+// MemoryCounters: an evicting policy rebuilds the cache with every row, the allocation says so.
+void KvPanelTest::says_how_window_layers_store_their_rows() {
+    KvPanel panel;
+    ModelLoaded ml;
+    ml.kv_window = 512;
+    ml.kv_bytes = 28 << 20;
+    ml.kv_bytes_if_full = 72 << 20;
+    panel.consume({ml});
+    QCOMPARE(panel.state().window_storage(),
+             QStringLiteral("window layers keep their last 512 keys: 28.0 MiB allocated, 72.0 MiB "
+                            "storing every token"));
+    QVERIFY2(panel.summary().contains(QStringLiteral("keep their last 512 keys")),
+             qPrintable(panel.summary()));
+    // A new run resets the panel, not what the model's cache is.
+    panel.reset();
+    QVERIFY(panel.state().window_storage().contains(QStringLiteral("512 keys")));
+    MemoryCounters m;
+    m.kv_bytes = 72 << 20;
+    panel.consume({m});
+    QVERIFY2(panel.summary().contains(QStringLiteral("store every token")),
+             qPrintable(panel.summary()));
+    m.kv_bytes = 5 << 20;  // a stored run of another model: nothing said
+    panel.consume({m});
+    QVERIFY(panel.state().window_storage().isEmpty());
+    // Stored every token from the load: the engine's reason.
+    ModelLoaded full;
+    full.kv_window_note = "the sliding-window layers store every token: --swa-full";
+    panel.consume({full});
+    QCOMPARE(panel.state().window_storage(), QString::fromStdString(full.kv_window_note));
+    // A model without window layers: nothing to say.
+    panel.consume({ModelLoaded{}});
+    QVERIFY(panel.state().window_storage().isEmpty());
 }
 
 QTEST_MAIN(KvPanelTest)
