@@ -565,13 +565,23 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     p.prefix = [&s, run](int64_t prompt_tokens, int64_t t_ns) {
         return s.prefix_event(run, prompt_tokens, t_ns);
     };
-    p.memory = [&s, run](int64_t t_ns) {
+    int64_t kv_window = 0, kv_if_full = int64_t(s.kv->bytes_allocated());
+    if (const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get());
+        paged != nullptr && paged->window_only()) {
+        KvShape full = paged->shape();
+        kv_window = full.max_window();
+        full.window_only = false;
+        kv_if_full = int64_t(paged_kv_bytes(full));
+    }
+    p.memory = [&s, run, kv_window, kv_if_full](int64_t t_ns) {
         return MemoryCounters{run,
                               s.profiling->weights_bytes(),
                               int64_t(s.kv->bytes_allocated()),
                               int64_t(s.kv->bytes_used(0)),
                               s.profiling->scratch_bytes(),
-                              t_ns};
+                              t_ns,
+                              kv_window,
+                              kv_if_full};
     };
     p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
         return rt_kv_snapshot(run, step, t_ns);

@@ -270,6 +270,10 @@ struct MemoryCounters {
     uint64_t run = 0;
     int64_t weights_bytes = 0, kv_bytes = 0, kv_used_bytes = 0, scratch_bytes = 0;
     int64_t t_ns = 0;
+    // The cache's sliding-window layers keeping only their last kv_window keys (0: they store
+    // every token, or there are none), and what storing every token would allocate. Live only:
+    // not stored with the run.
+    int64_t kv_window = 0, kv_bytes_if_full = 0;
 };
 
 // The end of a run. stop: "eog", "max_tokens", "context_full", "cancelled" or "error" (then

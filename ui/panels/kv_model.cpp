@@ -79,19 +79,26 @@ bool KvState::consume(const Event& event) {
 }
 
 QString KvState::window_storage() const {
+    // The run's counters say how its cache stores the window layers; why they store every token
+    // comes with the model's load (when this panel saw it).
+    const auto keep = [](int64_t window, int64_t now, int64_t full) {
+        return QStringLiteral(
+                   "window layers keep their last %1 keys: %2 allocated, %3 storing "
+                   "every token")
+            .arg(window)
+            .arg(format_bytes(now), format_bytes(full));
+    };
     const ModelKv& m = model_kv_;
-    // Counters of another model's cache (a stored run of it shown) say nothing about this one.
-    const int64_t now = last_memory() ? last_memory()->kv_bytes : m.kv_bytes;
-    if (now != m.kv_bytes && now != m.kv_bytes_if_full) return QString();
-    if (m.window > 0) {
-        if (now < m.kv_bytes_if_full)
+    if (const MemoryCounters* c = last_memory()) {
+        if (c->kv_window > 0) return keep(c->kv_window, c->kv_bytes, c->kv_bytes_if_full);
+        if (c->kv_bytes != m.kv_bytes_if_full) return QString();  // another model's run
+        if (m.window > 0)
             return QStringLiteral(
-                       "window layers keep their last %1 keys: %2 allocated, %3 storing "
-                       "every token")
-                .arg(m.window)
-                .arg(format_bytes(now), format_bytes(m.kv_bytes_if_full));
-        return QStringLiteral("window layers store every token: the KV policy compacts the cache");
+                "window layers store every token: the KV policy compacts the "
+                "cache");
+        return QString::fromStdString(m.window_note);
     }
+    if (m.window > 0) return keep(m.window, m.kv_bytes, m.kv_bytes_if_full);
     return QString::fromStdString(m.window_note);
 }
 

@@ -150,6 +150,14 @@ void KvPanelTest::says_how_window_layers_store_their_rows() {
     m.kv_bytes = 5 << 20;  // a stored run of another model: nothing said
     panel.consume({m});
     QVERIFY(panel.state().window_storage().isEmpty());
+    // A run's own counters say it when the panel never saw the load (it was hidden then).
+    panel.consume({ModelLoaded{}});
+    m.kv_window = 32;
+    m.kv_bytes_if_full = 9 << 20;
+    panel.consume({m});
+    QCOMPARE(panel.state().window_storage(),
+             QStringLiteral("window layers keep their last 32 keys: 5.0 MiB allocated, 9.0 MiB "
+                            "storing every token"));
     // Stored every token from the load: the engine's reason.
     ModelLoaded full;
     full.kv_window_note = "the sliding-window layers store every token: --swa-full";
