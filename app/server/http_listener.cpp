@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <deque>
 #include <future>
 #include <list>
@@ -712,6 +713,14 @@ void HttpListener::join() {
     if (!impl_->thread.joinable()) return;
     impl_->joined.store(true);
     impl_->work.reset();
+    // After close_all() every socket and timer is closed, so the handlers still queued (a write
+    // in flight finishing with an error, which hands its exchange back) run at once and the
+    // event thread ends by itself. Stopping it first would drop them with a connection whose
+    // write queue still holds that exchange, which holds the connection: a leak. Stopped
+    // anyway after a second, so a handler that never finishes cannot hang the shutdown.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!impl_->ioc.stopped() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     impl_->ioc.stop();
     impl_->thread.join();
 }

@@ -13,21 +13,8 @@ namespace fluoro {
 namespace {
 
 using test::all_of;
+using test::next_answer;
 using test::next_run;
-
-// The next event of type std::shared_ptr<const T> (a lens or an overview answer).
-template <class T>
-std::shared_ptr<const T> next_answer(Engine& e) {
-    using namespace std::chrono_literals;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
-    while (std::chrono::steady_clock::now() < deadline) {
-        auto ev = e.events().pop(100ms);
-        if (!ev) continue;
-        if (auto* a = std::get_if<std::shared_ptr<const T>>(&*ev)) return *a;
-    }
-    ADD_FAILURE() << "no answer within the hang guard";
-    return nullptr;
-}
 
 // `path` loaded on 2 threads with a 512-token context, greedy, replies of `max_tokens`.
 void load_greedy(Engine& e, const std::filesystem::path& path, int64_t max_tokens) {

@@ -17,6 +17,7 @@ namespace fluoro {
 namespace {
 
 using test::all_of;
+using test::next_answer;
 using test::next_run;
 
 LoadModel gemma2(int64_t ctx = 512, int64_t batch = 64) {
@@ -125,19 +126,6 @@ TEST(EngineWindowKv, AnEvictingPolicyRebuildsTheCacheAndRunsPastTheContext) {
 // The logit lens and the attention overview re-run a position of the conversation: behind the
 // window of a window-only cache they run on a temporary full one, and answer exactly what an
 // engine storing every token answers.
-template <class T>
-std::shared_ptr<const T> next_answer(Engine& e) {
-    using namespace std::chrono_literals;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;  // hang guard, not a bound
-    while (std::chrono::steady_clock::now() < deadline) {
-        auto ev = e.events().pop(100ms);
-        if (!ev) continue;
-        if (auto* a = std::get_if<std::shared_ptr<const T>>(&*ev)) return *a;
-    }
-    ADD_FAILURE() << "no answer within the hang guard";
-    return nullptr;
-}
-
 TEST(EngineWindowKv, LensAndOverviewBehindTheWindowEqualFullStorage) {
     std::vector<std::shared_ptr<const LogitLensEvent>> lens;
     std::vector<std::shared_ptr<const AttentionOverview>> overview;
