@@ -168,6 +168,15 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     sync_prefix();
     m->addRow(tr("Prefix cache"), prefix_slots_);
     m->addRow(QString(), keep_prefix_cache_);
+    swa_full_ = new QCheckBox(tr("store all tokens"), model);
+    swa_full_->setObjectName("swa_full");
+    swa_full_->setChecked(st.value("model/swa_full", false).toBool());
+    swa_full_->setToolTip(
+        tr("Sliding-window layers (Gemma 2/3, gpt-oss) keep only their window in the KV cache by "
+           "default; checked, they store every token as llama.cpp's --swa-full (more memory, the "
+           "same answers). A prefix cache kept across restarts or an evicting KV policy needs "
+           "every row anyway."));
+    m->addRow(tr("Window KV"), swa_full_);
     auto* reload = new QPushButton(tr("Reload model"), model);
     reload->setObjectName("reload_model");
     m->addRow(reload);
@@ -229,6 +238,7 @@ ModelSettings SettingsPanel::model_settings() const {
     s.kv_type = combo_setting(kv_type_, ModelSettings{}.kv_type);
     s.attention = combo_setting(attention_, kDefaultAttentionImpl);
     s.prefix_cache_slots = prefix_slots_->value();
+    s.swa_full = swa_full_->isChecked();
     return s;
 }
 
@@ -256,6 +266,7 @@ void SettingsPanel::save() const {
                 setting_name(attention_, kDefaultAttentionImpl, attention_impl_name));
     st.setValue("model/prefix_cache_slots", prefix_slots_->value());
     st.setValue("model/keep_prefix_cache", keep_prefix_cache_->isChecked());
+    st.setValue("model/swa_full", swa_full_->isChecked());
     st.setValue("spec/mode", setting_name(spec_mode_, SpecMode::Off, spec_mode_name));
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());

@@ -47,6 +47,7 @@ class SettingsPanel : public QWidget {
     QSpinBox *max_draft_, *exit_layer_, *prefix_slots_;
     QDoubleSpinBox* draft_p_min_;
     QCheckBox* keep_prefix_cache_;
+    QCheckBox* swa_full_;  // ModelSettings::swa_full
     QPlainTextEdit* system_prompt_;
     QComboBox* kv_policy_ = nullptr;
     QSpinBox *kv_budget_ = nullptr, *kv_sinks_ = nullptr, *kv_recent_ = nullptr;

@@ -1,5 +1,6 @@
 // The settings panel's prefix cache controls: conversations kept (0: off) and "keep across
-// restarts", sent with the model settings when the model reloads and remembered.
+// restarts", and the window layers' storage, sent with the model settings when the model reloads
+// and remembered.
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QPushButton>
@@ -23,6 +24,7 @@ class SettingsPrefixCacheTest : public QObject {
         QSettings().clear();
     }
     void slots_and_persistence_reach_the_model_settings();
+    void swa_full_reaches_the_model_settings();
 };
 
 void SettingsPrefixCacheTest::slots_and_persistence_reach_the_model_settings() {
@@ -55,6 +57,20 @@ void SettingsPrefixCacheTest::slots_and_persistence_reach_the_model_settings() {
     SettingsPanel again;  // remembered
     QCOMPARE(again.model_settings().prefix_cache_slots, int64_t(4));
     QVERIFY(again.keep_prefix_cache());
+}
+
+// "Window KV: store all tokens": off by default (window-only storage), sent and remembered.
+void SettingsPrefixCacheTest::swa_full_reaches_the_model_settings() {
+    SettingsPanel panel;
+    auto* swa = panel.findChild<QCheckBox*>("swa_full");
+    QVERIFY(swa);
+    QVERIFY(!swa->isChecked());
+    QVERIFY(!panel.model_settings().swa_full);
+    swa->setChecked(true);
+    QVERIFY(panel.model_settings().swa_full);
+    panel.findChild<QPushButton*>("reload_model")->click();  // saves
+    SettingsPanel again;
+    QVERIFY(again.model_settings().swa_full);
 }
 
 QTEST_MAIN(SettingsPrefixCacheTest)
