@@ -178,6 +178,13 @@ int64_t PagedKvCache::window_shortfall(int64_t seq) const {
     return std::max<int64_t>(0, need - g.pool.free_blocks());
 }
 
+size_t PagedKvCache::bytes_if_full() const {
+    if (!window_only()) return bytes_;
+    KvShape full = shape_;
+    full.window_only = false;
+    return paged_kv_bytes(full);
+}
+
 int64_t PagedKvCache::min_cut_length(int64_t seq) const {
     check_seq(seq);
     if (!window_only()) return 0;
@@ -453,7 +460,7 @@ KvOccupancy PagedKvCache::occupancy() const {
         o.window = groups_[1].window;
         o.window_bytes_per_slot = shape_.window_bytes_per_slot();
         o.bytes_per_token = shape_.full_bytes_per_token();
-        o.bytes_if_full = size_t(groups_[0].pool.size()) * size_t(bt_) * shape_.bytes_per_token();
+        o.bytes_if_full = bytes_if_full();
     }
     return o;
 }

@@ -72,6 +72,9 @@ class PagedKvCache final : public KvCache {
     // one step, and a copy-on-write); 0 when it has them or the cache is not window-only. With a
     // pool shared by the sequences (pool_tokens), the prefix cache evicts entries until it is 0.
     int64_t window_shortfall(int64_t seq) const;
+    // What the cache would allocate storing every token of every layer (bytes_allocated()
+    // unless window_only()).
+    size_t bytes_if_full() const;
     // One layer's storage: pool row r (= block * block_tokens + offset) starts at
     // k + r * k_row_bytes (v likewise), in the memory's address space (device for CUDA).
     struct LayerStorage {

@@ -294,9 +294,7 @@ void Engine::rt_load(const LoadModel& c) {
     ev.kv_bytes = int64_t(s.kv->bytes_allocated());
     ev.kv_bytes_if_full = ev.kv_bytes;
     if (const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get())) {
-        KvShape full = paged->shape();
-        full.window_only = false;
-        ev.kv_bytes_if_full = int64_t(paged_kv_bytes(full));
+        ev.kv_bytes_if_full = int64_t(paged->bytes_if_full());
         ev.kv_window = paged->window_only() ? paged->shape().max_window() : 0;
     }
     if (ev.kv_window == 0 && s.model->has_window_layers())
@@ -568,10 +566,8 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     int64_t kv_window = 0, kv_if_full = int64_t(s.kv->bytes_allocated());
     if (const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get());
         paged != nullptr && paged->window_only()) {
-        KvShape full = paged->shape();
-        kv_window = full.max_window();
-        full.window_only = false;
-        kv_if_full = int64_t(paged_kv_bytes(full));
+        kv_window = paged->shape().max_window();
+        kv_if_full = int64_t(paged->bytes_if_full());
     }
     p.memory = [&s, run, kv_window, kv_if_full](int64_t t_ns) {
         return MemoryCounters{run,
