@@ -40,15 +40,13 @@ json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
             }
         if (!layers.empty()) {
             j["sliding_window"] = {{"keys", window}, {"layers", layers}};
-            // The KV cache at the default context (4096 or the trained one, F16, default batch
-            // and slack) storing every token, and with the window layers keeping their window
-            // as `fluoro run`, `serve` (without --prefix-cache) and the window do by default.
-            KvShape full = arch->kv_shape();
+            // One conversation's KV cache at the default context (4096 or the trained one,
+            // F16, default batch and slack) storing every token, and with the window layers
+            // keeping their window as `fluoro run` does by default (the window and `serve` add
+            // a prefix cache's sequences to it).
+            KvShape full = arch->kv_shape_with_windows();
             full.n_ctx = std::min<int64_t>(4096, int64_t(hp.n_ctx_train));
             full.type = KvType::F16;
-            full.layer_window.assign(size_t(hp.n_layer), 0);
-            for (int64_t il = 0; il < int64_t(hp.n_layer); ++il)
-                full.layer_window[size_t(il)] = arch->layer_window(il);
             KvShape win = full;
             win.window_only = true;
             j["kv_at_context"] = {{"tokens", full.n_ctx},

@@ -86,12 +86,8 @@ struct KvOccupancy {
     size_t bytes_allocated = 0;
     std::vector<Block> blocks;
     // A cache keeping only the window of sliding-window layers (KvShape::window_only): their
-    // pool's blocks (tokens: slots of the block still stored), the window, the bytes per stored
-    // slot, and what storing every token of those layers would take at the context size.
+    // pool's blocks (tokens: slots of the block still stored).
     std::vector<Block> window_blocks;
-    int64_t window = 0;
-    size_t window_bytes_per_slot = 0;
-    size_t bytes_if_full = 0;
 };
 
 class KvCache {

@@ -457,10 +457,7 @@ KvOccupancy PagedKvCache::occupancy() const {
     fill(groups_[0], o.blocks);
     if (window_only()) {
         fill(groups_[1], o.window_blocks);
-        o.window = groups_[1].window;
-        o.window_bytes_per_slot = shape_.window_bytes_per_slot();
         o.bytes_per_token = shape_.full_bytes_per_token();
-        o.bytes_if_full = bytes_if_full();
     }
     return o;
 }

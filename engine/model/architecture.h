@@ -41,6 +41,13 @@ class Architecture {
     // The keys layer il's queries see: the last `window` positions (their own included), or 0
     // for every earlier one (no sliding window, or a global layer).
     virtual int64_t layer_window(int64_t) const { return 0; }
+    // kv_shape() with each layer's window (KvShape::layer_window) filled in.
+    KvShape kv_shape_with_windows() const {
+        KvShape s = kv_shape();
+        s.layer_window.assign(size_t(s.n_layer), 0);
+        for (int64_t il = 0; il < s.n_layer; ++il) s.layer_window[size_t(il)] = layer_window(il);
+        return s;
+    }
 };
 
 // The RoPE of a decoder's layers from its hyperparameters: rope.freq_base, linear or YaRN

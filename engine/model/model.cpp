@@ -58,18 +58,17 @@ std::unique_ptr<KvCache> Model::create_kv(int64_t n_ctx, int64_t n_seq, KvType t
 }
 
 std::unique_ptr<KvCache> Model::create_kv(KvShape shape) const {
-    const KvShape m = arch_->kv_shape();
+    const KvShape m = arch_->kv_shape_with_windows();
     shape.n_layer = m.n_layer;
     shape.n_head_kv = m.n_head_kv;
     shape.head_dim_k = m.head_dim_k;
     shape.head_dim_v = m.head_dim_v;
-    shape.layer_window.assign(size_t(m.n_layer), 0);
-    for (int64_t il = 0; il < m.n_layer; ++il) shape.layer_window[size_t(il)] = layer_window(il);
+    shape.layer_window = m.layer_window;
     return backend_.create_kv(shape);
 }
 
 bool Model::has_window_layers() const {
-    for (int64_t il = 0; il < arch_->kv_shape().n_layer; ++il)
+    for (int64_t il = 0; il < int64_t(hparams().n_layer); ++il)
         if (layer_window(il) > 0) return true;
     return false;
 }

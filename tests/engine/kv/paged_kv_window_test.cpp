@@ -110,11 +110,11 @@ TEST(PagedKvWindow, TakesLessMemoryAndSaysHowMuch) {
     EXPECT_EQ(win.bytes_allocated(), size_t(2 * 24 * 4 * 512 + 2 * 7 * 4 * 256));
     EXPECT_EQ(full.bytes_allocated(), size_t(2 * 24 * 4 * 768));
     const KvOccupancy o = win.occupancy();
-    EXPECT_EQ(o.window, 8);
+    EXPECT_EQ(win.shape().max_window(), 8);
     EXPECT_EQ(o.window_blocks.size(), 14u);
     EXPECT_EQ(o.bytes_per_token, 512u);
-    EXPECT_EQ(o.window_bytes_per_slot, 256u);
-    EXPECT_EQ(o.bytes_if_full, full.bytes_allocated());
+    EXPECT_EQ(win.shape().window_bytes_per_slot(), 256u);
+    EXPECT_EQ(win.bytes_if_full(), full.bytes_allocated());
 }
 
 TEST(PagedKvWindow, StepsKeepTheWindowRowsAndReleaseTheRest) {
@@ -210,7 +210,7 @@ TEST(PagedKvWindow, ASharedPoolHoldsAsManyWindowsAsContexts) {
     PagedKvCache c(s);
     ASSERT_TRUE(c.window_only());
     EXPECT_EQ(c.occupancy().window_blocks.size(), 14u);  // 2 windows of 7 blocks, not 4
-    EXPECT_EQ(c.window_shortfall(0), 0);                  // 14 free >= 7 + 1
+    EXPECT_EQ(c.window_shortfall(0), 0);                 // 14 free >= 7 + 1
     // Sequences 1..3 at 40 tokens each keep slots [28, 40): 3 blocks each, 5 left free.
     for (int64_t q = 1; q <= 3; ++q)
         for (int64_t p = 0; p < 40; p += 4) {
