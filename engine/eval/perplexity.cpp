@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "eval/window_logits.h"
 #include "model/model.h"
 
 namespace fluoro {
@@ -36,38 +37,17 @@ PerplexityResult perplexity(Model& model, KvCache& kv, std::span<const int32_t> 
                     " tokens, fewer than one chunk of " + std::to_string(n_ctx));
     const auto start = std::chrono::steady_clock::now();
     const auto& vocab = model.tokenizer().vocab();
-    const int64_t first = n_ctx / 2, n_vocab = model.n_vocab();
-    const int64_t step = std::min(model.max_batch(), model.max_logit_rows());
-    std::vector<int32_t> window(static_cast<size_t>(n_ctx)), pos(static_cast<size_t>(step)),
-        seq(static_cast<size_t>(step), 0), rows;
+    const int64_t first = n_ctx / 2;
+    std::vector<int32_t> window(static_cast<size_t>(n_ctx));
     PerplexityResult r;
     double total = 0.0;
     for (int64_t c = 0; c < n_chunks; ++c) {
         std::copy_n(tokens.begin() + c * n_ctx, n_ctx, window.begin());
         if (vocab.add_bos()) window[0] = vocab.bos();
-        kv.set_length(0, 0);
-        for (int64_t b = 0; b < n_ctx; b += step) {
-            const int64_t n = std::min(step, n_ctx - b);
-            rows.clear();
-            for (int64_t i = 0; i < n; ++i) {
-                pos[size_t(i)] = int32_t(b + i);
-                if (b + i >= first && b + i < n_ctx - 1) rows.push_back(int32_t(i));
-            }
-            if (rows.empty())
-                rows.push_back(int32_t(n - 1));  // logits unused; keeps the step valid
-            const Batch batch{std::span<const int32_t>(window).subspan(size_t(b), size_t(n)),
-                              std::span<const int32_t>(pos.data(), size_t(n)),
-                              std::span<const int32_t>(seq.data(), size_t(n)), rows};
-            const std::span<const float> logits = model.forward(batch, kv);
-            kv.set_length(0, b + n);
-            for (size_t k = 0; k < rows.size(); ++k) {
-                const int64_t p = b + rows[k];
-                if (p < first || p >= n_ctx - 1) continue;
-                total += nll(logits.subspan(k * size_t(n_vocab), size_t(n_vocab)),
-                             window[size_t(p + 1)]);
-                ++r.scored_tokens;
-            }
-        }
+        window_logits(model, kv, window, first, [&](int64_t p, std::span<const float> logits) {
+            total += nll(logits, window[size_t(p + 1)]);
+            ++r.scored_tokens;
+        });
         ++r.chunks;
         r.running_ppl.push_back(std::exp(total / double(r.scored_tokens)));
         if (progress) progress(c, r.running_ppl.back());

@@ -185,8 +185,19 @@ def decoder_dims(m: GgufModel) -> tuple[int, int, int, int, int, float, float]:
             float(m.hp("attention.layer_norm_rms_epsilon")))
 
 
+def lm_head(m: GgufModel, h: np.ndarray) -> np.ndarray:
+    """Logits from the final norm's output: output.weight (token_embd when tied), divided by
+    granite's logit_scale, soft-capped where the file says so (Gemma 2: 30 by default)."""
+    w = m.weight("output.weight") if m.has("output.weight") else m.weight("token_embd.weight")
+    logits = (h @ w.T) / float(m.hp("logit_scale", 1.0))
+    cap = m.hp("final_logit_softcapping", 30.0 if m.arch == "gemma2" else None)
+    if cap:
+        logits = cap * np.tanh(logits / cap)
+    return logits
+
+
 def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
-                  routes: dict | None = None) -> np.ndarray:
+                  routes: dict | None = None, hidden_only: bool = False) -> np.ndarray:
     n_head, n_head_kv, n_embd, head_dim, n_rot, base, eps = decoder_dims(m)
     pos = np.arange(len(tokens))
     angles = rope_angles(m, n_rot, base)
@@ -242,11 +253,13 @@ def forward_llama(m: GgufModel, tokens: list[int], last_only: bool,
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
-    head = m.weight("output.weight") if m.has("output.weight") else embd
-    return (h @ head.T) / float(m.hp("logit_scale", 1.0))
+    if hidden_only:  # the LM head's input (fidelity_reference.py)
+        return h
+    return lm_head(m, h)
 
 
-def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool,
+                   hidden_only: bool = False) -> np.ndarray:
     n_head = int(m.hp("attention.head_count"))
     n_head_kv = int(m.hp("attention.head_count_kv", n_head))
     n_embd = int(m.hp("embedding_length"))
@@ -288,14 +301,13 @@ def forward_gemma3(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarr
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
-    logits = h @ embd.T
-    cap = m.hp("final_logit_softcapping", 30.0 if gemma2 else None)
-    if cap:
-        logits = cap * np.tanh(logits / cap)
-    return logits
+    if hidden_only:  # the LM head's input (fidelity_reference.py)
+        return h
+    return lm_head(m, h)
 
 
-def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarray:
+def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool,
+                  hidden_only: bool = False) -> np.ndarray:
     """OLMo 2: no pre-norms; RMSNorm of the attention and FFN outputs before each residual add;
     RMSNorm over the whole Q and K projections (not per head) before NEOX RoPE."""
     n_head, n_head_kv, n_embd, head_dim, n_rot, base, eps = decoder_dims(m)
@@ -319,7 +331,9 @@ def forward_olmo2(m: GgufModel, tokens: list[int], last_only: bool) -> np.ndarra
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
-    return h @ m.weight("output.weight").T
+    if hidden_only:  # the LM head's input (fidelity_reference.py)
+        return h
+    return lm_head(m, h)
 
 
 def moe_ffn_gpt_oss(m: GgufModel, p: str, x: np.ndarray, routes: list | None) -> np.ndarray:
@@ -347,7 +361,7 @@ def moe_ffn_gpt_oss(m: GgufModel, p: str, x: np.ndarray, routes: list | None) ->
 
 
 def forward_gpt_oss(m: GgufModel, tokens: list[int], last_only: bool,
-                    routes: dict | None = None) -> np.ndarray:
+                    routes: dict | None = None, hidden_only: bool = False) -> np.ndarray:
     """gpt-oss (OpenAI's model card and reference implementation): pre-norm blocks; attention
     with Q/K/V/output biases, NEOX RoPE (YaRN), q.k / sqrt(head size), a learned sink logit per
     head; even layers over a sliding window, odd ones over everything; the experts above."""
@@ -380,22 +394,25 @@ def forward_gpt_oss(m: GgufModel, tokens: list[int], last_only: bool,
     if last_only:
         h = h[-1:]
     h = rms_norm(h, m.weight("output_norm.weight"), eps)
-    return h @ m.weight("output.weight").T
+    if hidden_only:  # the LM head's input (fidelity_reference.py)
+        return h
+    return lm_head(m, h)
 
 
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
-            routes: dict | None = None) -> np.ndarray:
+            routes: dict | None = None, hidden_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only.
-    routes, when given, receives each mixture layer's router probabilities: {layer: (n, n_expert)}."""
+    routes, when given, receives each mixture layer's router probabilities: {layer: (n, n_expert)}.
+    hidden_only: the final norm's output instead, (n_tokens, n_embd): the LM head's input."""
     if m.arch in ("llama", "qwen2", "qwen3", "granite", "phi3", "qwen3moe", "olmoe", "smollm3",
                   "mistral3"):
-        return forward_llama(m, tokens, last_only, routes)
+        return forward_llama(m, tokens, last_only, routes, hidden_only)
     if m.arch in ("gemma3", "gemma2"):
-        return forward_gemma3(m, tokens, last_only)
+        return forward_gemma3(m, tokens, last_only, hidden_only)
     if m.arch == "olmo2":
-        return forward_olmo2(m, tokens, last_only)
+        return forward_olmo2(m, tokens, last_only, hidden_only)
     if m.arch == "gpt-oss":
-        return forward_gpt_oss(m, tokens, last_only, routes)
+        return forward_gpt_oss(m, tokens, last_only, routes, hidden_only)
     raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
 
 

@@ -1,0 +1,36 @@
+#include "eval/window_logits.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "model/model.h"
+
+namespace fluoro {
+
+void window_logits(Model& model, KvCache& kv, std::span<const int32_t> window, int64_t first,
+                   const std::function<void(int64_t, std::span<const float>)>& row) {
+    const int64_t n_ctx = int64_t(window.size()), n_vocab = model.n_vocab();
+    const int64_t step = std::min(model.max_batch(), model.max_logit_rows());
+    std::vector<int32_t> pos(static_cast<size_t>(step)), seq(static_cast<size_t>(step), 0), rows;
+    kv.set_length(0, 0);
+    for (int64_t b = 0; b < n_ctx; b += step) {
+        const int64_t n = std::min(step, n_ctx - b);
+        rows.clear();
+        for (int64_t i = 0; i < n; ++i) {
+            pos[size_t(i)] = int32_t(b + i);
+            if (b + i >= first && b + i < n_ctx - 1) rows.push_back(int32_t(i));
+        }
+        const bool scored = !rows.empty();
+        if (!scored) rows.push_back(int32_t(n - 1));  // logits unused; keeps the step valid
+        const Batch batch{window.subspan(size_t(b), size_t(n)),
+                          std::span<const int32_t>(pos.data(), size_t(n)),
+                          std::span<const int32_t>(seq.data(), size_t(n)), rows};
+        const std::span<const float> logits = model.forward(batch, kv);
+        kv.set_length(0, b + n);
+        if (!scored) continue;
+        for (size_t k = 0; k < rows.size(); ++k)
+            row(b + rows[k], logits.subspan(k * size_t(n_vocab), size_t(n_vocab)));
+    }
+}
+
+}  // namespace fluoro
