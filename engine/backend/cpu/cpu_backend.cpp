@@ -55,11 +55,12 @@ const float* f32_data(const Weight& w, const char* op) {
 // Bytes of a matrix copied into row groups between drops of the file's pages.
 constexpr int64_t kInterleaveSliceBytes = int64_t(8) << 20;
 
-// FLUORO_CPU_INTERLEAVE=0 keeps every weight in its GGUF layout (to compare speed in one build).
+// FLUORO_CPU_INTERLEAVE=0 keeps every weight in its GGUF layout (to compare speed in one build);
+// so does the FLUORO_CPU_F32_ACTIVATIONS diagnostic (matmul.h).
 bool interleave_enabled() {
     static const bool enabled = [] {
         const char* v = std::getenv("FLUORO_CPU_INTERLEAVE");
-        return !v || std::string_view(v) != "0";
+        return (!v || std::string_view(v) != "0") && !f32_activations();
     }();
     return enabled;
 }

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backend/cpu/kernels/interleave.h"
 #include "backend/cpu/kernels/quantize_partner.h"
 #include "backend/cpu/kernels/vec_dot.h"
 #include "core/error.h"
+#include "tensor/dequantize.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -239,12 +243,47 @@ void run_chunk(const RowPlan& p, const Partnered& x, int64_t n_tok, int64_t c) {
     }
 }
 
+// The f32_activations() path: each row dequantized once, dotted with every token in float.
+void matmul_dequantized(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok,
+                        float* y) {
+    if (w.interleaved)
+        throw Error("matmul: FLUORO_CPU_F32_ACTIVATIONS needs weights in their GGUF layout");
+    const int64_t chunk = kMinRowChunk, n_chunks = (w.n_out + chunk - 1) / chunk;
+    pool.run(n_chunks, [&](int64_t c, int) {
+        std::vector<float> row(static_cast<size_t>(w.n_in));
+        const int64_t o_end = std::min(w.n_out, (c + 1) * chunk);
+        for (int64_t o = c * chunk; o < o_end; ++o) {
+            dequantize_row(w.type, static_cast<const std::byte*>(w.data) + size_t(o) * w.row_bytes,
+                           row.data(), w.n_in);
+            for (int64_t t = 0; t < n_tok; ++t) {
+                const float* xt = x + t * w.n_in;
+                float acc[8] = {};
+                int64_t i = 0;
+                for (; i + 8 <= w.n_in; i += 8)
+                    for (int j = 0; j < 8; ++j) acc[j] += row[size_t(i + j)] * xt[i + j];
+                for (; i < w.n_in; ++i) acc[0] += row[size_t(i)] * xt[i];
+                y[t * w.n_out + o] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+                                     ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            }
+        }
+    });
+}
+
 }  // namespace
+
+bool f32_activations() {
+    static const bool on = [] {
+        const char* v = std::getenv("FLUORO_CPU_F32_ACTIVATIONS");
+        return v && std::string_view(v) == "1";
+    }();
+    return on;
+}
 
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok, float* y,
             MatmulScratch& scratch) {
     validate(w, x, n_tok, y);
     if (n_tok == 0 || w.n_out == 0) return;
+    if (f32_activations()) return matmul_dequantized(pool, w, x, n_tok, y);
     const Partnered xq = to_partner(pool, x_format(w), x, n_tok, w.n_in, scratch);
     const RowPlan plan = plan_rows(w, y, n_tok, pool.size());
     pool.run(plan.n_chunks, [&](int64_t c, int) { run_chunk(plan, xq, n_tok, c); });
@@ -254,7 +293,7 @@ void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const flo
                  int64_t n_tok, MatmulScratch& scratch) {
     if (outs.empty()) return;
     const XFormat format = x_format(outs[0].w);
-    bool shared = outs.size() <= kMaxMatmulTargets;
+    bool shared = outs.size() <= kMaxMatmulTargets && !f32_activations();
     for (const MatmulTarget& o : outs) {
         validate(o.w, x, n_tok, o.y);
         const XFormat f = x_format(o.w);

@@ -73,4 +73,11 @@ inline constexpr size_t kMaxMatmulTargets = 4;
 void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const float* x,
                  int64_t n_tok, MatmulScratch& scratch);
 
+// FLUORO_CPU_F32_ACTIVATIONS=1, a diagnostic (read once per process): every matmul dequantizes
+// each weight row to float and dots it with the float32 activations, instead of rounding the
+// activations to the weight type's 8-bit partner first (as ggml does). It measures what that
+// rounding costs in exactness (`fluoro eval fidelity`); it is slow (a plain float loop, no
+// interleaved rows: the backend then keeps every weight in its GGUF layout).
+bool f32_activations();
+
 }  // namespace fluoro::cpu
