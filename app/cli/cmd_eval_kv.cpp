@@ -279,6 +279,7 @@ void add_eval_command(CLI::App& app) {
     auto* eval = app.add_subcommand("eval", "Measure quality against cost");
     eval->require_subcommand(1);
     add_eval_claims_command(*eval);
+    add_eval_fidelity_command(*eval);
     auto* cmd = eval->add_subcommand(
         "kv", "KV cache policies and types: perplexity, passkey retrieval and decode speed");
     auto o = std::make_shared<EvalKvOpts>();

@@ -15,12 +15,13 @@ void add_ppl_command(CLI::App& app);
 void add_sessions_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_attn_command(CLI::App& app);
-void add_lens_command(CLI::App& app);          // logit lens (cmd_lens.cpp)
-void add_eval_command(CLI::App& app);          // `fluoro eval kv` (cmd_eval_kv.cpp)
-void add_eval_claims_command(CLI::App& eval);  // `fluoro eval claims` (cmd_eval_claims.cpp)
-void add_serve_command(CLI::App& app);         // OpenAI-compatible HTTP server (cmd_serve.cpp)
-void add_cache_command(CLI::App& app);         // `fluoro cache advise` (cmd_cache.cpp)
-void add_compare_command(CLI::App& app);       // `fluoro compare A B` (cmd_compare.cpp)
-void add_profile_command(CLI::App& app);       // `fluoro profile MODEL` (cmd_profile.cpp)
+void add_lens_command(CLI::App& app);            // logit lens (cmd_lens.cpp)
+void add_eval_command(CLI::App& app);            // `fluoro eval kv` (cmd_eval_kv.cpp)
+void add_eval_claims_command(CLI::App& eval);    // `fluoro eval claims` (cmd_eval_claims.cpp)
+void add_eval_fidelity_command(CLI::App& eval);  // `fluoro eval fidelity` (cmd_eval_fidelity.cpp)
+void add_serve_command(CLI::App& app);           // OpenAI-compatible HTTP server (cmd_serve.cpp)
+void add_cache_command(CLI::App& app);           // `fluoro cache advise` (cmd_cache.cpp)
+void add_compare_command(CLI::App& app);         // `fluoro compare A B` (cmd_compare.cpp)
+void add_profile_command(CLI::App& app);         // `fluoro profile MODEL` (cmd_profile.cpp)
 
 }  // namespace fluoro::cli
