@@ -119,18 +119,23 @@ void add_bench_command(CLI::App& app) {
                                         {"depth", r.depth},
                                         {"mean_tps", r.mean_tps},
                                         {"sd_tps", r.sd_tps},
-                                        {"samples_tps", r.samples_tps}});
+                                        {"samples_tps", r.samples_tps},
+                                        {"first_run_tps", r.first_run_tps}});
             std::cout << j.dump(2) << '\n';
             return;
         }
         std::printf(
-            "| model | size | backend | threads | test | t/s |\n| --- | --- | --- | --- | --- | "
-            "--- |\n");
+            "| model | size | backend | threads | test | t/s | first run t/s |\n| --- | --- | "
+            "--- | --- | --- | --- | --- |\n");
         for (const auto& r : results)
-            std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f |\n", model_name.c_str(),
+            std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f | %.2f |\n", model_name.c_str(),
                         app::format_bytes(m.model->file().file_size()).c_str(),
                         std::string(m.backend->name()).c_str(), m.backend->threads(),
-                        r.test.c_str(), r.mean_tps, r.sd_tps);
+                        r.test.c_str(), r.mean_tps, r.sd_tps, r.first_run_tps);
+        if (!results.empty() && o->bench.depth == 0 && o->bench.n_prompt > 0)
+            std::printf("\nThe %s's first run is the process's first forward (cold): %.2fx the "
+                        "time of a warm one.\n",
+                        results[0].test.c_str(), results[0].mean_tps / results[0].first_run_tps);
     });
 }
 

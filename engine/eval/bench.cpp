@@ -56,8 +56,8 @@ double run_tg(Model& model, KvCache& kv, const std::vector<int32_t>& tokens, int
 
 BenchResult measure(const std::string& name, int64_t n, int64_t depth, int64_t reps,
                     const std::function<double()>& run) {
-    BenchResult r{name, n, depth, {}, 0, 0};
-    run();  // warm-up: page in the weights, settle the thread pool
+    BenchResult r{name, n, depth, {}, 0, 0, 0};
+    r.first_run_tps = double(n) / run();  // warm-up: page in the weights, settle the thread pool
     for (int64_t i = 0; i < reps; ++i) r.samples_tps.push_back(double(n) / run());
     for (double s : r.samples_tps) r.mean_tps += s;
     r.mean_tps /= double(r.samples_tps.size());

@@ -29,6 +29,11 @@ struct BenchResult {
     std::vector<double> samples_tps;
     double mean_tps = 0;
     double sd_tps = 0;
+    // The warm-up run's rate (not among the samples). For the process's first test (pp without
+    // depth) it is the cold figure: the first forward after the model was loaded, which pays
+    // whatever first touch is left (weights read in place from the mapped file, scratch buffers,
+    // the pool's first wake-up); a user's first prompt waits that long.
+    double first_run_tps = 0;
 };
 
 // The tokens sequence 0 of the KV cache must hold: depth + max(n_prompt, n_gen).

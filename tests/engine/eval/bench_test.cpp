@@ -63,6 +63,7 @@ TEST(Bench, NamesAndSamplesWithoutDepth) {
         ASSERT_EQ(r.samples_tps.size(), 3u);
         for (double s : r.samples_tps) EXPECT_GT(s, 0);
         EXPECT_GT(r.mean_tps, 0);
+        EXPECT_GT(r.first_run_tps, 0);  // the warm-up, timed apart (the cold figure)
     }
     EXPECT_EQ(kv->length(0), 6);  // the last run was tg from an empty cache
 }
