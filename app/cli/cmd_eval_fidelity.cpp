@@ -4,12 +4,16 @@
 // llama.cpp's `perplexity --kl-divergence` reports them — beside llama.cpp's own figures against
 // the same reference when the file carries them (eval/fidelity.h, measure/fidelity_file.h).
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "eval/window_logits.h"
 #include "measure/fidelity_file.h"
 
 namespace fluoro::cli {
@@ -20,6 +24,35 @@ void print_row(const char* engine, const FidelityStats& s) {
                 s.kld_max, 100.0 * s.top1, s.ppl);
 }
 
+// `--make-windows TEXT -o OUT`: the token windows fidelity_reference.py evaluates, as JSON
+// {"n_ctx", "chunks", "model_file", "model_sha256", "text"}.
+template <typename Opts>
+void make_windows(const Opts& o) {
+    if (o.out.empty()) throw Error("--make-windows needs -o FILE");
+    std::ifstream in(o.make_windows, std::ios::binary);
+    if (!in) throw Error("cannot read '" + o.make_windows + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    app::EngineSettings s = o.engine.settings();
+    app::LoadedModel m = app::load_model(o.model, s);
+    const std::vector<int32_t> tokens = m.model->tokenizer().encode(text.str(), false, false);
+    const int64_t n_ctx = m.ctx;  // --ctx, capped at the model's trained context
+    const auto windows = text_windows(*m.model, tokens, n_ctx, o.windows);
+    if (windows.empty())
+        throw Error("'" + o.make_windows + "' has " + std::to_string(tokens.size()) +
+                    " tokens, fewer than one window of " + std::to_string(n_ctx));
+    const nlohmann::json j = {{"n_ctx", n_ctx},
+                              {"chunks", windows},
+                              {"model_file", std::filesystem::path(o.model).filename().string()},
+                              {"model_sha256", sha256_file_cached(o.model)},
+                              {"text", o.make_windows}};
+    std::ofstream out(o.out, std::ios::binary);
+    if (!(out << j.dump() << '\n')) throw Error("cannot write '" + o.out + "'");
+    std::fprintf(stderr, "wrote %s: %zu windows of %lld tokens (%zu scored positions)\n",
+                 o.out.c_str(), windows.size(), static_cast<long long>(n_ctx),
+                 windows.size() * size_t(n_ctx - 1 - n_ctx / 2));
+}
+
 }  // namespace
 
 void add_eval_fidelity_command(CLI::App& eval) {
@@ -28,7 +61,8 @@ void add_eval_fidelity_command(CLI::App& eval) {
         "KL divergence from the float64 reference forward pass, beside llama.cpp's (made with "
         "tests/reference/fidelity_reference.py)");
     struct Opts {
-        std::string model, reference;
+        std::string model, reference, make_windows, out;
+        int64_t windows = 8;
         bool json = false, per_position = false;
         EngineFlags engine;
     };
@@ -36,14 +70,23 @@ void add_eval_fidelity_command(CLI::App& eval) {
     cmd->add_option("model", o->model, "GGUF model file")->required();
     cmd->add_option("--reference", o->reference,
                     "The reference file (tests/reference/fidelity_reference.py MODEL "
-                    "tests/reference/fixtures/fidelity_<model>.json OUT)")
-        ->required();
+                    "tests/reference/fixtures/fidelity_<model>.json OUT)");
+    cmd->add_option("--make-windows", o->make_windows,
+                    "Instead of measuring: cut this UTF-8 text into token windows of --ctx "
+                    "tokens for fidelity_reference.py, written to --out as JSON");
+    cmd->add_option("--windows", o->windows, "With --make-windows: at most this many windows")
+        ->capture_default_str();
+    cmd->add_option("-o,--out", o->out, "With --make-windows: the JSON file to write");
     cmd->add_flag("--json", o->json, "Print the result as JSON");
     cmd->add_flag("--per-position", o->per_position,
                   "With --json: also each scored position's KL divergence (fluoro.kld)");
     o->engine.engine.batch = 128;
+    o->engine.engine.ctx = 512;
     o->engine.add_to(*cmd);
     cmd->callback([o] {
+        if (!o->make_windows.empty()) return make_windows(*o);
+        if (o->reference.empty())
+            throw Error("eval fidelity needs --reference FILE (or --make-windows TEXT -o FILE)");
         const app::FidelityFile f = app::read_fidelity_file(o->reference);
         if (!f.model_sha256.empty()) {
             const std::string sha = sha256_file_cached(o->model);

@@ -30,27 +30,24 @@ PerplexityResult perplexity(Model& model, KvCache& kv, std::span<const int32_t> 
     if (kv.capacity(0) < n_ctx)
         throw Error("perplexity: the KV cache holds " + std::to_string(kv.capacity(0)) +
                     " tokens, fewer than the context of " + std::to_string(n_ctx));
-    int64_t n_chunks = int64_t(tokens.size()) / n_ctx;
-    if (opt.max_chunks > 0) n_chunks = std::min(n_chunks, opt.max_chunks);
-    if (n_chunks < 1)
+    const std::vector<std::vector<int32_t>> windows =
+        text_windows(model, tokens, n_ctx, opt.max_chunks);
+    if (windows.empty())
         throw Error("perplexity: the text has " + std::to_string(tokens.size()) +
                     " tokens, fewer than one chunk of " + std::to_string(n_ctx));
     const auto start = std::chrono::steady_clock::now();
-    const auto& vocab = model.tokenizer().vocab();
     const int64_t first = n_ctx / 2;
-    std::vector<int32_t> window(static_cast<size_t>(n_ctx));
     PerplexityResult r;
     double total = 0.0;
-    for (int64_t c = 0; c < n_chunks; ++c) {
-        std::copy_n(tokens.begin() + c * n_ctx, n_ctx, window.begin());
-        if (vocab.add_bos()) window[0] = vocab.bos();
+    for (size_t c = 0; c < windows.size(); ++c) {
+        const std::vector<int32_t>& window = windows[c];
         window_logits(model, kv, window, first, [&](int64_t p, std::span<const float> logits) {
             total += nll(logits, window[size_t(p + 1)]);
             ++r.scored_tokens;
         });
         ++r.chunks;
         r.running_ppl.push_back(std::exp(total / double(r.scored_tokens)));
-        if (progress) progress(c, r.running_ppl.back());
+        if (progress) progress(int64_t(c), r.running_ppl.back());
     }
     r.mean_nll = total / double(r.scored_tokens);
     r.ppl = std::exp(r.mean_nll);

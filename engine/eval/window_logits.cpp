@@ -7,6 +7,20 @@
 
 namespace fluoro {
 
+std::vector<std::vector<int32_t>> text_windows(const Model& model, std::span<const int32_t> tokens,
+                                               int64_t n_ctx, int64_t max_windows) {
+    int64_t n = n_ctx > 0 ? int64_t(tokens.size()) / n_ctx : 0;
+    if (max_windows > 0) n = std::min(n, max_windows);
+    const auto& vocab = model.tokenizer().vocab();
+    std::vector<std::vector<int32_t>> out;
+    for (int64_t c = 0; c < n; ++c) {
+        const auto* first = tokens.data() + c * n_ctx;
+        std::vector<int32_t>& w = out.emplace_back(first, first + n_ctx);
+        if (vocab.add_bos()) w[0] = vocab.bos();
+    }
+    return out;
+}
+
 void window_logits(Model& model, KvCache& kv, std::span<const int32_t> window, int64_t first,
                    const std::function<void(int64_t, std::span<const float>)>& row) {
     const int64_t n_ctx = int64_t(window.size()), n_vocab = model.n_vocab();

@@ -19,7 +19,9 @@ measured against it, and
     f16 one: the measurement sees a known loss of precision; and with the matmuls' activations
     kept in float (FLUORO_CPU_F32_ACTIVATIONS=1) SmolLM2 is 100 times closer: the 8-bit
     activations are the distance;
-  * a reference made for the other model is refused with the file named.
+  * a reference made for the other model is refused with the file named;
+  * a user's own path (--make-windows, the reference, the measurement) runs on a tiny committed
+    model, where float activations and an f32 KV leave only float32 rounding.
 
 usage: fidelity_test.py FLUORO_BIN PROJECT_DIR
 Exit 77 (skip) when a model is missing, unless FLUORO_REQUIRE_MODELS=1.
@@ -51,11 +53,40 @@ def measure(fluoro, model, ref, *extra, env=None):
     return json.loads(out.stdout)
 
 
+def user_path(fluoro, root, make_ref):
+    """What a user does with their own file and text, on a tiny committed model (llama3 layout,
+    F16/F32/Q8_0 weights): --make-windows, the reference, the measurement. With the matmuls in
+    float and an f32 KV the engine does the reference's arithmetic in float32: the KL divergence
+    is float rounding, ~(1e-6 logit)^2, so 1e-6 nats is four orders above it and any wrong op
+    (~1e-3 and up) far below it fails."""
+    model = os.path.join(root, "tests", "reference", "fixtures", "arch_llama3.gguf")
+    text = os.path.join(root, "tests", "reference", "data", "kjv_genesis.txt")
+    failures = []
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as tmp:
+        windows, ref = os.path.join(tmp, "w.json"), os.path.join(tmp, "w.fref")
+        subprocess.run([fluoro, "eval", "fidelity", model, "--make-windows", text, "-c", "64",
+                        "--windows", "3", "-o", windows], check=True, capture_output=True)
+        subprocess.run([sys.executable, make_ref, model, windows, ref], check=True,
+                       capture_output=True)
+        quantized = measure(fluoro, model, ref)
+        exact = measure(fluoro, model, ref, "--kv-type", "f32",
+                        env={"FLUORO_CPU_F32_ACTIVATIONS": "1"})
+        print(f"arch_llama3: 8-bit activations {quantized['fluoro']['kld_mean']:.3g} nats, "
+              f"float activations + f32 KV {exact['fluoro']['kld_mean']:.3g}")
+        if quantized["tokens"] != 3 * 31 or "llama.cpp" in quantized:
+            failures.append(f"arch_llama3: {quantized['tokens']} positions (3 x 31 expected)")
+        if not exact["fluoro"]["kld_mean"] < 1e-6 < quantized["fluoro"]["kld_mean"]:
+            failures.append(f"arch_llama3: float path {exact['fluoro']['kld_mean']:.3g} nats, "
+                            f"8-bit {quantized['fluoro']['kld_mean']:.3g}")
+    return failures
+
+
 def main():
     fluoro, root = sys.argv[1:3]
     models_dir = os.path.join(root, "models")
     fixtures = os.path.join(root, "tests", "reference", "fixtures")
     make_ref = os.path.join(root, "tests", "reference", "fidelity_reference.py")
+    failures = user_path(fluoro, root, make_ref)
     for file in MODELS.values():
         if not os.path.exists(os.path.join(models_dir, file)):
             if os.environ.get("FLUORO_REQUIRE_MODELS") == "1":
@@ -63,7 +94,6 @@ def main():
                 return 1
             print(f"SKIP: missing {file}")
             return 77
-    failures = []
     with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as tmp:
         refs = {}
         for name, file in MODELS.items():
