@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <climits>
 #include <cstring>
 #include <fstream>
 
@@ -126,8 +127,10 @@ FidelityFile read_fidelity_file(const std::filesystem::path& path) {
     if (!ids.is_array() || !logits.is_array() || ids.empty() || ids.size() != logits.size())
         bad(path, "'check' must hold as many 'ids' as 'logits'");
     for (size_t i = 0; i < ids.size(); ++i) {
-        if (!ids[i].is_number_integer() || !logits[i].is_number())
-            bad(path, "'check' entry " + std::to_string(i) + " is not an id and a logit");
+        if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 ||
+            ids[i].get<int64_t>() > INT32_MAX || !logits[i].is_number() ||
+            !std::isfinite(logits[i].get<double>()))
+            bad(path, "'check' entry " + std::to_string(i) + " is not a token id and a logit");
         r.check_ids.push_back(int32_t(ids[i].get<int64_t>()));
         r.check_logits.push_back(logits[i].get<double>());
     }

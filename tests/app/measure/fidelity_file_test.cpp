@@ -149,6 +149,9 @@ TEST(FidelityFile, DamagedOrForeignFilesAreRefusedNamingWhatIsWrong) {
     h["check"]["logits"] = {2.5};
     expect_refused(file_bytes(h.dump(), kHidden), "as many 'ids' as 'logits'");
     h = good_header();
+    h["check"]["ids"] = {4, 5000000000};
+    expect_refused(file_bytes(h.dump(), kHidden), "'check' entry 1 is not a token id");
+    h = good_header();
     h["llama.cpp"]["kld_mean"] = "small";
     expect_refused(file_bytes(h.dump(), kHidden), "'kld_mean' must be");
     expect_refused(std::string(), "FLFIDEL1");
