@@ -15,7 +15,9 @@ the per-position values too (6 significant digits), for a paired comparison with
 The C++ tool (engine/eval/fidelity.cpp) computes the same figures for fluoro the same way.
 
 Usage: pip install gguf numpy llama-cpp-python==0.3.36
-       python3 tests/reference/make_fidelity_fixtures.py [models_dir]
+       python3 tests/reference/make_fidelity_fixtures.py [models_dir] [--flash-attn --print-only]
+  --flash-attn   llama.cpp with flash attention on (the fixtures are made with it off)
+  --print-only   print llama.cpp's figures, write no fixture
 """
 from __future__ import annotations
 
@@ -56,9 +58,9 @@ def summary(kld: np.ndarray, same: np.ndarray, nll: np.ndarray) -> dict:
             "kld_max": float(s[-1]), "top1": float(same.mean()), "ppl": math.exp(nll.mean())}
 
 
-def one_model(name: str, path: Path, text: str) -> dict:
+def one_model(name: str, path: Path, text: str, flash: bool = False) -> dict:
     llm = llama_cpp.Llama(str(path), n_ctx=N_CTX, n_batch=N_CTX, n_threads=2, logits_all=True,
-                          flash_attn=False, verbose=False)
+                          flash_attn=flash, verbose=False)
     ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)[:N_CTX * N_CHUNKS]
     assert len(ids) == N_CTX * N_CHUNKS, len(ids)
     m = fr.cached_model(path)
@@ -83,7 +85,8 @@ def one_model(name: str, path: Path, text: str) -> dict:
     cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     peer = summary(cat["kld"], cat["same"], cat["nll"])
     peer.update({"engine": "llama.cpp via llama-cpp-python", "version": llama_cpp.__version__,
-                 "settings": "n_ctx 512, n_batch 512, 2 threads, flash attention off, f16 KV",
+                 "settings": f"n_ctx 512, n_batch 512, 2 threads, flash attention "
+                             f"{'on' if flash else 'off'}, f16 KV",
                  # per position, for a paired comparison (tests/tools/fidelity_test.py)
                  "kld": [float(f"{k:.6g}") for k in cat["kld"]]})
     return {
@@ -99,10 +102,17 @@ def one_model(name: str, path: Path, text: str) -> dict:
 
 
 def main() -> None:
-    models_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent.parent / "models"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    flash, print_only = "--flash-attn" in sys.argv, "--print-only" in sys.argv
+    if flash and not print_only:
+        raise SystemExit("--flash-attn needs --print-only: the fixtures are made with it off")
+    models_dir = Path(args[0]) if args else HERE.parent.parent / "models"
     text = (HERE / "data" / "kjv_genesis.txt").read_text(encoding="utf-8")
     for name, file in MODELS.items():
-        fixture = one_model(name, models_dir / file, text)
+        fixture = one_model(name, models_dir / file, text, flash)
+        if print_only:
+            print(name, json.dumps({k: v for k, v in fixture["llama.cpp"].items() if k != "kld"}))
+            continue
         out = HERE / "fixtures" / f"fidelity_{name}.json"
         out.write_text(json.dumps(fixture, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {out}: {json.dumps(fixture['llama.cpp'])}")
