@@ -133,9 +133,10 @@ void add_bench_command(CLI::App& app) {
                         std::string(m.backend->name()).c_str(), m.backend->threads(),
                         r.test.c_str(), r.mean_tps, r.sd_tps, r.first_run_tps);
         if (!results.empty() && o->bench.depth == 0 && o->bench.n_prompt > 0)
-            std::printf("\nThe %s's first run is the process's first forward (cold): %.2fx the "
-                        "time of a warm one.\n",
-                        results[0].test.c_str(), results[0].mean_tps / results[0].first_run_tps);
+            std::printf(
+                "\nThe %s's first run is the process's first forward (cold): %.2fx the "
+                "time of a warm one.\n",
+                results[0].test.c_str(), results[0].mean_tps / results[0].first_run_tps);
     });
 }
 

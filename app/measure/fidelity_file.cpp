@@ -2,8 +2,8 @@
 
 #include <array>
 #include <bit>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
