@@ -1,4 +1,4 @@
-// CPU attention (backend/cpu/cpu_attention.h), standard vs flash, over an F16 KV cache, for the
+// CPU attention (backend/cpu/cpu_attention.h), standard vs flash, over a KV cache, for the
 // head layouts of our two models: SmolLM2 (9 query heads over 3 KV heads of 64) and Gemma 3 270M
 // (4 over 1 KV head of 256).
 //   Decode: one query token attending to `ctx` cached tokens (the cached K/V of one layer read
@@ -6,7 +6,8 @@
 //   Prefill: the attention of a whole ctx-token prompt as the engine runs it (512-token batches,
 //     each attending to everything before it), ctx 256 .. 8k.
 // Counters: scratch_bytes is the attention working memory allocated (its peak: it only grows).
-// impl 0 = standard, 1 = flash. Set FLUORO_CPU_ISA to compare the kernel sets.
+// impl 0 = standard, 1 = flash; kv = the cache type (0 F16, 1 Q8_0, 2 Q4_0; decode only, the
+// prefill rows are F16). Set FLUORO_CPU_ISA to compare the kernel sets.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -38,11 +39,14 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query, bool capture
     const int64_t ctx = state.range(0);
     const auto impl = state.range(1) ? AttentionImpl::Flash : AttentionImpl::Standard;
     const int threads = int(state.range(2));
+    constexpr KvType kTypes[] = {KvType::F16, KvType::Q8_0, KvType::Q4_0};
+    const KvType type =
+        state.range(3) >= 0 && state.range(3) < 3 ? kTypes[state.range(3)] : KvType::F16;
     KvShape shape;
     shape.n_layer = 1;
     shape.n_head_kv = {l.n_head_kv};
     shape.head_dim_k = shape.head_dim_v = l.head_dim;
-    shape.type = KvType::F16;
+    shape.type = type;
     shape.n_ctx = ctx;
     ContiguousKvCache kv(shape);
     ThreadPool pool(threads);
@@ -97,7 +101,7 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query, bool capture
         }
         benchmark::DoNotOptimize(out.data());
     }
-    const double kv_bytes = double(ctx) * double(kv_width) * 2.0 * 2.0;  // K and V, fp16
+    const double kv_bytes = double(ctx) * double(shape.k_row_bytes(0) + shape.v_row_bytes(0));
     if (n_query > 0)
         state.counters["kv_GB/s"] =
             benchmark::Counter(kv_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -125,16 +129,18 @@ void BM_AttentionPrefill_Gemma3(benchmark::State& s) {
     run(s, kGemma3, 0);
 }
 
-void args(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> contexts) {
+void args(benchmark::internal::Benchmark* b, std::initializer_list<int64_t> contexts,
+          std::initializer_list<int64_t> kv_types) {
     for (int64_t ctx : contexts)
-        for (int64_t impl : {0, 1}) b->Args({ctx, impl, 2});
-    b->ArgNames({"ctx", "flash", "threads"})->UseRealTime();
+        for (int64_t impl : {0, 1})
+            for (int64_t kv : kv_types) b->Args({ctx, impl, 2, kv});
+    b->ArgNames({"ctx", "flash", "threads", "kv"})->UseRealTime();
 }
 void decode_args(benchmark::internal::Benchmark* b) {
-    args(b, {256, 1024, 2048, 4096, 8192, 32768});
+    args(b, {256, 1024, 2048, 4096, 8192, 32768}, {0, 1, 2});
 }
 void prefill_args(benchmark::internal::Benchmark* b) {
-    args(b, {256, 1024, 2048, 4096, 8192});
+    args(b, {256, 1024, 2048, 4096, 8192}, {0});
 }
 
 BENCHMARK(BM_AttentionDecode_SmolLM2)->Apply(decode_args);

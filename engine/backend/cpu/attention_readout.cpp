@@ -137,7 +137,6 @@ void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, co
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k;
     const size_t k_off = kv_row_bytes(type, dk);
     std::vector<float> qh(static_cast<size_t>(dk));
-    std::vector<float> deq(size_t(kv_tile_floats(type, dk)));  // quantized keys, dequantized
     for (const AttentionCaptureRegion& r : capture.regions) {
         if (r.layer >= 0 && r.layer != p.layer) continue;
         if (r.head >= p.n_head) continue;  // a head this layer lacks
@@ -167,13 +166,11 @@ void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, co
                     float* w = row.weights.data() + (lo - kb);
                     const int64_t kvh = h / group;
                     for (int64_t j = lo; j < hi;) {
-                        const KvCache::Run run = kv.k_run(p.layer, seq, j, hi - j);
-                        for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq.data(),
-                                           [&](int64_t r0, const KvHeadRows& k) {
-                                               vm.qk(k.elem, qh.data(), 1, dk, k.data, k.stride,
-                                                     k.rows, p.scale, w + (j - lo + r0), hi - lo);
-                                           });
-                        j += run.rows;
+                        const KvHeadRows k =
+                            head_rows(type, kv.k_run(p.layer, seq, j, hi - j), size_t(kvh) * k_off);
+                        vm.qk(k.elem, qh.data(), 1, dk, k.data, k.stride, k.rows, p.scale,
+                              w + (j - lo), hi - lo);
+                        j += k.rows;
                     }
                     if (p.softcap > 0) vm.softcap(w, hi - lo, p.softcap);
                     vm.exp_sub_sum(w, hi - lo, scratch.lse[size_t(t * p.n_head + h)]);

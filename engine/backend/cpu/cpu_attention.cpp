@@ -91,9 +91,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
     const int64_t n_tasks = batch.size() * p.n_head_kv * split;
     // Sized for the whole context, so the buffers are allocated once, not as a decode's context
     // grows: the scores of a whole key range are alive at once.
-    // Then, for a quantized cache, the buffer its rows are dequantized into.
-    const int64_t per_worker =
-        group * (kv.shape().n_ctx + dk) + kv_tile_floats(type, std::max(dk, dv));
+    const int64_t per_worker = group * (kv.shape().n_ctx + dk);
     if (scratch.per_worker_floats < per_worker ||
         int64_t(scratch.per_worker.size()) < per_worker * pool.size()) {
         scratch.per_worker_floats = std::max(scratch.per_worker_floats, per_worker);
@@ -121,7 +119,6 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
         float* scores =
             scratch.per_worker.data() + worker * scratch.per_worker_floats;  // group x n
         float* qh = scores + group * n;                                      // group x dk
-        float* deq = qh + group * dk;                                        // kv_tile_floats
         const float* qrow = q.data + t * q.width + kvh * group * dk;
         if (round)
             vm.round_f16(qrow, qh, group * dk);
@@ -129,13 +126,11 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             std::copy(qrow, qrow + group * dk, qh);
 
         for (int64_t j = begin; j < begin + n;) {
-            const KvCache::Run run = kv.k_run(p.layer, seq, j, begin + n - j);
-            for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq,
-                               [&](int64_t r0, const KvHeadRows& k) {
-                                   vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows,
-                                         p.scale, scores + (j - begin + r0), n);
-                               });
-            j += run.rows;
+            const KvHeadRows k =
+                head_rows(type, kv.k_run(p.layer, seq, j, begin + n - j), size_t(kvh) * k_off);
+            vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
+                  scores + (j - begin), n);
+            j += k.rows;
         }
         if (p.softcap > 0) vm.softcap(scores, group * n, p.softcap);
         if (t == stash_token)
@@ -157,13 +152,11 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             std::fill(o_values + g * o_stride, o_values + g * o_stride + dv, 0.0f);
         }
         for (int64_t j = begin; j < begin + n;) {
-            const KvCache::Run run = kv.v_run(p.layer, seq, j, begin + n - j);
-            for_each_head_rows(type, run, size_t(kvh) * v_off, dv, deq,
-                               [&](int64_t r0, const KvHeadRows& v) {
-                                   vm.pv(v.elem, scores + (j - begin + r0), int(group), n, v.rows,
-                                         v.data, v.stride, dv, o_values, o_stride);
-                               });
-            j += run.rows;
+            const KvHeadRows v =
+                head_rows(type, kv.v_run(p.layer, seq, j, begin + n - j), size_t(kvh) * v_off);
+            vm.pv(v.elem, scores + (j - begin), int(group), n, v.rows, v.data, v.stride, dv,
+                  o_values, o_stride);
+            j += v.rows;
         }
     });
     if (split > 1) merge_partials(p, batch, split, scratch.partial.data(), out, scratch.lse);

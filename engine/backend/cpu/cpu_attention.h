@@ -6,10 +6,10 @@
 // path: with an F16 cache the queries are rounded to fp16 before q·k and the normalized
 // probabilities are rounded to fp16 before p·V (ggml converts them to the cache type for its F16
 // mat-mul). With split keys the probabilities are normalized per range. With a quantized cache
-// (Q8_0, Q4_0) each run of K/V rows is dequantized exactly, a tile of kv_rows.h's kKvTileRows at
-// a time, into a per-worker float buffer and read by the F32 kernels; queries and probabilities
-// stay float32, so the result is attention over the dequantized K/V to float32 accuracy (ggml
-// instead quantizes q to Q8_0 for its integer dot; we keep the error to the cache's own).
+// (Q8_0, Q4_0) the kernels read the blocks in place and dequantize them exactly in registers
+// (kv_rows.h head_rows); queries and probabilities stay float32, so the result is attention over
+// the dequantized K/V to float32 accuracy (ggml instead quantizes q to Q8_0 for its integer dot;
+// we keep the error to the cache's own).
 //
 // Flash (flash_attention.h): the same tasks walk their keys in tiles with an online softmax.
 //

@@ -13,8 +13,8 @@
 // one (prefill) runs each row's ranges in one task, one after the other — the same arithmetic.
 //
 // Numerics: with an F16 cache the queries are rounded to fp16 (as the cache rounded K); the
-// probabilities are not rounded, unlike the standard path. A quantized cache (Q8_0, Q4_0) is
-// dequantized tile by tile into a per-worker buffer (kv_rows.h) and read as F32, q unrounded.
+// probabilities are not rounded, unlike the standard path. A quantized cache (Q8_0, Q4_0) is read
+// in place, dequantized in registers (kv_rows.h head_rows), q unrounded.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -65,7 +65,6 @@ struct FlashContext {
     bool round_q;
     int64_t group, dk, dv;
     size_t k_off, v_off;
-    int64_t deq_offset;  // per-worker floats before the dequantization buffer
     const VecMath& vm;
 
     // Online softmax of token t's KV head kvh over keys [begin, begin + n) (n >= 1). Writes per
@@ -80,7 +79,6 @@ struct FlashContext {
         float* qh = tile + group * kTile;                                              // g x dk
         float* m = qh + group * dk;                                                    // g
         float* l = m + group;                                                          // g
-        float* deq = tile + deq_offset;  // kv_tile_floats
         const float* qrow = q.data + t * q.width + kvh * group * dk;
         if (round_q)
             vm.round_f16(qrow, qh, group * dk);
@@ -94,13 +92,11 @@ struct FlashContext {
         for (int64_t j0 = begin; j0 < begin + n; j0 += kTile) {
             const int64_t nt = std::min(kTile, begin + n - j0);
             for (int64_t j = j0; j < j0 + nt;) {
-                const KvCache::Run run = kv.k_run(p.layer, seq, j, j0 + nt - j);
-                for_each_head_rows(type, run, size_t(kvh) * k_off, dk, deq,
-                                   [&](int64_t r0, const KvHeadRows& k) {
-                                       vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows,
-                                             p.scale, tile + (j - j0 + r0), nt);
-                                   });
-                j += run.rows;
+                const KvHeadRows k =
+                    head_rows(type, kv.k_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * k_off);
+                vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
+                      tile + (j - j0), nt);
+                j += k.rows;
             }
             if (p.softcap > 0) vm.softcap(tile, group * nt, p.softcap);
             if (t == stash_token)
@@ -120,13 +116,11 @@ struct FlashContext {
                 l[g] += vm.exp_sub_sum(s, nt, m_new);
             }
             for (int64_t j = j0; j < j0 + nt;) {
-                const KvCache::Run run = kv.v_run(p.layer, seq, j, j0 + nt - j);
-                for_each_head_rows(type, run, size_t(kvh) * v_off, dv, deq,
-                                   [&](int64_t r0, const KvHeadRows& v) {
-                                       vm.pv(v.elem, tile + (j - j0 + r0), int(group), nt, v.rows,
-                                             v.data, v.stride, dv, values, o_stride);
-                                   });
-                j += run.rows;
+                const KvHeadRows v =
+                    head_rows(type, kv.v_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * v_off);
+                vm.pv(v.elem, tile + (j - j0), int(group), nt, v.rows, v.data, v.stride, dv, values,
+                      o_stride);
+                j += v.rows;
             }
         }
         for (int64_t g = 0; g < group; ++g) {
@@ -160,11 +154,9 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k, dv = p.head_dim_v;
     const int64_t pf = partial_floats(p);
     const int64_t group_partial = group * pf;  // floats of one range's partials
-    // Tile scores, queries, m and l; then (large batches) one row's range partials; then, for a
-    // quantized cache, the buffer its rows are dequantized into.
-    const int64_t deq_offset =
+    // Tile scores, queries, m and l; then (large batches) one row's range partials.
+    const int64_t per_worker =
         group * (kTile + dk + 2) + n_ranges(kv.shape().n_ctx) * group_partial;
-    const int64_t per_worker = deq_offset + kv_tile_floats(type, std::max(dk, dv));
     const FlashContext fc{p,
                           q,
                           batch,
@@ -178,7 +170,6 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
                           dv,
                           kv_row_bytes(type, dk),
                           kv_row_bytes(type, dv),
-                          deq_offset,
                           vec_math()};
     int64_t max_nr = 1;
     for (int64_t t = 0; t < batch.size(); ++t)

@@ -1,6 +1,6 @@
 // Conversion of cached K/V rows between float and the cache's storage type (kv/kv_cache.h
-// KvType): the only place that knows how a row is encoded, used by store_kv, the key re-rotation
-// of compaction (kv_rope_shift) and, for a whole tile at a time, by attention.
+// KvType): the only place that knows how a row is encoded, used by store_kv and the key
+// re-rotation of compaction (kv_rope_shift); attention reads the rows in place (head_rows).
 //
 // Q8_0 and Q4_0 rows are ggml's blocks, quantized by the reference quantizers of engine/tensor
 // (ggml's quantize_row_q8_0_ref / quantize_row_q4_0_ref, byte for byte) and dequantized exactly
@@ -16,7 +16,6 @@
 // must be finite with max|x| below 65504·127 (Q8_0) or 65504·8 (Q4_0), or d_h overflows to inf.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -34,10 +33,22 @@ void kv_load(KvType t, const void* src, float* dst, int64_t n);
 void kv_load_rows(KvType t, const std::byte* src, size_t stride, int64_t rows, int64_t elems,
                   float* dst);
 
-// How attention reads one head of cached rows. F32 and F16 rows go to the VecMath kernels in
-// place; quantized rows are first dequantized, at most kKvTileRows at a time, into a float buffer
-// of kKvTileRows * elems floats (per worker), and read as F32.
-inline constexpr int64_t kKvTileRows = 64;
+// How attention reads one head of cached rows: every type goes to the VecMath kernels in place
+// (kernels/vec_math.h), quantized rows dequantized in registers, block by block, with the same
+// arithmetic as kv_load_rows (so the scores are those of the dequantized rows, bit for bit).
+inline KvElem kv_elem(KvType t) {
+    switch (t) {
+        case KvType::F16:
+            return KvElem::F16;
+        case KvType::Q8_0:
+            return KvElem::Q8_0;
+        case KvType::Q4_0:
+            return KvElem::Q4_0;
+        case KvType::F32:
+            break;
+    }
+    return KvElem::F32;
+}
 
 struct KvHeadRows {
     KvElem elem = KvElem::F32;
@@ -46,28 +57,9 @@ struct KvHeadRows {
     int64_t rows = 0;
 };
 
-// Floats of the dequantization buffer for_each_head_rows needs (0 for F32 and F16).
-inline int64_t kv_tile_floats(KvType t, int64_t elems) {
-    return kv_type_quantized(t) ? kKvTileRows * elems : 0;
-}
-
-// Calls fn(first, rows) for consecutive chunks covering the run's rows [0, run.rows) of the head
-// whose rows start head_off bytes into each cached row; `first` is the chunk's offset in the run.
-template <class Fn>
-void for_each_head_rows(KvType t, const KvCache::Run& run, size_t head_off, int64_t elems,
-                        float* buf, Fn&& fn) {
-    const std::byte* base = run.data + head_off;
-    if (!kv_type_quantized(t)) {
-        fn(int64_t{0},
-           KvHeadRows{t == KvType::F16 ? KvElem::F16 : KvElem::F32, base, run.stride, run.rows});
-        return;
-    }
-    for (int64_t r0 = 0; r0 < run.rows; r0 += kKvTileRows) {
-        const int64_t n = std::min(kKvTileRows, run.rows - r0);
-        kv_load_rows(t, base + size_t(r0) * run.stride, run.stride, n, elems, buf);
-        fn(r0, KvHeadRows{KvElem::F32, reinterpret_cast<const std::byte*>(buf),
-                          size_t(elems) * sizeof(float), n});
-    }
+// The run's rows of the head whose rows start head_off bytes into each cached row.
+inline KvHeadRows head_rows(KvType t, const KvCache::Run& run, size_t head_off) {
+    return KvHeadRows{kv_elem(t), run.data + head_off, run.stride, run.rows};
 }
 
 }  // namespace fluoro::cpu

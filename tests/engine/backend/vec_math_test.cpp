@@ -2,7 +2,7 @@
 // runs, against float64 references on random data: lengths that are not a multiple of any vector
 // width (tails), query-head groups of 1-6 (blocks of 4 plus remainders), strided rows, both cache
 // element types. The fp16 conversions must be exact; the rest within a few float ulps of the
-// reference.
+// reference; quantized rows give the F32 kernels' bits over the dequantized rows.
 #include "backend/cpu/kernels/vec_math.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/kv_rows.h"
 #include "engine/backend/kernel_test_support.h"
 #include "tensor/fp16.h"
 
@@ -269,6 +270,54 @@ TEST_P(VecMathTest, SaturatingActivationsStayFinite) {
     for (size_t i = 0; i < x.size(); ++i) {
         ASSERT_TRUE(std::isfinite(g[i])) << x[i];
         EXPECT_NEAR(g[i], x[i] > 0 ? x[i] : 0.0f, 1e-6f * std::abs(x[i])) << x[i];
+    }
+}
+
+// Quantized rows (Q8_0, Q4_0 blocks, as kv_store writes them) are dequantized in registers with
+// kv_load_rows' arithmetic (d·q is exact in float), and the kernels then run the F32 kernels'
+// float operations in the same order: the scores and outputs must equal, bit for bit, the F32
+// kernels' over the same rows dequantized to memory. Strided rows (padding between them), every
+// group size, head dimensions of 1, 2, 3 and 8 blocks.
+TEST_P(VecMathTest, QuantizedRowsGiveTheDequantizedRowsBits) {
+    for (KvType type : {KvType::Q8_0, KvType::Q4_0}) {
+        const KvElem elem = type == KvType::Q8_0 ? KvElem::Q8_0 : KvElem::Q4_0;
+        for (int group = 1; group <= 6; ++group) {
+            for (int64_t d : {32, 64, 96, 256}) {
+                const int64_t n = 37;
+                const size_t stride = kv_row_bytes(type, d) + 6;
+                std::vector<std::byte> rows(stride * size_t(n));
+                std::vector<float> deq(size_t(n * d));
+                for (int64_t j = 0; j < n; ++j) {
+                    const std::vector<float> x = random_floats(d, rng, 3.0f);
+                    kv_store(type, x.data(), rows.data() + size_t(j) * stride, d);
+                }
+                kv_load_rows(type, rows.data(), stride, n, d, deq.data());
+                const auto* deq_bytes = reinterpret_cast<const std::byte*>(deq.data());
+                const size_t deq_stride = size_t(d) * sizeof(float);
+                const std::string what = std::string(kv_type_name(type)) + " group " +
+                                         std::to_string(group) + " d " + std::to_string(d);
+
+                const std::vector<float> q = random_floats(group * d, rng);
+                const int64_t s_stride = n + 5;
+                std::vector<float> s(size_t(group * s_stride), -1.0f), s_ref = s;
+                vm().qk(elem, q.data(), group, d, rows.data(), stride, n, 0.125f, s.data(),
+                        s_stride);
+                vm().qk(KvElem::F32, q.data(), group, d, deq_bytes, deq_stride, n, 0.125f,
+                        s_ref.data(), s_stride);
+                ASSERT_EQ(0, std::memcmp(s.data(), s_ref.data(), s.size() * sizeof(float)))
+                    << "qk " << what;
+
+                const int64_t p_stride = n + 2, o_stride = d + 4;
+                const std::vector<float> p = random_floats(group * p_stride, rng);
+                std::vector<float> o = random_floats(group * o_stride, rng), o_ref = o;
+                vm().pv(elem, p.data(), group, p_stride, n, rows.data(), stride, d, o.data(),
+                        o_stride);
+                vm().pv(KvElem::F32, p.data(), group, p_stride, n, deq_bytes, deq_stride, d,
+                        o_ref.data(), o_stride);
+                ASSERT_EQ(0, std::memcmp(o.data(), o_ref.data(), o.size() * sizeof(float)))
+                    << "pv " << what;
+            }
+        }
     }
 }
 

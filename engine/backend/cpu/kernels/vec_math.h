@@ -16,7 +16,9 @@
 
 namespace fluoro::cpu {
 
-enum class KvElem { F32, F16 };  // element type of cached K/V rows
+// Element type of cached K/V rows: float, fp16, or ggml's Q8_0 / Q4_0 blocks (32 values and an
+// fp16 scale each; a row of those is a whole number of blocks), dequantized in registers.
+enum class KvElem { F32, F16, Q8_0, Q4_0 };
 
 // What the attention readout needs from one row of logits besides its probabilities.
 inline constexpr int64_t kSoftmaxStatsBlock = 64;  // logits per block_max entry
@@ -33,7 +35,8 @@ struct VecMath {
     void (*round_f16)(const float* src, float* dst, int64_t n);
 
     // Attention scores over n cached key rows (row j at k + j * k_stride bytes, dk elements of
-    // `elem`): s[g * s_stride + j] = scale * Σ_i q[g * dk + i] · k_j[i] for g < group.
+    // `elem`): s[g * s_stride + j] = scale * Σ_i q[g * dk + i] · k_j[i] for g < group. Quantized
+    // rows give the bits the F32 kernel gives over the same rows dequantized.
     void (*qk)(KvElem elem, const float* q, int group, int64_t dk, const std::byte* k,
                size_t k_stride, int64_t n, float scale, float* s, int64_t s_stride);
     // Attention output over n cached value rows: o[g * o_stride + d] += Σ_j p[g * p_stride + j]

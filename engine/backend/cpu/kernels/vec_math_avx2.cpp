@@ -38,6 +38,16 @@ struct Avx2 {
     static T load(const uint16_t* p) {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     }
+    // W int8 values, and W 4-bit values (the low or the high nibbles of W bytes), as floats.
+    static T load_i8(const int8_t* p) {
+        return _mm256_cvtepi32_ps(
+            _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    }
+    static T load_nibbles(const uint8_t* p, bool high) {
+        __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+        if (high) b = _mm_srli_epi16(b, 4);
+        return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_and_si128(b, _mm_set1_epi8(0x0F))));
+    }
     static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
     static void store_f16(uint16_t* p, T v) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p),

@@ -17,6 +17,8 @@ struct Scalar {
     static T set1(float x) { return x; }
     static T load(const float* p) { return *p; }
     static T load(const uint16_t* p) { return fp16_to_fp32(*p); }
+    static T load_i8(const int8_t* p) { return float(*p); }
+    static T load_nibbles(const uint8_t* p, bool high) { return float(high ? *p >> 4 : *p & 0x0F); }
     static void store(float* p, T v) { *p = v; }
     static void store_f16(uint16_t* p, T v) { *p = fp32_to_fp16(v); }
     static T add(T a, T b) { return a + b; }

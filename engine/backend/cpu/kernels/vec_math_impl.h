@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "backend/cpu/kernels/vec_math.h"
 
@@ -64,25 +65,77 @@ struct VecMathImpl {
             return *p;
     }
 
+    // How qk and pv read a cached row: as blocks of kBlock elements (kBlockBytes bytes each), a
+    // block's scale read once (scale) and its elements [o, o + W) loaded as a float vector (load).
+    // A plain row (F32, F16) is blocks of one vector without a scale. A quantized row (ggml's
+    // Q8_0 / Q4_0 blocks, kv_rows.h) is dequantized in registers as kv_load_rows dequantizes it
+    // to memory: x = q · d (or (q − 8) · d), exact in float, so attention over quantized rows
+    // gives the same bits as the float kernels over the dequantized rows, without the copy.
+    template <class E>
+    struct PlainRows {
+        using Elem = E;
+        static constexpr bool kQuantized = false;
+        static constexpr int64_t kBlock = W;
+        static constexpr size_t kBlockBytes = size_t(W) * sizeof(E);
+        static T scale(const std::byte*) { return V::zero(); }
+        static T load(const std::byte* block, T, int64_t) {
+            return V::load(reinterpret_cast<const E*>(block));
+        }
+    };
+    static float block_scale(const std::byte* block) {
+        uint16_t h;
+        std::memcpy(&h, block, sizeof(h));
+        return V::f16(h);
+    }
+    struct Q8_0Rows {
+        static constexpr bool kQuantized = true;
+        static constexpr int64_t kBlock = 32;
+        static constexpr size_t kBlockBytes = 2 + 32;  // fp16 d, 32 int8
+        static T scale(const std::byte* block) { return V::set1(block_scale(block)); }
+        static T load(const std::byte* block, T d, int64_t o) {
+            return V::mul(V::load_i8(reinterpret_cast<const int8_t*>(block + 2) + o), d);
+        }
+    };
+    struct Q4_0Rows {
+        static constexpr bool kQuantized = true;
+        static constexpr int64_t kBlock = 32;
+        static constexpr size_t kBlockBytes = 2 + 16;  // fp16 d; element j, j + 16 in byte j
+        static T scale(const std::byte* block) { return V::set1(block_scale(block)); }
+        static T load(const std::byte* block, T d, int64_t o) {
+            const auto* qs = reinterpret_cast<const uint8_t*>(block + 2);
+            const T q =
+                o < 16 ? V::load_nibbles(qs + o, false) : V::load_nibbles(qs + o - 16, true);
+            return V::mul(V::sub(q, V::set1(8.0f)), d);
+        }
+    };
+    template <class R>
+    static size_t row_bytes(int64_t elems) {
+        return size_t(elems / R::kBlock) * R::kBlockBytes;
+    }
+
     // Four keys' scores (nk <= 4 of them real; the others' accumulators stay zero and are
     // discarded), each reduced on its own in a fixed lane order by reduce4.
-    template <class E, int GN>
+    template <class R, int GN>
     static void qk_four(const float* q, int64_t dk, const std::byte* k, size_t k_stride, int nk,
                         float scale, float* s, int64_t s_stride) {
-        const E* kr[4];
-        for (int kk = 0; kk < 4; ++kk)
-            kr[kk] = reinterpret_cast<const E*>(k + size_t(kk < nk ? kk : 0) * k_stride);
+        const std::byte* kr[4];
+        for (int kk = 0; kk < 4; ++kk) kr[kk] = k + size_t(kk < nk ? kk : 0) * k_stride;
         T acc[GN][4];
         for (int g = 0; g < GN; ++g)
             for (int kk = 0; kk < 4; ++kk) acc[g][kk] = V::zero();
-        for (int64_t i = 0; i < dk; i += W) {
-            T qv[GN];
-            for (int g = 0; g < GN; ++g) qv[g] = V::load(q + g * dk + i);
-            for (int kk = 0; kk < 4; ++kk) {
-                if (kk >= nk) break;
-                const T kv = V::load(kr[kk] + i);
-                for (int g = 0; g < GN; ++g) acc[g][kk] = V::fma(qv[g], kv, acc[g][kk]);
+        for (int64_t i = 0; i < dk; i += R::kBlock) {
+            T d[4];  // the missing keys' pointers are row 0's: read, never used
+            for (int kk = 0; kk < 4; ++kk) d[kk] = R::scale(kr[kk]);
+            for (int64_t o = 0; o < R::kBlock; o += W) {
+                T qv[GN];
+                for (int g = 0; g < GN; ++g) qv[g] = V::load(q + g * dk + i + o);
+                for (int kk = 0; kk < 4; ++kk) {
+                    if (kk >= nk) break;
+                    const T kv = R::load(kr[kk], d[kk], o);
+                    for (int g = 0; g < GN; ++g) acc[g][kk] = V::fma(qv[g], kv, acc[g][kk]);
+                }
             }
+            for (int kk = 0; kk < 4; ++kk) kr[kk] += R::kBlockBytes;
         }
         for (int g = 0; g < GN; ++g) {
             float sums[4];
@@ -94,48 +147,53 @@ struct VecMathImpl {
     // Scores of GN query heads (GN <= 4) against n key rows: each key vector is loaded once.
     // Four keys at a time where the head dimension is a whole number of vectors: their four
     // accumulators per head are reduced together (V::reduce4), which costs far fewer shuffles
-    // than four horizontal sums; a short head (64 dims) spends most of its time there.
-    template <class E, int GN>
+    // than four horizontal sums; a short head (64 dims) spends most of its time there. Quantized
+    // rows always take this path (a 32-value block is a whole number of vectors).
+    template <class R, int GN>
     static void qk_heads(const float* q, int64_t dk, const std::byte* k, size_t k_stride, int64_t n,
                          float scale, float* s, int64_t s_stride) {
         int64_t j = 0;
-        if (dk % W == 0) {
+        if (R::kQuantized || dk % W == 0) {
             // Keys in groups of four; the last 1-3 go through the same reduction with zero
             // vectors in the empty slots, so a score's rounding does not depend on where its key
             // falls in a run (paged blocks, split key ranges and batch sizes agree bit for bit).
             // Only a strided stream (a slice of each row) is fetched ahead; whole rows the
             // hardware follows by itself.
-            const size_t row_bytes = size_t(dk) * sizeof(E);
-            const int64_t ahead = k_stride > row_bytes ? kPrefetchRows : n;
+            const size_t bytes = row_bytes<R>(dk);
+            const int64_t ahead = k_stride > bytes ? kPrefetchRows : n;
             for (; j + 4 <= n; j += 4) {
                 for (int64_t r = j + ahead; r < std::min(n, j + ahead + 4); ++r)
-                    prefetch_lines(k + size_t(r) * k_stride, row_bytes);
-                qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, 4, scale, s + j,
+                    prefetch_lines(k + size_t(r) * k_stride, bytes);
+                qk_four<R, GN>(q, dk, k + size_t(j) * k_stride, k_stride, 4, scale, s + j,
                                s_stride);
             }
             if (j < n)
-                qk_four<E, GN>(q, dk, k + size_t(j) * k_stride, k_stride, int(n - j), scale, s + j,
+                qk_four<R, GN>(q, dk, k + size_t(j) * k_stride, k_stride, int(n - j), scale, s + j,
                                s_stride);
             return;
         }
-        for (; j < n; ++j) {
-            const E* kr = reinterpret_cast<const E*>(k + size_t(j) * k_stride);
-            T acc[GN];
-            for (int g = 0; g < GN; ++g) acc[g] = V::zero();
-            int64_t i = 0;
-            for (; i + W <= dk; i += W) {
-                const T kv = V::load(kr + i);
-                for (int g = 0; g < GN; ++g) acc[g] = V::fma(V::load(q + g * dk + i), kv, acc[g]);
-            }
-            for (int g = 0; g < GN; ++g) {
-                float sum = V::reduce_add(acc[g]);
-                for (int64_t t = i; t < dk; ++t) sum += q[g * dk + t] * elem(kr + t);
-                s[g * s_stride + j] = sum * scale;
+        if constexpr (!R::kQuantized) {
+            using E = typename R::Elem;
+            for (; j < n; ++j) {
+                const E* kr = reinterpret_cast<const E*>(k + size_t(j) * k_stride);
+                T acc[GN];
+                for (int g = 0; g < GN; ++g) acc[g] = V::zero();
+                int64_t i = 0;
+                for (; i + W <= dk; i += W) {
+                    const T kv = V::load(kr + i);
+                    for (int g = 0; g < GN; ++g)
+                        acc[g] = V::fma(V::load(q + g * dk + i), kv, acc[g]);
+                }
+                for (int g = 0; g < GN; ++g) {
+                    float sum = V::reduce_add(acc[g]);
+                    for (int64_t t = i; t < dk; ++t) sum += q[g * dk + t] * elem(kr + t);
+                    s[g * s_stride + j] = sum * scale;
+                }
             }
         }
     }
 
-    template <class E>
+    template <class R>
     static void qk_typed(const float* q, int group, int64_t dk, const std::byte* k, size_t k_stride,
                          int64_t n, float scale, float* s, int64_t s_stride) {
         for (int g0 = 0; g0 < group; g0 += 4) {
@@ -143,16 +201,16 @@ struct VecMathImpl {
             float* sg = s + g0 * s_stride;
             switch (std::min(4, group - g0)) {
                 case 1:
-                    qk_heads<E, 1>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    qk_heads<R, 1>(qg, dk, k, k_stride, n, scale, sg, s_stride);
                     break;
                 case 2:
-                    qk_heads<E, 2>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    qk_heads<R, 2>(qg, dk, k, k_stride, n, scale, sg, s_stride);
                     break;
                 case 3:
-                    qk_heads<E, 3>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    qk_heads<R, 3>(qg, dk, k, k_stride, n, scale, sg, s_stride);
                     break;
                 default:
-                    qk_heads<E, 4>(qg, dk, k, k_stride, n, scale, sg, s_stride);
+                    qk_heads<R, 4>(qg, dk, k, k_stride, n, scale, sg, s_stride);
                     break;
             }
         }
@@ -160,30 +218,44 @@ struct VecMathImpl {
 
     static void qk(KvElem elem_type, const float* q, int group, int64_t dk, const std::byte* k,
                    size_t k_stride, int64_t n, float scale, float* s, int64_t s_stride) {
-        if (elem_type == KvElem::F16)
-            qk_typed<uint16_t>(q, group, dk, k, k_stride, n, scale, s, s_stride);
-        else
-            qk_typed<float>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+        switch (elem_type) {
+            case KvElem::F16:
+                return qk_typed<PlainRows<uint16_t>>(q, group, dk, k, k_stride, n, scale, s,
+                                                     s_stride);
+            case KvElem::Q8_0:
+                return qk_typed<Q8_0Rows>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+            case KvElem::Q4_0:
+                return qk_typed<Q4_0Rows>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+            case KvElem::F32:
+                break;
+        }
+        qk_typed<PlainRows<float>>(q, group, dk, k, k_stride, n, scale, s, s_stride);
     }
 
     // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
-    // accumulators stay in registers while the n value rows stream past.
+    // accumulators stay in registers while the n value rows stream past. d is a multiple of
+    // U · W, so a block boundary falls only before a vector u with (u · W) % kBlock == 0.
     // `prefetch`: bytes of each value row (from column d) to fetch kPrefetchRows rows ahead.
-    template <class E, int GN, int U>
+    template <class R, int GN, int U>
     static void pv_columns(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
                            size_t v_stride, int64_t d, float* o, int64_t o_stride,
                            size_t prefetch) {
         T acc[GN][U];
         for (int g = 0; g < GN; ++g)
             for (int u = 0; u < U; ++u) acc[g][u] = V::load(o + g * o_stride + d + u * W);
+        const size_t first_block = size_t(d / R::kBlock) * R::kBlockBytes;
         for (int64_t j = 0; j < n; ++j) {
-            const E* vr = reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d;
+            const std::byte* vr = v + size_t(j) * v_stride;
             if (prefetch > 0 && j + kPrefetchRows < n)
-                prefetch_lines(
-                    reinterpret_cast<const E*>(v + size_t(j + kPrefetchRows) * v_stride) + d,
-                    prefetch);
+                prefetch_lines(v + size_t(j + kPrefetchRows) * v_stride + first_block, prefetch);
             T vv[U];
-            for (int u = 0; u < U; ++u) vv[u] = V::load(vr + u * W);
+            T scale = V::zero();
+            for (int u = 0; u < U; ++u) {
+                const int64_t col = d + u * W;
+                const std::byte* block = vr + size_t(col / R::kBlock) * R::kBlockBytes;
+                if (u == 0 || (u * W) % R::kBlock == 0) scale = R::scale(block);
+                vv[u] = R::load(block, scale, col % R::kBlock);
+            }
             for (int g = 0; g < GN; ++g) {
                 const T pj = V::set1(p[g * p_stride + j]);
                 for (int u = 0; u < U; ++u) acc[g][u] = V::fma(pj, vv[u], acc[g][u]);
@@ -193,32 +265,35 @@ struct VecMathImpl {
             for (int u = 0; u < U; ++u) V::store(o + g * o_stride + d + u * W, acc[g][u]);
     }
 
-    template <class E, int GN>
+    template <class R, int GN>
     static void pv_heads(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
                          size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
         constexpr int U = V::kUnroll;
         int64_t d = 0;
         // The first pass over the rows prefetches all of each row's columns.
-        const size_t row_bytes = size_t(dv) * sizeof(E);
+        const size_t bytes = row_bytes<R>(dv);
         const auto prefetch = [&](int64_t at) {
-            return at == 0 && v_stride > row_bytes ? row_bytes : 0;  // strided streams only
+            return at == 0 && v_stride > bytes ? bytes : 0;  // strided streams only
         };
         for (; d + U * W <= dv; d += U * W)
-            pv_columns<E, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
+            pv_columns<R, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
         for (; d + W <= dv; d += W)
-            pv_columns<E, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
-        for (; d < dv; ++d) {
-            for (int g = 0; g < GN; ++g) {
-                float sum = o[g * o_stride + d];
-                for (int64_t j = 0; j < n; ++j)
-                    sum += p[g * p_stride + j] *
-                           elem(reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d);
-                o[g * o_stride + d] = sum;
+            pv_columns<R, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
+        if constexpr (!R::kQuantized) {  // a quantized row is whole vectors
+            using E = typename R::Elem;
+            for (; d < dv; ++d) {
+                for (int g = 0; g < GN; ++g) {
+                    float sum = o[g * o_stride + d];
+                    for (int64_t j = 0; j < n; ++j)
+                        sum += p[g * p_stride + j] *
+                               elem(reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d);
+                    o[g * o_stride + d] = sum;
+                }
             }
         }
     }
 
-    template <class E>
+    template <class R>
     static void pv_typed(const float* p, int group, int64_t p_stride, int64_t n, const std::byte* v,
                          size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
         for (int g0 = 0; g0 < group; g0 += 4) {
@@ -226,16 +301,16 @@ struct VecMathImpl {
             float* og = o + g0 * o_stride;
             switch (std::min(4, group - g0)) {
                 case 1:
-                    pv_heads<E, 1>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    pv_heads<R, 1>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
                     break;
                 case 2:
-                    pv_heads<E, 2>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    pv_heads<R, 2>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
                     break;
                 case 3:
-                    pv_heads<E, 3>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    pv_heads<R, 3>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
                     break;
                 default:
-                    pv_heads<E, 4>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
+                    pv_heads<R, 4>(pg, p_stride, n, v, v_stride, dv, og, o_stride);
                     break;
             }
         }
@@ -243,10 +318,18 @@ struct VecMathImpl {
 
     static void pv(KvElem elem_type, const float* p, int group, int64_t p_stride, int64_t n,
                    const std::byte* v, size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
-        if (elem_type == KvElem::F16)
-            pv_typed<uint16_t>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
-        else
-            pv_typed<float>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+        switch (elem_type) {
+            case KvElem::F16:
+                return pv_typed<PlainRows<uint16_t>>(p, group, p_stride, n, v, v_stride, dv, o,
+                                                     o_stride);
+            case KvElem::Q8_0:
+                return pv_typed<Q8_0Rows>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+            case KvElem::Q4_0:
+                return pv_typed<Q4_0Rows>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+            case KvElem::F32:
+                break;
+        }
+        pv_typed<PlainRows<float>>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
     }
 
     static float max(const float* x, int64_t n) {
