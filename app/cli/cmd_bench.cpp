@@ -106,7 +106,7 @@ void add_bench_command(CLI::App& app) {
                                 {"threads", m.backend->threads()},
                                 {"backend", std::string(m.backend->name())},
                                 {"kernel_isa", cpu::kernel_isa_name()},
-                                {"kv_type", kv_type_name(m.kv->shape().type)},
+                                {"kv_type", kv_types_name(m.kv->shape().type)},
                                 {"kv_layout", o->kv_layout},
                                 {"batch", m.model->max_batch()},
                                 {"attention", attention_impl_name(m.backend->attention_impl())},

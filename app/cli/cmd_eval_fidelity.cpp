@@ -110,7 +110,7 @@ void add_eval_fidelity_command(CLI::App& eval) {
             j["model"] = o->model;
             j["reference_file"] = o->reference;
             j["threads"] = m.backend->threads();
-            j["kv_type"] = std::string(kv_type_name(s.kv_type));
+            j["kv_type"] = kv_types_name(s.kv_type);
             if (o->per_position) j["fluoro"]["kld"] = r.kld;
             std::cout << j.dump(2) << '\n';
             return;

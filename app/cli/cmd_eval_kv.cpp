@@ -49,7 +49,7 @@ std::string fmt(const char* f, double v) {
 
 std::string cell_name(const KvEvalCell& c) {
     return std::string(kv_policy_name(c.policy)) + "/" + c.budget.label() + "/" +
-           std::string(kv_type_name(c.kv_type));
+           kv_types_name(c.kv_type);
 }
 
 // Passkey trials per length: how many found the key, kept the whole needle cached, ran.
@@ -68,7 +68,7 @@ std::map<int64_t, PasskeyTally> passkey_by_length(const KvEvalCell& c) {
 }
 
 // The full policy's cell of a KV type that has a perplexity, or nullptr.
-const KvEvalCell* full_of_type(const std::vector<KvEvalCell>& cells, KvType type) {
+const KvEvalCell* full_of_type(const std::vector<KvEvalCell>& cells, KvTypes type) {
     for (const KvEvalCell& c : cells)
         if (c.policy == KvPolicyKind::Full && c.kv_type == type && c.ppl) return &c;
     return nullptr;
@@ -104,7 +104,7 @@ void print_table(const EvalKvOpts& o, const std::vector<KvEvalCell>& cells) {
     std::vector<std::vector<std::string>> rows{head};
     for (const KvEvalCell& c : cells) {
         std::vector<std::string> r{std::string(kv_policy_name(c.policy)), c.budget.label(),
-                                   std::string(kv_type_name(c.kv_type))};
+                                   kv_types_name(c.kv_type)};
         if (ppl) {
             r.push_back(c.ppl ? fmt("%.3f", c.ppl->ppl) : "-");
             r.push_back(ppl_ratio(c, full_of_type(cells, c.kv_type)));
@@ -176,8 +176,8 @@ std::string to_csv(const std::string& model, const std::vector<KvEvalCell>& cell
                    const char* metric, const std::string& value, const std::string& note = "") {
         out += csv_quoted(model) + "," + std::string(kv_policy_name(c.policy)) + "," +
                c.budget.label() + "," + std::to_string(budget_tokens) + "," +
-               std::string(kv_type_name(c.kv_type)) + "," + task + "," + length + "," + depth +
-               "," + position + "," + metric + "," + value + "," + csv_quoted(note) + "\n";
+               kv_types_name(c.kv_type) + "," + task + "," + length + "," + depth + "," + position +
+               "," + metric + "," + value + "," + csv_quoted(note) + "\n";
     };
     for (const KvEvalCell& c : cells) {
         if (c.ppl) {
@@ -290,7 +290,9 @@ void add_eval_command(CLI::App& app) {
     cmd->add_option("--budgets", o->lists.budgets,
                     "KV budgets: N% of the evaluated length or N tokens (full runs at 100% only)")
         ->capture_default_str();
-    cmd->add_option("--kv-types", o->lists.kv_types, "Comma list of: " + setting_help(kv_types()))
+    cmd->add_option("--kv-types", o->lists.kv_types,
+                    "Comma list of: " + setting_help(kv_types()) +
+                        "; keys/values for two types (q8_0/f16: keys q8_0, values f16)")
         ->capture_default_str();
     cmd->add_option("--tasks", o->lists.tasks, "Comma list of: ppl, passkey, speed")
         ->capture_default_str();

@@ -30,8 +30,14 @@ void EngineFlags::add_to(CLI::App& cmd) {
     cmd.add_option("-t,--threads", engine.threads, "CPU threads (default: physical cores)");
     cmd.add_option("-c,--ctx", engine.ctx, "Context size in tokens")->capture_default_str();
     cmd.add_option("-b,--batch", engine.batch, "Tokens per prefill step")->capture_default_str();
-    cmd.add_option("--kv-type", kv_type, "KV cache element type: " + setting_help(kv_types()))
+    cmd.add_option("--kv-type", kv_type,
+                   "KV cache element type, keys and values: " + setting_help(kv_types()))
         ->capture_default_str();
+    cmd.add_option("--kv-type-k", kv_type_k,
+                   "Element type of the cached keys only (default: --kv-type's); keys feed q·k, "
+                   "so they are the half quantization hurts more");
+    cmd.add_option("--kv-type-v", kv_type_v,
+                   "Element type of the cached values only (default: --kv-type's)");
     cmd.add_option("--attention", attention,
                    "Attention implementation: " + setting_help(attention_impls()))
         ->capture_default_str();
@@ -55,10 +61,15 @@ app::EngineSettings EngineFlags::settings() const {
         throw Error("--backend must be " + setting_names(backend_kinds()) + ", not '" + backend +
                     "'");
     s.backend = *b;
-    const std::optional<KvType> kv = parse_kv_type(kv_type);
-    if (!kv)
-        throw Error("--kv-type must be " + setting_names(kv_types()) + ", not '" + kv_type + "'");
-    s.kv_type = *kv;
+    const auto kv = [](const std::string& flag, const std::string& name) {
+        const std::optional<KvType> t = parse_kv_type(name);
+        if (!t)
+            throw Error(flag + " must be " + setting_names(kv_types()) + ", not '" + name + "'");
+        return *t;
+    };
+    const KvType both = kv("--kv-type", kv_type);
+    s.kv_type = KvTypes{kv_type_k.empty() ? both : kv("--kv-type-k", kv_type_k),
+                        kv_type_v.empty() ? both : kv("--kv-type-v", kv_type_v)};
     const std::optional<AttentionImpl> impl = parse_attention_impl(attention);
     if (!impl)
         throw Error("--attention must be " + setting_names(attention_impls()) + ", not '" +

@@ -15,10 +15,11 @@ struct EngineFlags {
     app::EngineSettings engine;
     // The engine's defaults (app::EngineSettings follows ModelSettings).
     std::string backend{backend_kind_name(app::EngineSettings{}.backend)};
-    std::string kv_type{kv_type_name(app::EngineSettings{}.kv_type)};
+    std::string kv_type{kv_type_name(app::EngineSettings{}.kv_type.k)};
+    std::string kv_type_k, kv_type_v;  // empty: --kv-type's
     std::string attention{attention_impl_name(app::EngineSettings{}.attention)};
     void add_to(CLI::App& cmd);
-    app::EngineSettings settings() const;  // validates backend, kv_type and attention
+    app::EngineSettings settings() const;  // validates backend, KV types and attention
 };
 
 // --spec, --draft-model, --draft-max, --exit-layer, --ngram-max

@@ -66,8 +66,9 @@ void parse_kv_eval_plan(const KvEvalPlanText& t, KvEvalPlan& p) {
         p.budgets.push_back(*v);
     }
     if (p.budgets.empty()) throw Error("--budgets is empty; e.g. 100%,50%,20%,10%,256");
-    p.kv_types = parse_names<KvType>("--kv-types", t.kv_types, parse_kv_type,
-                                     setting_names(kv_types(), ", ", ", "));
+    p.kv_types = parse_names<KvTypes>(
+        "--kv-types", t.kv_types, parse_kv_types,
+        setting_names(kv_types(), ", ", ", ") + " (or keys/values, e.g. q8_0/f16)");
     p.tasks =
         parse_names<KvEvalTask>("--tasks", t.tasks, parse_kv_eval_task, "ppl, passkey, speed");
     p.passkey_lengths = parse_ints("--passkey-lengths", t.passkey_lengths, 64, 1 << 20);

@@ -16,9 +16,9 @@ nlohmann::json kv_eval_cells_json(const std::vector<KvEvalCell>& cells) {
     nlohmann::json out = nlohmann::json::array();
     for (const KvEvalCell& c : cells) {
         nlohmann::json jc = {
-            {"policy", kv_policy_name(c.policy)}, {"budget", c.budget.label()},
-            {"kv_type", kv_type_name(c.kv_type)}, {"errors", c.errors},
-            {"passkey", nlohmann::json::array()}, {"speed", nlohmann::json::array()}};
+            {"policy", kv_policy_name(c.policy)},  {"budget", c.budget.label()},
+            {"kv_type", kv_types_name(c.kv_type)}, {"errors", c.errors},
+            {"passkey", nlohmann::json::array()},  {"speed", nlohmann::json::array()}};
         if (c.ppl) {
             const KvPplResult& p = *c.ppl;
             jc["ppl"] = {{"ppl", p.ppl},

@@ -18,7 +18,7 @@ struct EngineSettings {
     int64_t ctx = 4096;      // tokens per sequence (clamped to the model's trained context)
     int64_t batch = 512;     // tokens per prefill step
     int64_t logit_rows = 1;  // logits rows one step may return
-    KvType kv_type = KvType::F16;
+    KvTypes kv_type;         // keys' and values' types
     AttentionImpl attention = kDefaultAttentionImpl;
     int64_t prefix_cache_slots = 0;           // ModelSettings::prefix_cache_slots
     std::filesystem::path prefix_cache_file;  // ModelSettings::prefix_cache_file (empty: none)

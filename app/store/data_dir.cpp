@@ -31,7 +31,7 @@ std::filesystem::path prefix_cache_file_for(const std::filesystem::path& model,
                                             std::string_view kv_type, std::string_view backend) {
     std::string name = model.stem().string();
     name += '.';
-    name += kv_type;
+    for (const char c : kv_type) name += c == '/' ? '-' : c;  // "q8_0/f16": keys / values
     name += '.';
     name += backend;
     name += ".fpc";

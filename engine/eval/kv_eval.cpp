@@ -361,7 +361,7 @@ std::optional<KvEvalTask> parse_kv_eval_task(std::string_view name) {
 
 std::vector<KvEvalCell> kv_eval_cells(const KvEvalPlan& plan) {
     std::vector<KvEvalCell> cells;
-    for (const KvType type : plan.kv_types) {
+    for (const KvTypes type : plan.kv_types) {
         if (std::find(plan.policies.begin(), plan.policies.end(), KvPolicyKind::Full) !=
             plan.policies.end()) {
             KvEvalCell c;
@@ -387,7 +387,7 @@ namespace {
 
 std::string cell_label(const KvEvalCell& c) {
     return std::string(kv_policy_name(c.policy)) + " " + c.budget.label() + " " +
-           std::string(kv_type_name(c.kv_type));
+           kv_types_name(c.kv_type);
 }
 
 // Runs f, recording an Error in the cell instead of stopping the grid.

@@ -48,7 +48,7 @@ std::optional<KvBudget> parse_kv_budget(std::string_view text);
 struct KvEvalSetup {
     KvPolicyConfig policy;
     KvBudget budget;
-    KvType kv_type = KvType::F16;
+    KvTypes kv_type;
 
     // policy with its budget resolved for a sequence of `length` tokens.
     KvPolicyConfig resolved(int64_t length) const;
@@ -155,7 +155,7 @@ std::optional<KvEvalTask> parse_kv_eval_task(std::string_view name);
 struct KvEvalPlan {
     std::vector<KvPolicyKind> policies;
     std::vector<KvBudget> budgets;  // the full policy runs once per type, at 100%
-    std::vector<KvType> kv_types;
+    std::vector<KvTypes> kv_types;  // keys' and values' types of each cell
     std::vector<KvEvalTask> tasks;
     KvPolicyConfig base;  // sinks, recent, ... shared by every policy (kind and budget set here)
     // ppl: the first ppl_tokens of the text (0: all of it), bucketed.
@@ -175,7 +175,7 @@ struct KvEvalPlan {
 struct KvEvalCell {
     KvPolicyKind policy = KvPolicyKind::Full;
     KvBudget budget;
-    KvType kv_type = KvType::F16;
+    KvTypes kv_type;
     std::optional<KvPplResult> ppl;
     std::vector<PasskeyTrial> passkey;
     std::vector<KvSpeedResult> speed;

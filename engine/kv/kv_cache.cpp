@@ -63,8 +63,8 @@ void KvShape::validate() const {
     if (window_slack < 0 || step_tokens < 1)
         throw Error("KV cache: window slack " + std::to_string(window_slack) + " / step " +
                     std::to_string(step_tokens) + " tokens");
-    (void)kv_row_bytes(type, head_dim_k);  // throws for a head row the type cannot store
-    (void)kv_row_bytes(type, head_dim_v);
+    (void)kv_row_bytes(type.k, head_dim_k);  // throws for a head row the type cannot store
+    (void)kv_row_bytes(type.v, head_dim_v);
 }
 
 void KvCache::check_keep(int64_t seq, std::span<const int64_t> keep) const {

@@ -28,7 +28,7 @@ struct KvShape {
     std::vector<int64_t> n_head_kv;  // per layer
     int64_t head_dim_k = 0;
     int64_t head_dim_v = 0;
-    KvType type = KvType::F16;
+    KvTypes type;       // keys' and values' storage types (settings/settings.h)
     int64_t n_seq = 1;  // sequences (conversation slots)
     int64_t n_ctx = 0;  // most tokens one sequence holds
     // Paged caches: tokens per block, and the pool's size in tokens over all sequences
@@ -50,9 +50,10 @@ struct KvShape {
 
     int64_t k_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_k; }
     int64_t v_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_v; }
-    // One token's K (V) row of a layer: n_head_kv head rows of kv_row_bytes(type, head_dim).
-    size_t k_head_bytes() const { return kv_row_bytes(type, head_dim_k); }
-    size_t v_head_bytes() const { return kv_row_bytes(type, head_dim_v); }
+    // One token's K (V) row of a layer: n_head_kv head rows of kv_row_bytes(type.k (type.v),
+    // head_dim).
+    size_t k_head_bytes() const { return kv_row_bytes(type.k, head_dim_k); }
+    size_t v_head_bytes() const { return kv_row_bytes(type.v, head_dim_v); }
     size_t k_row_bytes(int64_t layer) const {
         return size_t(n_head_kv[size_t(layer)]) * k_head_bytes();
     }

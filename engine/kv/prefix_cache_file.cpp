@@ -184,8 +184,9 @@ void check_rows_finite(const KvShape& shape, std::span<const std::byte> rows, in
         for (const bool k : {true, false}) {
             const size_t row = k ? shape.k_row_bytes(l) : shape.v_row_bytes(l);
             const auto part = rows.subspan(at, row * size_t(n_rows));
-            if (const auto bad = first_non_finite_kv(shape.type, part)) {
-                const size_t per_row = row / kv_type_info(shape.type).block_bytes;
+            const KvType type = k ? shape.type.k : shape.type.v;
+            if (const auto bad = first_non_finite_kv(type, part)) {
+                const size_t per_row = row / kv_type_info(type).block_bytes;
                 throw FormatError(entry + "layer " + std::to_string(l) + (k ? " K" : " V") +
                                   " row " + std::to_string(*bad / per_row) +
                                   " holds a non-finite value (NaN or infinity)");

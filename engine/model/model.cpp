@@ -49,7 +49,7 @@ std::unique_ptr<Model> Model::load(gguf::GgufFile file, Backend& backend,
     return std::unique_ptr<Model>(new Model(std::move(file), backend, opt));
 }
 
-std::unique_ptr<KvCache> Model::create_kv(int64_t n_ctx, int64_t n_seq, KvType type) const {
+std::unique_ptr<KvCache> Model::create_kv(int64_t n_ctx, int64_t n_seq, KvTypes type) const {
     KvShape s = arch_->kv_shape();
     s.n_ctx = n_ctx;
     s.n_seq = n_seq;

@@ -44,7 +44,7 @@ class Model {
     int64_t n_vocab() const { return int64_t(hp_.n_vocab); }
 
     // A KV cache for n_seq sequences of n_ctx tokens each, shaped for this model.
-    std::unique_ptr<KvCache> create_kv(int64_t n_ctx, int64_t n_seq, KvType type) const;
+    std::unique_ptr<KvCache> create_kv(int64_t n_ctx, int64_t n_seq, KvTypes type) const;
     // The same from a shape whose model fields (layers, heads, head sizes) this fills in.
     std::unique_ptr<KvCache> create_kv(KvShape shape) const;
 

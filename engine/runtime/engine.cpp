@@ -281,7 +281,7 @@ void Engine::rt_load(const LoadModel& c) {
     ev.name = s.model->file().get_string("general.name").value_or(c.path.filename().string());
     ev.arch = s.model->hparams().arch;
     ev.backend = std::string(s.backend->name());
-    ev.kv_type = std::string(kv_type_name(ms.kv_type));
+    ev.kv_type = kv_types_name(ms.kv_type);
     ev.threads = s.backend->threads();
     ev.ctx = s.ctx;
     ev.weights_bytes = s.profiling->weights_bytes();
@@ -532,7 +532,7 @@ RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::str
     rs.model_name = s.model->file().get_string("general.name").value_or(s.model_path);
     rs.arch = s.model->hparams().arch;
     rs.backend = std::string(s.backend->name());
-    rs.kv_type = std::string(kv_type_name(s.model_settings.kv_type));
+    rs.kv_type = kv_types_name(s.model_settings.kv_type);
     rs.threads = s.backend->threads();
     rs.ctx = s.ctx;
     rs.submission = s.submission;

@@ -27,7 +27,7 @@ struct ModelSettings {
     int threads = 0;      // 0 = physical cores
     int64_t ctx = 4096;   // tokens of context (clamped to the model's trained context)
     int64_t batch = 512;  // tokens per prefill step
-    KvType kv_type = KvType::F16;
+    KvTypes kv_type;      // keys' and values' types (f16 both by default)
     AttentionImpl attention = kDefaultAttentionImpl;
     // Prompt prefixes kept across conversations (kv/prefix_cache.h): that many extra KV
     // sequences, the pool sized for twice the context. 0: only the live conversation's prefix.

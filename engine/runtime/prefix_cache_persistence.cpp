@@ -20,7 +20,7 @@ std::string num(double v) {
 }  // namespace
 
 PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path& model_path,
-                                KvType kv_type, std::string_view backend) {
+                                KvTypes kv_type, std::string_view backend) {
     const std::string model_sha256 = sha256_file_cached(model_path);
     const Hparams& hp = model.hparams();
     std::string heads;
@@ -41,7 +41,7 @@ PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path&
         {"rope_freq_scale", num(hp.rope_freq_scale)},
         {"rope_scaling_type", hp.rope_scaling_type.empty() ? "none" : hp.rope_scaling_type},
         {"n_vocab", std::to_string(model.n_vocab())},
-        {"kv_type", std::string(kv_type_name(kv_type))},
+        {"kv_type", kv_types_name(kv_type)},
         // Backends compute K/V with different kernels: rows from one are not bit-equal to what
         // the other would compute, so a restore must not mix them.
         {"backend", std::string(backend)},

@@ -24,7 +24,7 @@ class PrefixCache;
 
 // The key of a model's cache; hashes the model file (reads it whole once, ~0.2 s per 240 MiB).
 PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path& model_path,
-                                KvType kv_type, std::string_view backend);
+                                KvTypes kv_type, std::string_view backend);
 
 class PrefixCachePersistence {
   public:

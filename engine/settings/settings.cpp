@@ -134,6 +134,23 @@ std::optional<KvType> parse_kv_type(std::string_view name) {
 bool kv_type_quantized(KvType t) {
     return kv_type_info(t).quantized();
 }
+std::string kv_types_name(KvTypes t) {
+    std::string name(kv_type_name(t.k));
+    if (!t.same()) {
+        name += '/';
+        name += kv_type_name(t.v);
+    }
+    return name;
+}
+std::optional<KvTypes> parse_kv_types(std::string_view name) {
+    const size_t slash = name.find('/');
+    const std::optional<KvType> k = parse_kv_type(name.substr(0, slash));
+    if (!k) return std::nullopt;
+    if (slash == std::string_view::npos) return KvTypes{*k};
+    const std::optional<KvType> v = parse_kv_type(name.substr(slash + 1));
+    if (!v) return std::nullopt;
+    return KvTypes{*k, *v};
+}
 
 std::span<const AttentionImplInfo> attention_impls() {
     return kAttentionImpls;

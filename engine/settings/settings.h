@@ -68,6 +68,23 @@ std::string_view kv_type_name(KvType t);  // "f32", "f16", "q8_0", "q4_0"
 std::optional<KvType> parse_kv_type(std::string_view name);
 bool kv_type_quantized(KvType t);
 
+// The types of a cache's keys and of its values, which may differ (llama.cpp's --cache-type-k and
+// --cache-type-v): keys feed q·k and the softmax, so they are the more sensitive half (`fluoro
+// eval kv` measures each). A single KvType converts implicitly to "both".
+struct KvTypes {
+    KvType k = KvType::F16;
+    KvType v = KvType::F16;
+    constexpr KvTypes() = default;
+    constexpr KvTypes(KvType both) : k(both), v(both) {}  // NOLINT(google-explicit-constructor)
+    constexpr KvTypes(KvType keys, KvType values) : k(keys), v(values) {}
+    bool operator==(const KvTypes&) const = default;
+    bool same() const { return k == v; }
+};
+// "q8_0" when keys and values share the type; else "q8_0/f16" (keys / values).
+std::string kv_types_name(KvTypes t);
+// Parses what kv_types_name writes (Error-free: nullopt for anything else).
+std::optional<KvTypes> parse_kv_types(std::string_view name);
+
 // ---- Attention implementation (backend/attention_capture.h) ----
 
 // Standard: scores of a query row materialized, softmax, weighted sum. Flash: keys in tiles with

@@ -44,7 +44,7 @@ void MainWindow::open_model(const QString& path) {
     if (settings_->keep_prefix_cache()) {
         try {
             ms.prefix_cache_file =
-                app::prefix_cache_file_for(pending_model_.toStdString(), kv_type_name(ms.kv_type),
+                app::prefix_cache_file_for(pending_model_.toStdString(), kv_types_name(ms.kv_type),
                                            backend_kind_name(ms.backend));
         } catch (const Error& e) {  // no usable HOME: the cache still works, just not on disk
             show_error(QString::fromStdString(e.what()));

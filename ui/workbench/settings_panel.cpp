@@ -131,7 +131,18 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     kv_type_->setObjectName("kv_type");
     fill_setting_combo(kv_type_, kv_types());
     select_setting(kv_type_,
-                   stored_setting(kv_types(), st.value("model/kv_type")).value_or(md.kv_type));
+                   stored_setting(kv_types(), st.value("model/kv_type")).value_or(md.kv_type.k));
+    kv_type_->setToolTip(
+        tr("Element type of the cached keys (and of the values, unless the V "
+           "type below says otherwise)"));
+    // Values may be stored in another type than keys (llama.cpp's --cache-type-v): keys feed q·k,
+    // so they are the half quantization hurts more. The first item keeps them together.
+    kv_type_v_ = new QComboBox(model);
+    kv_type_v_->setObjectName("kv_type_v");
+    kv_type_v_->addItem(tr("same as keys"), -1);
+    fill_setting_combo(kv_type_v_, kv_types());
+    if (const auto v = stored_setting(kv_types(), st.value("model/kv_type_v")))
+        select_setting(kv_type_v_, *v);
     backend_ = new QComboBox(model);
     backend_->setObjectName("backend");
     fill_setting_combo(backend_, backend_kinds());
@@ -150,6 +161,7 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
     m->addRow(tr("Threads"), threads_);
     m->addRow(tr("Context"), ctx_);
     m->addRow(tr("KV type"), kv_type_);
+    m->addRow(tr("V type"), kv_type_v_);
     prefix_slots_ = ispin(model, 0, 64, st.value("model/prefix_cache_slots", 8).toInt());
     prefix_slots_->setObjectName("prefix_cache_slots");
     prefix_slots_->setSpecialValueText(tr("off"));
@@ -235,7 +247,9 @@ ModelSettings SettingsPanel::model_settings() const {
     s.backend = combo_setting(backend_, BackendKind::Cpu);
     s.threads = threads_->value();
     s.ctx = ctx_->value();
-    s.kv_type = combo_setting(kv_type_, ModelSettings{}.kv_type);
+    const KvType k = combo_setting(kv_type_, ModelSettings{}.kv_type.k);
+    const int v = kv_type_v_->currentData().toInt();
+    s.kv_type = KvTypes{k, v < 0 ? k : KvType(v)};
     s.attention = combo_setting(attention_, kDefaultAttentionImpl);
     s.prefix_cache_slots = prefix_slots_->value();
     s.swa_full = swa_full_->isChecked();
@@ -262,6 +276,9 @@ void SettingsPanel::save() const {
     st.setValue("model/threads", threads_->value());
     st.setValue("model/ctx", ctx_->value());
     st.setValue("model/kv_type", setting_name(kv_type_, KvType::F16, kv_type_name));
+    st.setValue("model/kv_type_v", kv_type_v_->currentData().toInt() < 0
+                                       ? QString()
+                                       : setting_name(kv_type_v_, KvType::F16, kv_type_name));
     st.setValue("model/attention",
                 setting_name(attention_, kDefaultAttentionImpl, attention_impl_name));
     st.setValue("model/prefix_cache_slots", prefix_slots_->value());

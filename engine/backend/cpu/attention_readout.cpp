@@ -132,7 +132,7 @@ bool wants_rows(const AttentionCapture& c, int64_t layer) {
 
 void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, const KvCache& kv,
                   const AttentionScratch& scratch, AttentionCapture& capture) {
-    const KvType type = kv.shape().type;
+    const KvType type = kv.shape().type.k;  // the readout reads keys only
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k;
     const size_t k_off = kv_row_bytes(type, dk);

@@ -19,12 +19,12 @@ size_t AttentionScratch::bytes() const {
 
 void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Act& v,
               const Batch& batch, KvCache& kv) {
-    const KvType type = kv.shape().type;
+    const KvTypes type = kv.shape().type;
     const int64_t nk = p.n_head_kv * p.head_dim_k, nv = p.n_head_kv * p.head_dim_v;
     pool.run(batch.size(), [&](int64_t t, int) {
         const int64_t seq = batch.seq_ids[size_t(t)], pos = batch.positions[size_t(t)];
-        kv_store(type, k.data + t * k.width, kv.k_row(p.layer, seq, pos), nk);
-        kv_store(type, v.data + t * v.width, kv.v_row(p.layer, seq, pos), nv);
+        kv_store(type.k, k.data + t * k.width, kv.k_row(p.layer, seq, pos), nk);
+        kv_store(type.v, v.data + t * v.width, kv.v_row(p.layer, seq, pos), nv);
     });
 }
 
@@ -80,12 +80,14 @@ void apply_sinks(const AttentionParams& p, int64_t n_tokens, Act out, std::span<
 
 void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
                      const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token) {
-    const KvType type = kv.shape().type;
-    const bool round = type == KvType::F16;
+    const KvTypes type = kv.shape().type;
+    // ggml converts q to an F16 key type for q·k, and the probabilities to an F16 value type
+    // for p·V.
+    const bool round_q = type.k == KvType::F16, round_p = type.v == KvType::F16;
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv;
     const int64_t dk = p.head_dim_k, dv = p.head_dim_v;
-    const size_t k_off = kv_row_bytes(type, dk), v_off = kv_row_bytes(type, dv);
+    const size_t k_off = kv_row_bytes(type.k, dk), v_off = kv_row_bytes(type.v, dv);
 
     const int64_t split = choose_split(p, batch, pool.size());
     const int64_t n_tasks = batch.size() * p.n_head_kv * split;
@@ -120,14 +122,14 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             scratch.per_worker.data() + worker * scratch.per_worker_floats;  // group x n
         float* qh = scores + group * n;                                      // group x dk
         const float* qrow = q.data + t * q.width + kvh * group * dk;
-        if (round)
+        if (round_q)
             vm.round_f16(qrow, qh, group * dk);
         else
             std::copy(qrow, qrow + group * dk, qh);
 
         for (int64_t j = begin; j < begin + n;) {
             const KvHeadRows k =
-                head_rows(type, kv.k_run(p.layer, seq, j, begin + n - j), size_t(kvh) * k_off);
+                head_rows(type.k, kv.k_run(p.layer, seq, j, begin + n - j), size_t(kvh) * k_off);
             vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
                   scores + (j - begin), n);
             j += k.rows;
@@ -142,7 +144,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             float* s = scores + g * n;
             const float m = vm.max(s, n);
             const float sum = vm.exp_sub_sum(s, n, m);
-            vm.scale(s, n, 1.0f / sum, round);
+            vm.scale(s, n, 1.0f / sum, round_p);
             if (split > 1) {
                 o[g * o_stride] = m;
                 o[g * o_stride + 1] = sum;
@@ -153,7 +155,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
         }
         for (int64_t j = begin; j < begin + n;) {
             const KvHeadRows v =
-                head_rows(type, kv.v_run(p.layer, seq, j, begin + n - j), size_t(kvh) * v_off);
+                head_rows(type.v, kv.v_run(p.layer, seq, j, begin + n - j), size_t(kvh) * v_off);
             vm.pv(v.elem, scores + (j - begin), int(group), n, v.rows, v.data, v.stride, dv,
                   o_values, o_stride);
             j += v.rows;

@@ -3,10 +3,10 @@
 // Standard (this file): one task per (token, KV head, key range) computes every query head of
 // that group against each cached key row loaded once: scores (q·k, SIMD, reading the cache run by
 // run) materialized for the whole range, softmax, then p·V. Numerics follow ggml's non-flash
-// path: with an F16 cache the queries are rounded to fp16 before q·k and the normalized
-// probabilities are rounded to fp16 before p·V (ggml converts them to the cache type for its F16
-// mat-mul). With split keys the probabilities are normalized per range. With a quantized cache
-// (Q8_0, Q4_0) the kernels read the blocks in place and dequantize them exactly in registers
+// path: with F16 keys the queries are rounded to fp16 before q·k, and with F16 values the
+// normalized probabilities are rounded to fp16 before p·V (ggml converts them to the cache type for
+// its F16 mat-mul). With split keys the probabilities are normalized per range. With a quantized
+// cache (Q8_0, Q4_0) the kernels read the blocks in place and dequantize them exactly in registers
 // (kv_rows.h head_rows); queries and probabilities stay float32, so the result is attention over
 // the dequantized K/V to float32 accuracy (ggml instead quantizes q to Q8_0 for its integer dot;
 // we keep the error to the cache's own).

@@ -268,7 +268,7 @@ void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t 
         std::vector<float> row(static_cast<size_t>(width));
         for (int64_t r = c * kChunk; r < std::min(n, (c + 1) * kChunk); ++r) {
             void* k = kv.k_row(layer, seq, begin + r);
-            kv_load(s.type, k, row.data(), width);
+            kv_load(s.type.k, k, row.data(), width);
             const float* cs = tables.data() + table_of[size_t(r)] * 2 * half;
             for (int64_t h = 0; h < n_head; ++h) {
                 float* v = row.data() + h * hd;
@@ -280,7 +280,7 @@ void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t 
                     v[b] = x0 * si + x1 * co;
                 }
             }
-            kv_store(s.type, row.data(), k, width);
+            kv_store(s.type.k, row.data(), k, width);
         }
     });
 }

@@ -12,7 +12,7 @@
 // range order. A small batch (decode) runs the ranges as parallel tasks (flash-decoding); a large
 // one (prefill) runs each row's ranges in one task, one after the other — the same arithmetic.
 //
-// Numerics: with an F16 cache the queries are rounded to fp16 (as the cache rounded K); the
+// Numerics: with F16 keys the queries are rounded to fp16 (as the cache rounded K); the
 // probabilities are not rounded, unlike the standard path. A quantized cache (Q8_0, Q4_0) is read
 // in place, dequantized in registers (kv_rows.h head_rows), q unrounded.
 #include <algorithm>
@@ -61,7 +61,7 @@ struct FlashContext {
     const KvCache& kv;
     AttentionScratch& scratch;
     int64_t stash_token;
-    KvType type;
+    KvTypes type;
     bool round_q;
     int64_t group, dk, dv;
     size_t k_off, v_off;
@@ -93,7 +93,7 @@ struct FlashContext {
             const int64_t nt = std::min(kTile, begin + n - j0);
             for (int64_t j = j0; j < j0 + nt;) {
                 const KvHeadRows k =
-                    head_rows(type, kv.k_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * k_off);
+                    head_rows(type.k, kv.k_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * k_off);
                 vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
                       tile + (j - j0), nt);
                 j += k.rows;
@@ -117,7 +117,7 @@ struct FlashContext {
             }
             for (int64_t j = j0; j < j0 + nt;) {
                 const KvHeadRows v =
-                    head_rows(type, kv.v_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * v_off);
+                    head_rows(type.v, kv.v_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * v_off);
                 vm.pv(v.elem, tile + (j - j0), int(group), nt, v.rows, v.data, v.stride, dv, values,
                       o_stride);
                 j += v.rows;
@@ -150,7 +150,7 @@ struct FlashContext {
 
 void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, const Batch& batch,
                   const KvCache& kv, Act out, AttentionScratch& scratch, int64_t stash_token) {
-    const KvType type = kv.shape().type;
+    const KvTypes type = kv.shape().type;
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k, dv = p.head_dim_v;
     const int64_t pf = partial_floats(p);
     const int64_t group_partial = group * pf;  // floats of one range's partials
@@ -164,12 +164,12 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
                           scratch,
                           stash_token,
                           type,
-                          type == KvType::F16,
+                          type.k == KvType::F16,
                           group,
                           dk,
                           dv,
-                          kv_row_bytes(type, dk),
-                          kv_row_bytes(type, dv),
+                          kv_row_bytes(type.k, dk),
+                          kv_row_bytes(type.v, dv),
                           vec_math()};
     int64_t max_nr = 1;
     for (int64_t t = 0; t < batch.size(); ++t)

@@ -77,7 +77,7 @@ AttnShape attn_shape(const AttentionParams& p) {
 KvLayerDev layer_dev(const PagedKvCache& kv, int64_t layer) {
     const PagedKvCache::LayerStorage s = kv.layer_storage(layer);
     return {s.k, s.v, s.k_row_bytes, s.v_row_bytes,
-            kv.shape().type == KvType::F16 ? KvElem::F16 : KvElem::F32};
+            kv.shape().type.k == KvType::F16 ? KvElem::F16 : KvElem::F32};  // k == v here
 }
 
 // Sparsity of one probability row p over keys first .. first + n - 1 (as the CPU readout).
@@ -177,9 +177,10 @@ Weight CudaBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorIn
 }
 
 std::unique_ptr<KvCache> CudaBackend::create_kv(const KvShape& shape) {
-    if (shape.type != KvType::F16 && shape.type != KvType::F32)
-        throw UnsupportedError("cuda backend: KV type " + std::string(kv_type_name(shape.type)) +
-                               " is not supported on the GPU yet; use f16 or f32");
+    if (!shape.type.same() || (shape.type.k != KvType::F16 && shape.type.k != KvType::F32))
+        throw UnsupportedError("cuda backend: KV type " + kv_types_name(shape.type) +
+                               " is not supported on the GPU yet; use f16 or f32, the same for "
+                               "keys and values");
     KvShape s = shape;
     s.paged = true;  // the GPU kernels read through block tables only
     // ... and one table per sequence for every layer: the window-only storage of sliding-window

@@ -54,7 +54,7 @@ std::array<double, 3> nll_by_third(Sequence& seq, std::span<const int32_t> ids) 
 std::vector<float> layer0_k(const KvCache& kv, int64_t slot) {
     const KvShape& s = kv.shape();
     std::vector<float> row(size_t(s.k_row_elems(0)));
-    cpu::kv_load(s.type, kv.k_row(0, 0, slot), row.data(), int64_t(row.size()));
+    cpu::kv_load(s.type.k, kv.k_row(0, 0, slot), row.data(), int64_t(row.size()));
     return row;
 }
 

@@ -84,6 +84,29 @@ TEST(Settings, HelpSaysWhatEachItemDoes) {
 
 // The KV type's bytes are ggml's block layouts, which the CPU and CUDA kernels (and the GGUF
 // files) use: compare with the tensor module's independent table.
+// Keys and values of one type are named by that type; of two, "keys/values"; the parser reads
+// back exactly what the namer writes and nothing else.
+TEST(Settings, KvTypesNamesRoundTrip) {
+    EXPECT_EQ(kv_types_name(KvType::Q8_0), "q8_0");
+    EXPECT_EQ(kv_types_name(KvTypes{KvType::Q8_0, KvType::F16}), "q8_0/f16");
+    EXPECT_EQ(kv_types_name(KvTypes{}), "f16");
+    for (const KvTypeInfo& k : kv_types())
+        for (const KvTypeInfo& v : kv_types()) {
+            const KvTypes t{k.kind, v.kind};
+            EXPECT_EQ(parse_kv_types(kv_types_name(t)), t) << kv_types_name(t);
+        }
+    for (const char* bad : {"", "/", "q8_0/", "/f16", "q8_0/f16/f16", "q5_1", "f16/q5_1", "F16"})
+        EXPECT_FALSE(parse_kv_types(bad)) << bad;
+    // KV rows take each half's bytes.
+    KvShape s;
+    s.n_layer = 1;
+    s.n_head_kv = {3};
+    s.head_dim_k = s.head_dim_v = 64;
+    s.type = KvTypes{KvType::Q8_0, KvType::F16};
+    EXPECT_EQ(s.k_row_bytes(0), 3u * 2 * 34);
+    EXPECT_EQ(s.v_row_bytes(0), 3u * 64 * 2);
+}
+
 TEST(Settings, KvTypeBytesAreGgmlsBlockLayouts) {
     const std::pair<KvType, GgmlType> same[] = {{KvType::F32, GgmlType::F32},
                                                 {KvType::F16, GgmlType::F16},

@@ -56,7 +56,14 @@ void expect_list(const SettingsPanel& panel, const char* name, std::span<const I
 void SettingsListsTest::every_list_in_the_engines_order_with_its_defaults() {
     SettingsPanel panel;
     expect_list(panel, "kv_policy", kv_policies(), KvPolicyConfig{}.kind);
-    expect_list(panel, "kv_type", kv_types(), ModelSettings{}.kv_type);
+    expect_list(panel, "kv_type", kv_types(), ModelSettings{}.kv_type.k);
+    // The values' type: "same as keys" first (the default), then the engine's list.
+    auto* kv_type_v = panel.findChild<QComboBox*>("kv_type_v");
+    QVERIFY(kv_type_v);
+    QCOMPARE(kv_type_v->count(), int(kv_types().size()) + 1);
+    QCOMPARE(kv_type_v->currentData().toInt(), -1);
+    for (size_t i = 0; i < kv_types().size(); ++i)
+        QCOMPARE(kv_type_v->itemData(int(i) + 1).toInt(), int(kv_types()[i].kind));
     expect_list(panel, "attention", attention_impls(), ModelSettings{}.attention);
     expect_list(panel, "backend", backend_kinds(), ModelSettings{}.backend);
     expect_list(panel, "spec_mode", spec_modes(), SpeculativeSettings{}.mode);
@@ -132,9 +139,21 @@ void SettingsListsTest::choices_are_stored_by_name_and_old_positions_still_read(
     QCOMPARE(st.value("spec/mode").toString(), QString("prompt_lookup"));
     QCOMPARE(st.value("model/kv_type").toString(), QString("q8_0"));
     QCOMPARE(st.value("model/backend").toString(), QString("cpu"));
+    QCOMPARE(st.value("model/kv_type_v").toString(), QString());  // same as keys
     SettingsPanel again;
-    QCOMPARE(again.model_settings().kv_type, KvType::Q8_0);
+    QCOMPARE(again.model_settings().kv_type, KvTypes(KvType::Q8_0, KvType::Q8_0));
     QCOMPARE(again.model_settings().attention, AttentionImpl::Standard);
+    // Values in a type of their own, stored by name and read back.
+    auto* kv_type_v = again.findChild<QComboBox*>("kv_type_v");
+    QVERIFY(kv_type_v);
+    kv_type_v->setCurrentIndex(kv_type_v->findData(int(KvType::Q4_0)));
+    QCOMPARE(again.model_settings().kv_type, KvTypes(KvType::Q8_0, KvType::Q4_0));
+    auto* apply_again = again.findChild<QPushButton*>("apply_settings");
+    QVERIFY(apply_again);
+    apply_again->click();
+    QCOMPARE(QSettings().value("model/kv_type_v").toString(), QString("q4_0"));
+    SettingsPanel third;
+    QCOMPARE(third.model_settings().kv_type, KvTypes(KvType::Q8_0, KvType::Q4_0));
 }
 
 QTEST_MAIN(SettingsListsTest)
