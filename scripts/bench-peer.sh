@@ -17,6 +17,9 @@
 #   --runs N             runs per engine and test (default 5)
 #   --reps N             timed repetitions inside each run, after its warm-up (default 1)
 #   --depth D            the depth of the third test (default 4096)
+#   --depths D1,D2,...   decode at each of these depths instead (the decode-vs-depth curve, e.g.
+#                        0,1024,4096,16384,32768); a depth past a model's trained context less
+#                        the generated tokens is skipped for that model, and said so
 #   --flash-attn         llama.cpp with its flash attention (default off; ours is on by default)
 #   --fluoro PATH        the fluoro binary (default build/release/app/fluoro, built if missing)
 #   --membw PATH         the bandwidth tool (default build/release/bench/fluoro_membw)
@@ -31,7 +34,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36  # llama-cpp-python pin (bundles llama.cpp; built from source)
 
-quick=0 runs="" reps=1 threads="" depth="" flash=0 out="" note="" run_timeout=1800
+quick=0 runs="" reps=1 threads="" depth="" depths="" flash=0 out="" note="" run_timeout=1800
 fluoro="$FLUORO_ROOT/build/release/app/fluoro"
 membw="$FLUORO_ROOT/build/release/bench/fluoro_membw"
 models=()
@@ -44,13 +47,14 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; shift ;;
         --reps) reps=$2; shift ;;
         --depth) depth=$2; shift ;;
+        --depths) depths=$2; shift ;;
         --flash-attn) flash=1 ;;
         --fluoro) fluoro=$(realpath "$2"); shift ;;
         --membw) membw=$(realpath "$2"); shift ;;
         --note) note=$2; shift ;;
         --run-timeout) run_timeout=$2; shift ;;
         --out) out=$(realpath -m "$2"); shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
     shift
@@ -112,6 +116,7 @@ trap 'rm -f "$system_json"' EXIT
 out=${out:-"$FLUORO_ROOT/build/bench-peer/$(date +%Y%m%d-%H%M%S)-t$threads"}
 mkdir -p "$out"
 : >"$out/runs.jsonl"
+rm -f "$out/skipped.txt"
 
 # --- what was measured, on what ----------------------------------------------------------------
 commit=$(git -C "$FLUORO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -186,13 +191,29 @@ measure() {
 loadavg() { cut -d' ' -f1 /proc/loadavg; }
 tmp="$out/last.json"
 tests=("$n_prompt 0 0" "0 $n_gen 0" "0 $n_gen $depth")
+if [ -n "$depths" ]; then
+    tests=("$n_prompt 0 0")
+    IFS=, read -r -a depth_list <<<"$depths"
+    for d in "${depth_list[@]}"; do
+        [[ "$d" =~ ^[0-9]+$ ]] || die "--depths: '$d' is not a token count"
+        tests+=("0 $n_gen $d")
+    done
+fi
 flash_arg=()
 [ "$flash" = 1 ] && flash_arg=(--flash-attn)
 for model in "${models[@]}"; do
     name=$(basename "$model")
     "$fluoro" info "$model" --json >"$out/info-$name.json"
+    n_ctx_train=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["hparams"][
+        "context_length"])' "$out/info-$name.json")
     for t in "${tests[@]}"; do
         read -r p n d <<<"$t"
+        if [ $((d + n)) -gt "$n_ctx_train" ]; then
+            echo "$name tg$n@d$d (trained context $n_ctx_train)" >>"$out/skipped.txt"
+            echo "$name: depth $d + $n generated tokens is past its trained context ($n_ctx_train):" \
+                "skipped" >&2
+            continue
+        fi
         test_args="-p $p -n $n -d $d"
         for ((run = 1; run <= runs; run++)); do
             printf '%s p=%s n=%s d=%s run %d/%d: fluoro ' "$name" "$p" "$n" "$d" "$run" "$runs" >&2

@@ -177,6 +177,8 @@ def markdown(rep):
                    "more: " + "; ".join(
                        f"{f['engine']} {os.path.basename(f['model'])} {f['test_args']} run "
                        f"{f['run']} ({f['failed']})" for f in rep["failures"]))
+    if rep.get("skipped"):
+        out.append("- Not run (past the model's trained context): " + "; ".join(rep["skipped"]))
     out.append("")
     out.append("| model | test | fluoro tok/s | llama.cpp tok/s | fluoro / llama.cpp |")
     out.append("| --- | --- | --- | --- | --- |")
@@ -215,6 +217,9 @@ def main():
         sys.exit(__doc__)
     run_dir = sys.argv[1]
     rep = summarize(*load(run_dir))
+    skipped = os.path.join(run_dir, "skipped.txt")  # written by bench-peer.sh --depths
+    if os.path.exists(skipped):
+        rep["skipped"] = [line.strip() for line in open(skipped) if line.strip()]
     md = markdown(rep)
     with open(os.path.join(run_dir, "report.json"), "w") as f:
         json.dump(rep, f, indent=2)
