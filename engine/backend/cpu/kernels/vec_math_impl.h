@@ -216,20 +216,27 @@ struct VecMathImpl {
         }
     }
 
-    static void qk(KvElem elem_type, const float* q, int group, int64_t dk, const std::byte* k,
-                   size_t k_stride, int64_t n, float scale, float* s, int64_t s_stride) {
-        switch (elem_type) {
+    // Calls fn(R{}) with the row reader R of elem.
+    template <class Fn>
+    static void with_rows(KvElem elem, Fn&& fn) {
+        switch (elem) {
             case KvElem::F16:
-                return qk_typed<PlainRows<uint16_t>>(q, group, dk, k, k_stride, n, scale, s,
-                                                     s_stride);
+                return fn(PlainRows<uint16_t>{});
             case KvElem::Q8_0:
-                return qk_typed<Q8_0Rows>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+                return fn(Q8_0Rows{});
             case KvElem::Q4_0:
-                return qk_typed<Q4_0Rows>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+                return fn(Q4_0Rows{});
             case KvElem::F32:
                 break;
         }
-        qk_typed<PlainRows<float>>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+        fn(PlainRows<float>{});
+    }
+
+    static void qk(KvElem elem_type, const float* q, int group, int64_t dk, const std::byte* k,
+                   size_t k_stride, int64_t n, float scale, float* s, int64_t s_stride) {
+        with_rows(elem_type, [&](auto rows) {
+            qk_typed<decltype(rows)>(q, group, dk, k, k_stride, n, scale, s, s_stride);
+        });
     }
 
     // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
@@ -318,18 +325,9 @@ struct VecMathImpl {
 
     static void pv(KvElem elem_type, const float* p, int group, int64_t p_stride, int64_t n,
                    const std::byte* v, size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
-        switch (elem_type) {
-            case KvElem::F16:
-                return pv_typed<PlainRows<uint16_t>>(p, group, p_stride, n, v, v_stride, dv, o,
-                                                     o_stride);
-            case KvElem::Q8_0:
-                return pv_typed<Q8_0Rows>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
-            case KvElem::Q4_0:
-                return pv_typed<Q4_0Rows>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
-            case KvElem::F32:
-                break;
-        }
-        pv_typed<PlainRows<float>>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+        with_rows(elem_type, [&](auto rows) {
+            pv_typed<decltype(rows)>(p, group, p_stride, n, v, v_stride, dv, o, o_stride);
+        });
     }
 
     static float max(const float* x, int64_t n) {
