@@ -7,13 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "eval/window_logits.h"
+#include "measure/eval_text.h"
 #include "measure/fidelity_file.h"
 
 namespace fluoro::cli {
@@ -29,13 +29,10 @@ void print_row(const char* engine, const FidelityStats& s) {
 template <typename Opts>
 void make_windows(const Opts& o) {
     if (o.out.empty()) throw Error("--make-windows needs -o FILE");
-    std::ifstream in(o.make_windows, std::ios::binary);
-    if (!in) throw Error("cannot read '" + o.make_windows + "'");
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string text = app::read_eval_text(o.make_windows);
     app::EngineSettings s = o.engine.settings();
     app::LoadedModel m = app::load_model(o.model, s);
-    const std::vector<int32_t> tokens = m.model->tokenizer().encode(text.str(), false, false);
+    const std::vector<int32_t> tokens = m.model->tokenizer().encode(text, false, false);
     const int64_t n_ctx = m.ctx;  // --ctx, capped at the model's trained context
     const auto windows = text_windows(*m.model, tokens, n_ctx, o.windows);
     if (windows.empty())
