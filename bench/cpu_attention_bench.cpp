@@ -3,6 +3,8 @@
 // (4 over 1 KV head of 256).
 //   Decode: one query token attending to `ctx` cached tokens (the cached K/V of one layer read
 //     once: kv_GB/s counts those bytes per call), ctx 256 .. 32k.
+//   DecodeModel: a decode step's attention over every layer of SmolLM2 from the paged cache, in
+//     either KV layout (token-major or head-major), the KV read from memory as in the engine.
 //   Prefill: the attention of a whole ctx-token prompt as the engine runs it (512-token batches,
 //     each attending to everything before it), ctx 256 .. 8k.
 // Counters: scratch_bytes is the attention working memory allocated (its peak: it only grows).
@@ -19,6 +21,7 @@
 #include "backend/cpu/attention_readout.h"
 #include "backend/cpu/cpu_attention.h"
 #include "kv/contiguous_kv.h"
+#include "kv/paged_kv.h"
 
 namespace fluoro::cpu {
 namespace {
@@ -110,6 +113,66 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query, bool capture
     state.counters["scratch_bytes"] = double(scratch.bytes());
 }
 
+// A whole model's decode step of attention: one query token against `ctx` cached tokens in each
+// of n_layer layers, the layers in turn, from the engine's paged cache (SmolLM2: 30 layers, 94 MB
+// of F16 KV at ctx 4096, far more than the last-level cache, so the rows come from memory as in
+// the engine). head_major 0 / 1: the cache's layout (KvShape::head_major).
+void run_layers(benchmark::State& state, const Layout& l, int64_t n_layer) {
+    const int64_t ctx = state.range(0);
+    const int threads = int(state.range(1));
+    KvShape shape;
+    shape.n_layer = n_layer;
+    shape.n_head_kv.assign(size_t(n_layer), l.n_head_kv);
+    shape.head_dim_k = shape.head_dim_v = l.head_dim;
+    shape.type = KvType::F16;
+    shape.n_ctx = ctx;
+    shape.head_major = state.range(2) != 0;
+    PagedKvCache kv(shape);
+    kv.set_length(0, ctx);
+    ThreadPool pool(threads);
+    AttentionParams p;
+    p.n_head = l.n_head;
+    p.n_head_kv = l.n_head_kv;
+    p.head_dim_k = p.head_dim_v = l.head_dim;
+    p.scale = 0.125f;
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t kv_width = l.n_head_kv * l.head_dim;
+    std::vector<float> k(size_t(ctx * kv_width)), v(k.size());
+    for (float& x : k) x = normal(rng);
+    for (float& x : v) x = normal(rng);
+    std::vector<int32_t> pos(static_cast<size_t>(ctx)), seq(size_t(ctx), 0), tok(size_t(ctx), 0);
+    std::iota(pos.begin(), pos.end(), 0);
+    for (int64_t il = 0; il < n_layer; ++il) {
+        p.layer = il;
+        store_kv(pool, p, Act{k.data(), ctx, kv_width}, Act{v.data(), ctx, kv_width},
+                 Batch{tok, pos, seq, {}}, kv);
+    }
+    const int64_t q_width = l.n_head * l.head_dim;
+    std::vector<float> q(static_cast<size_t>(q_width)), out(q.size());
+    for (float& x : q) x = normal(rng);
+    AttentionScratch scratch;
+    const Batch batch{std::span(tok).subspan(size_t(ctx - 1), 1),
+                      std::span<const int32_t>(pos).subspan(size_t(ctx - 1), 1),
+                      std::span(seq).subspan(size_t(ctx - 1), 1),
+                      {}};
+    for (auto _ : state) {
+        for (int64_t il = 0; il < n_layer; ++il) {
+            p.layer = il;
+            attend(pool, p, Act{q.data(), 1, q_width}, batch, kv, Act{out.data(), 1, q_width},
+                   scratch, {AttentionImpl::Flash, -1});
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    const double kv_bytes =
+        double(n_layer) * double(ctx) * double(shape.k_row_bytes(0) + shape.v_row_bytes(0));
+    state.counters["kv_GB/s"] =
+        benchmark::Counter(kv_bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_AttentionDecodeModel_SmolLM2(benchmark::State& s) {
+    run_layers(s, kSmolLM2, 30);
+}
+
 void BM_AttentionDecode_SmolLM2(benchmark::State& s) {
     run(s, kSmolLM2, 1);
 }
@@ -147,6 +210,11 @@ BENCHMARK(BM_AttentionDecode_SmolLM2)->Apply(decode_args);
 BENCHMARK(BM_AttentionDecode_Gemma3)->Apply(decode_args);
 BENCHMARK(BM_AttentionDecodeStats_SmolLM2)->Apply(decode_args);
 BENCHMARK(BM_AttentionDecodeStatsRow_SmolLM2)->Apply(decode_args);
+BENCHMARK(BM_AttentionDecodeModel_SmolLM2)
+    ->ArgsProduct({{4096, 16384}, {2}, {0, 1}})
+    ->ArgNames({"ctx", "threads", "head_major"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttentionPrefill_SmolLM2)->Apply(prefill_args)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttentionPrefill_Gemma3)->Apply(prefill_args)->Unit(benchmark::kMillisecond);
 

@@ -52,10 +52,12 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--capture-tokens", o->capture_tokens, "Prompt tokens for --capture")
         ->capture_default_str();
     cmd->add_option("--kv-layout", o->kv_layout,
-                    "KV cache layout: paged (blocks of 16 tokens), contiguous (one region per "
-                    "sequence), or paged-shuffled (blocks handed out in random order: the "
-                    "attention reads one block per run)")
-        ->check(CLI::IsMember({"paged", "contiguous", "paged-shuffled"}))
+                    "KV cache layout: paged (blocks of 16 tokens, each KV head's rows in a "
+                    "region of their own), contiguous (one region per sequence), "
+                    "paged-shuffled (blocks handed out in random order: the attention reads one "
+                    "block per run), or paged-token-major (a slot's heads side by side, as before "
+                    "the head-major layout and as the CUDA backend stores them)")
+        ->check(CLI::IsMember({"paged", "contiguous", "paged-shuffled", "paged-token-major"}))
         ->capture_default_str();
     o->engine.add_to(*cmd);
     add_bench_spec_command(*cmd);
@@ -88,8 +90,11 @@ void add_bench_command(CLI::App& app) {
         s.ctx = std::max<int64_t>(1, bench_context(o->bench));
         app::LoadedModel m = app::load_model(o->model, s);
         KvShape kv_shape = m.kv->shape();
-        if (kv_shape.paged != (o->kv_layout != "contiguous")) {
-            kv_shape.paged = !kv_shape.paged;
+        const bool paged = o->kv_layout != "contiguous";
+        const bool token_major = o->kv_layout == "paged-token-major";
+        if (kv_shape.paged != paged || (token_major && kv_shape.head_major)) {
+            kv_shape.paged = paged;
+            if (token_major) kv_shape.head_major = false;
             m.kv.reset();  // free the first cache before the second is allocated
             m.kv = m.model->create_kv(kv_shape);
         }

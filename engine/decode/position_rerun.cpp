@@ -1,6 +1,5 @@
 #include "decode/position_rerun.h"
 
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
@@ -22,17 +21,17 @@ PositionRerun::PositionRerun(Model& model, KvCache& kv, int64_t seq, int64_t slo
                     std::to_string(model.n_vocab()));
     const KvShape& sh = kv.shape();
     for (int64_t il = 0; il < sh.n_layer; ++il) {
-        const auto* k = static_cast<const std::byte*>(kv.k_row(il, seq, slot));
-        const auto* v = static_cast<const std::byte*>(kv.v_row(il, seq, slot));
-        k_.emplace_back(k, k + sh.k_row_bytes(il));
-        v_.emplace_back(v, v + sh.v_row_bytes(il));
+        k_.emplace_back(sh.k_row_bytes(il));
+        v_.emplace_back(sh.v_row_bytes(il));
+        kv.read_k(il, seq, slot, k_.back().data());
+        kv.read_v(il, seq, slot, v_.back().data());
     }
 }
 
 PositionRerun::~PositionRerun() {
     for (size_t il = 0; il < k_.size(); ++il) {
-        std::memcpy(kv_.k_row(int64_t(il), seq_, slot_), k_[il].data(), k_[il].size());
-        std::memcpy(kv_.v_row(int64_t(il), seq_, slot_), v_[il].data(), v_[il].size());
+        kv_.write_k(int64_t(il), seq_, slot_, k_[il].data());
+        kv_.write_v(int64_t(il), seq_, slot_, v_[il].data());
     }
 }
 

@@ -14,11 +14,14 @@ ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) 
     const KvShape& s = shape_;
     s.validate();
     size_t offset = 0;
+    const size_t kh = s.k_head_bytes(), vh = s.v_head_bytes(), n_ctx = size_t(s.n_ctx);
     for (int64_t il = 0; il < s.n_layer; ++il) {
-        k_row_bytes_.push_back(s.k_row_bytes(il));
-        v_row_bytes_.push_back(s.v_row_bytes(il));
-        k_seq_stride_.push_back(k_row_bytes_.back() * size_t(s.n_ctx));
-        v_seq_stride_.push_back(v_row_bytes_.back() * size_t(s.n_ctx));
+        k_slot_bytes_.push_back(s.head_major ? kh : s.k_row_bytes(il));
+        v_slot_bytes_.push_back(s.head_major ? vh : s.v_row_bytes(il));
+        k_head_stride_.push_back(s.head_major ? kh * n_ctx : kh);
+        v_head_stride_.push_back(s.head_major ? vh * n_ctx : vh);
+        k_seq_stride_.push_back(s.k_row_bytes(il) * n_ctx);
+        v_seq_stride_.push_back(s.v_row_bytes(il) * n_ctx);
         k_offset_.push_back(offset);
         offset += k_seq_stride_.back() * size_t(s.n_seq);
         v_offset_.push_back(offset);
@@ -63,34 +66,32 @@ void ContiguousKvCache::set_length(int64_t seq, int64_t n) {
     length_[size_t(seq)] = n;
 }
 
-void* ContiguousKvCache::k_row(int64_t layer, int64_t seq, int64_t pos) {
+KvCache::Slot ContiguousKvCache::k_slot(int64_t layer, int64_t seq, int64_t pos) {
     check(layer, seq, pos);
     const size_t l = size_t(layer);
-    return data_.get() + k_offset_[l] + size_t(seq) * k_seq_stride_[l] +
-           size_t(pos) * k_row_bytes_[l];
+    return {data_.get() + k_offset_[l] + size_t(seq) * k_seq_stride_[l] +
+                size_t(pos) * k_slot_bytes_[l],
+            k_head_stride_[l]};
 }
 
-void* ContiguousKvCache::v_row(int64_t layer, int64_t seq, int64_t pos) {
+KvCache::Slot ContiguousKvCache::v_slot(int64_t layer, int64_t seq, int64_t pos) {
     check(layer, seq, pos);
     const size_t l = size_t(layer);
-    return data_.get() + v_offset_[l] + size_t(seq) * v_seq_stride_[l] +
-           size_t(pos) * v_row_bytes_[l];
+    return {data_.get() + v_offset_[l] + size_t(seq) * v_seq_stride_[l] +
+                size_t(pos) * v_slot_bytes_[l],
+            v_head_stride_[l]};
 }
 
 KvCache::Run ContiguousKvCache::k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
-    check(layer, seq, pos);
+    const Slot s = KvCache::k_slot(layer, seq, pos);
     if (n > 1) check(layer, seq, pos + n - 1);
-    const auto l = size_t(layer);
-    return {static_cast<const std::byte*>(KvCache::k_row(layer, seq, pos)), k_row_bytes_[l],
-            std::max<int64_t>(n, 0)};
+    return {s.data, k_slot_bytes_[size_t(layer)], std::max<int64_t>(n, 0), s.head_stride};
 }
 
 KvCache::Run ContiguousKvCache::v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
-    check(layer, seq, pos);
+    const Slot s = KvCache::v_slot(layer, seq, pos);
     if (n > 1) check(layer, seq, pos + n - 1);
-    const auto l = size_t(layer);
-    return {static_cast<const std::byte*>(KvCache::v_row(layer, seq, pos)), v_row_bytes_[l],
-            std::max<int64_t>(n, 0)};
+    return {s.data, v_slot_bytes_[size_t(layer)], std::max<int64_t>(n, 0), s.head_stride};
 }
 
 }  // namespace fluoro

@@ -1,5 +1,6 @@
 // A contiguous per-sequence KV cache in host memory: for each layer and sequence one block of
-// n_ctx rows for K and one for V. Simple and fast; the paged cache replaces it later.
+// n_ctx rows for K and one for V (head-major: per head n_ctx head rows, the heads one after the
+// other). Simple and fast; the paged cache (kv/paged_kv.h) is the engine's default.
 #pragma once
 
 #include <memory>
@@ -18,8 +19,8 @@ class ContiguousKvCache final : public KvCache {
     int64_t length(int64_t seq) const override;
     void set_length(int64_t seq, int64_t n) override;
     int64_t capacity(int64_t) const override { return shape_.n_ctx; }
-    void* k_row(int64_t layer, int64_t seq, int64_t pos) override;
-    void* v_row(int64_t layer, int64_t seq, int64_t pos) override;
+    Slot k_slot(int64_t layer, int64_t seq, int64_t pos) override;
+    Slot v_slot(int64_t layer, int64_t seq, int64_t pos) override;
     Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
     Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
     size_t bytes_allocated() const override { return bytes_; }
@@ -32,7 +33,8 @@ class ContiguousKvCache final : public KvCache {
     std::vector<size_t> k_offset_;  // (n_layer): byte offset of layer's K block for seq 0
     std::vector<size_t> v_offset_;
     std::vector<size_t> k_seq_stride_, v_seq_stride_;  // bytes per sequence, per layer
-    std::vector<size_t> k_row_bytes_, v_row_bytes_;
+    // Per layer: bytes from one slot to the next, and from one head's row to the next's.
+    std::vector<size_t> k_slot_bytes_, v_slot_bytes_, k_head_stride_, v_head_stride_;
     std::vector<int64_t> length_;  // (n_seq)
 };
 

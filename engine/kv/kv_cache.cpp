@@ -76,14 +76,56 @@ void KvCache::check_keep(int64_t seq, std::span<const int64_t> keep) const {
                         std::to_string(i) + ")");
 }
 
+namespace {
+
+// Copies a slot's head rows between `slot` and a token-major row at `row` (to_row: out of the
+// cache).
+void copy_heads(KvCache::Slot slot, int64_t n_head, size_t head_bytes, std::byte* row,
+                bool to_row) {
+    for (int64_t h = 0; h < n_head; ++h) {
+        std::byte* at = row + size_t(h) * head_bytes;
+        if (to_row)
+            std::memcpy(at, slot.head(h), head_bytes);
+        else
+            std::memcpy(slot.head(h), at, head_bytes);
+    }
+}
+
+}  // namespace
+
+void KvCache::read_k(int64_t layer, int64_t seq, int64_t pos, void* dst) const {
+    copy_heads(k_slot(layer, seq, pos), shape_.n_head_kv[size_t(layer)], shape_.k_head_bytes(),
+               static_cast<std::byte*>(dst), true);
+}
+
+void KvCache::read_v(int64_t layer, int64_t seq, int64_t pos, void* dst) const {
+    copy_heads(v_slot(layer, seq, pos), shape_.n_head_kv[size_t(layer)], shape_.v_head_bytes(),
+               static_cast<std::byte*>(dst), true);
+}
+
+void KvCache::write_k(int64_t layer, int64_t seq, int64_t pos, const void* src) {
+    copy_heads(k_slot(layer, seq, pos), shape_.n_head_kv[size_t(layer)], shape_.k_head_bytes(),
+               const_cast<std::byte*>(static_cast<const std::byte*>(src)), false);
+}
+
+void KvCache::write_v(int64_t layer, int64_t seq, int64_t pos, const void* src) {
+    copy_heads(v_slot(layer, seq, pos), shape_.n_head_kv[size_t(layer)], shape_.v_head_bytes(),
+               const_cast<std::byte*>(static_cast<const std::byte*>(src)), false);
+}
+
 void KvCache::compact(int64_t seq, std::span<const int64_t> keep) {
     check_keep(seq, keep);
     for (int64_t il = 0; il < shape_.n_layer; ++il) {
-        const size_t kb = shape_.k_row_bytes(il), vb = shape_.v_row_bytes(il);
+        const int64_t n_head = shape_.n_head_kv[size_t(il)];
+        const size_t kb = shape_.k_head_bytes(), vb = shape_.v_head_bytes();
         for (size_t i = 0; i < keep.size(); ++i) {
             if (keep[i] == int64_t(i)) continue;  // keep[i] >= i: moving down never overwrites
-            std::memcpy(k_row(il, seq, int64_t(i)), k_row(il, seq, keep[i]), kb);
-            std::memcpy(v_row(il, seq, int64_t(i)), v_row(il, seq, keep[i]), vb);
+            const Slot kd = k_slot(il, seq, int64_t(i)), ks = k_slot(il, seq, keep[i]);
+            const Slot vd = v_slot(il, seq, int64_t(i)), vs = v_slot(il, seq, keep[i]);
+            for (int64_t h = 0; h < n_head; ++h) {
+                std::memcpy(kd.head(h), ks.head(h), kb);
+                std::memcpy(vd.head(h), vs.head(h), vb);
+            }
         }
     }
     set_length(seq, int64_t(keep.size()));

@@ -34,6 +34,12 @@ struct KvShape {
     // Paged caches: tokens per block, and the pool's size in tokens over all sequences
     // (0: n_seq * n_ctx, every sequence can fill its context at once).
     bool paged = true;  // false: one contiguous block of n_ctx rows per sequence
+    // How a layer's rows lie. Head-major (the default): each KV head's rows of consecutive slots
+    // side by side, so a decode step's attention reads one sequential stream per KV head (with
+    // the heads of a slot side by side instead, each head reads head_bytes out of every
+    // row_bytes, and decode at depth ran at about half the bandwidth: docs/PERFORMANCE.md
+    // "KV layout"). Token-major: a slot's heads side by side (the CUDA kernels read that).
+    bool head_major = true;
     int64_t block_tokens = 16;
     int64_t pool_tokens = 0;
     // Sliding-window layers: layer_window[il] > 0 is how many keys layer il attends to (empty:
@@ -116,30 +122,48 @@ class KvCache {
         (void)seq, (void)begin, (void)end;
     }
 
-    // One token's row: n_head_kv head rows of shape().k_head_bytes() bytes, heads contiguous.
-    virtual void* k_row(int64_t layer, int64_t seq, int64_t pos) = 0;
-    virtual void* v_row(int64_t layer, int64_t seq, int64_t pos) = 0;
-    const void* k_row(int64_t layer, int64_t seq, int64_t pos) const {
-        return const_cast<KvCache*>(this)->k_row(layer, seq, pos);
+    // One slot of one layer: n_head_kv head rows of shape().k_head_bytes() (v_head_bytes())
+    // bytes, head h's at data + h * head_stride (head_bytes apart in a token-major layout, a
+    // whole head's region apart in a head-major one). Throws Error for a slot outside the cache
+    // (or, paged, not allocated).
+    struct Slot {
+        std::byte* data = nullptr;
+        size_t head_stride = 0;
+        std::byte* head(int64_t h) const { return data + size_t(h) * head_stride; }
+    };
+    virtual Slot k_slot(int64_t layer, int64_t seq, int64_t pos) = 0;
+    virtual Slot v_slot(int64_t layer, int64_t seq, int64_t pos) = 0;
+    Slot k_slot(int64_t layer, int64_t seq, int64_t pos) const {
+        return const_cast<KvCache*>(this)->k_slot(layer, seq, pos);
     }
-    const void* v_row(int64_t layer, int64_t seq, int64_t pos) const {
-        return const_cast<KvCache*>(this)->v_row(layer, seq, pos);
+    Slot v_slot(int64_t layer, int64_t seq, int64_t pos) const {
+        return const_cast<KvCache*>(this)->v_slot(layer, seq, pos);
     }
+    // A slot's K (V) row in token-major order, heads side by side (shape().k_row_bytes(layer)
+    // bytes), whatever the layout: copied out to dst, or in from src. Host memory only.
+    void read_k(int64_t layer, int64_t seq, int64_t pos, void* dst) const;
+    void read_v(int64_t layer, int64_t seq, int64_t pos, void* dst) const;
+    void write_k(int64_t layer, int64_t seq, int64_t pos, const void* src);
+    void write_v(int64_t layer, int64_t seq, int64_t pos, const void* src);
 
-    // Consecutive positions pos, pos+1, ... of one layer and sequence that lie at a fixed stride
-    // in memory: the row at pos, the stride in bytes and how many rows (1..n) follow it that way.
-    // Attention reads the cache run by run rather than row by row. The default is one row per
-    // run; a cache with contiguous storage returns longer runs. Throws like k_row().
+    // Consecutive positions pos, pos+1, ... of one layer and sequence whose head rows lie at a
+    // fixed stride in memory: head h's row of pos at data + h * head_stride, each next position's
+    // `stride` bytes further, for `rows` rows (1..n). Attention reads the cache run by run rather
+    // than row by row. The default is one row per run; a cache with contiguous storage returns
+    // longer runs. Throws like k_slot().
     struct Run {
         const std::byte* data = nullptr;
         size_t stride = 0;
         int64_t rows = 0;
+        size_t head_stride = 0;
     };
     virtual Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
-        return {static_cast<const std::byte*>(k_row(layer, seq, pos)), 0, n > 0 ? 1 : 0};
+        const Slot s = k_slot(layer, seq, pos);
+        return {s.data, 0, n > 0 ? 1 : 0, s.head_stride};
     }
     virtual Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
-        return {static_cast<const std::byte*>(v_row(layer, seq, pos)), 0, n > 0 ? 1 : 0};
+        const Slot s = v_slot(layer, seq, pos);
+        return {s.data, 0, n > 0 ? 1 : 0, s.head_stride};
     }
 
     // Keeps only the slots keep[0] < keep[1] < ... (each < length): moves row keep[i] to slot i

@@ -118,6 +118,11 @@ PagedKvCache::PagedKvCache(KvShape shape, std::shared_ptr<KvMemory> memory)
         const size_t rows = size_t(g.pool.size()) * size_t(bt_);
         k_row_bytes_.push_back(s.k_row_bytes(il));
         v_row_bytes_.push_back(s.v_row_bytes(il));
+        const size_t kh = s.k_head_bytes(), vh = s.v_head_bytes();
+        k_slot_bytes_.push_back(s.head_major ? kh : k_row_bytes_.back());
+        v_slot_bytes_.push_back(s.head_major ? vh : v_row_bytes_.back());
+        k_head_stride_.push_back(s.head_major ? kh * rows : kh);
+        v_head_stride_.push_back(s.head_major ? vh * rows : vh);
         k_offset.push_back(offset);
         offset += k_row_bytes_.back() * rows;
         v_offset.push_back(offset);
@@ -148,6 +153,10 @@ PagedKvCache::LayerStorage PagedKvCache::layer_storage(int64_t layer) const {
     if (layer_group_[size_t(layer)] != 0)
         throw Error("KV cache: layer " + std::to_string(layer) +
                     " keeps only its window, in a pool of its own that blocks_of() does not map");
+    if (shape_.head_major)
+        throw Error(
+            "KV cache: layer_storage describes token-major rows; this cache is "
+            "head-major");
     const size_t l = size_t(layer);
     return {k_base_[l], v_base_[l], k_row_bytes_[l], v_row_bytes_[l]};
 }
@@ -206,14 +215,22 @@ void PagedKvCache::require_free(const Group& g, int64_t needed, int64_t seq, int
                 " are free; use a KV policy (sliding window, StreamingLLM, ...) or a larger pool");
 }
 
-void PagedKvCache::copy_block(const Group& g, int32_t from, int32_t to) {
-    const size_t first_from = size_t(from) * size_t(bt_), first_to = size_t(to) * size_t(bt_);
-    for (const int64_t layer : g.layers) {
-        const auto il = size_t(layer);
-        const size_t kb = k_row_bytes_[il], vb = v_row_bytes_[il];
-        memory_->move(k_base_[il] + first_to * kb, k_base_[il] + first_from * kb, size_t(bt_) * kb);
-        memory_->move(v_base_[il] + first_to * vb, v_base_[il] + first_from * vb, size_t(bt_) * vb);
+void PagedKvCache::move_slots(size_t il, size_t dst, size_t src, size_t rows) {
+    // Token-major: one region of whole rows; head-major: one region per head.
+    const size_t parts = shape_.head_major ? size_t(shape_.n_head_kv[il]) : 1;
+    for (size_t h = 0; h < parts; ++h) {
+        const size_t kb = k_slot_bytes_[il], vb = v_slot_bytes_[il];
+        std::byte* k = k_base_[il] + h * (parts > 1 ? k_head_stride_[il] : 0);
+        std::byte* v = v_base_[il] + h * (parts > 1 ? v_head_stride_[il] : 0);
+        memory_->move(k + dst * kb, k + src * kb, rows * kb);
+        memory_->move(v + dst * vb, v + src * vb, rows * vb);
     }
+}
+
+void PagedKvCache::copy_block(const Group& g, int32_t from, int32_t to) {
+    for (const int64_t layer : g.layers)
+        move_slots(size_t(layer), size_t(to) * size_t(bt_), size_t(from) * size_t(bt_),
+                   size_t(bt_));
 }
 
 void PagedKvCache::release_outside_window(Group& g, int64_t seq) {
@@ -296,7 +313,7 @@ void PagedKvCache::prepare(int64_t seq, int64_t begin, int64_t end) {
     }
 }
 
-std::byte* PagedKvCache::row(bool k, int64_t layer, int64_t seq, int64_t pos) const {
+KvCache::Slot PagedKvCache::slot(bool k, int64_t layer, int64_t seq, int64_t pos) const {
     if (layer < 0 || layer >= shape_.n_layer || seq < 0 || seq >= shape_.n_seq || pos < 0 ||
         pos >= shape_.n_ctx)
         throw Error("KV cache: row (layer " + std::to_string(layer) + ", sequence " +
@@ -315,23 +332,24 @@ std::byte* PagedKvCache::row(bool k, int64_t layer, int64_t seq, int64_t pos) co
                     std::to_string(seq) + ", position " + std::to_string(pos) +
                     ") was released: the layer keeps only its window of " +
                     std::to_string(g.window) + " tokens");
-    const size_t slot = size_t(table[i]) * size_t(bt_) + size_t(pos % bt_);
+    const size_t at = size_t(table[i]) * size_t(bt_) + size_t(pos % bt_);
     const size_t l = size_t(layer);
-    return k ? k_base_[l] + slot * k_row_bytes_[l] : v_base_[l] + slot * v_row_bytes_[l];
+    return k ? Slot{k_base_[l] + at * k_slot_bytes_[l], k_head_stride_[l]}
+             : Slot{v_base_[l] + at * v_slot_bytes_[l], v_head_stride_[l]};
 }
 
-void* PagedKvCache::k_row(int64_t layer, int64_t seq, int64_t pos) {
-    return row(true, layer, seq, pos);
+KvCache::Slot PagedKvCache::k_slot(int64_t layer, int64_t seq, int64_t pos) {
+    return slot(true, layer, seq, pos);
 }
 
-void* PagedKvCache::v_row(int64_t layer, int64_t seq, int64_t pos) {
-    return row(false, layer, seq, pos);
+KvCache::Slot PagedKvCache::v_slot(int64_t layer, int64_t seq, int64_t pos) {
+    return slot(false, layer, seq, pos);
 }
 
 KvCache::Run PagedKvCache::run(bool k, int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
-    const std::byte* data = row(k, layer, seq, pos);
-    if (n <= 0) return {data, 0, 0};
-    if (n > 1) (void)row(k, layer, seq, pos + n - 1);  // the whole range exists (Error otherwise)
+    const Slot first = slot(k, layer, seq, pos);
+    if (n <= 0) return {first.data, 0, 0, first.head_stride};
+    if (n > 1) (void)slot(k, layer, seq, pos + n - 1);  // the whole range exists (Error otherwise)
     // Rows to the end of pos's block, then on through blocks that follow it in the pool too.
     const std::vector<int32_t>& table = group_of(layer).tables[size_t(seq)];
     size_t i = size_t(pos / bt_);
@@ -340,7 +358,8 @@ KvCache::Run PagedKvCache::run(bool k, int64_t layer, int64_t seq, int64_t pos, 
         ++i;
         rows += bt_;
     }
-    return {data, k ? k_row_bytes_[size_t(layer)] : v_row_bytes_[size_t(layer)], std::min(rows, n)};
+    return {first.data, k ? k_slot_bytes_[size_t(layer)] : v_slot_bytes_[size_t(layer)],
+            std::min(rows, n), first.head_stride};
 }
 
 KvCache::Run PagedKvCache::k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const {
@@ -384,17 +403,12 @@ void PagedKvCache::compact(int64_t seq, std::span<const int64_t> keep) {
         // Ascending order is safe: every destination lies below its source (keep[i] >= i), and
         // below every later source. memmove: a move inside one block may overlap itself.
         const std::vector<int32_t>& table = groups_[0].tables[size_t(seq)];
-        const auto slot = [&](int64_t pos) {
+        const auto pool_slot = [&](int64_t pos) {
             return size_t(table[size_t(pos / bt_)]) * size_t(bt_) + size_t(pos % bt_);
         };
-        for (size_t il = 0; il < k_base_.size(); ++il) {
-            const size_t kb = k_row_bytes_[il], vb = v_row_bytes_[il];
-            for (const Move& m : moves) {
-                const size_t d = slot(m.dst), s = slot(m.src);
-                memory_->move(k_base_[il] + d * kb, k_base_[il] + s * kb, size_t(m.rows) * kb);
-                memory_->move(v_base_[il] + d * vb, v_base_[il] + s * vb, size_t(m.rows) * vb);
-            }
-        }
+        for (size_t il = 0; il < k_base_.size(); ++il)
+            for (const Move& m : moves)
+                move_slots(il, pool_slot(m.dst), pool_slot(m.src), size_t(m.rows));
     }
     set_length(seq, kept);
 }

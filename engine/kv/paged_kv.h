@@ -4,7 +4,9 @@
 // between sequences (prefix cache, speculative drafts) and copied only when written
 // (copy-on-write in prepare()). Memory is allocated up front: per layer a K region and a V region
 // of n_blocks x block_tokens rows, so block b's rows of one layer lie at a fixed stride and
-// consecutive blocks of a table that are also consecutive in the pool read as one run.
+// consecutive blocks of a table that are also consecutive in the pool read as one run. Head-major
+// (KvShape::head_major, the default) splits each region into one per KV head, that head's rows of
+// every pool slot in a row: a run of consecutive blocks is then one sequential stream per head.
 //
 // A sequence's table covers at least its length; prepare() grows it (and un-shares blocks)
 // before a forward step writes, set_length() trims it to the blocks the length needs.
@@ -49,8 +51,8 @@ class PagedKvCache final : public KvCache {
     int64_t min_cut_length(int64_t seq) const override;
     void prepare(int64_t seq, int64_t begin, int64_t end) override;
 
-    void* k_row(int64_t layer, int64_t seq, int64_t pos) override;
-    void* v_row(int64_t layer, int64_t seq, int64_t pos) override;
+    Slot k_slot(int64_t layer, int64_t seq, int64_t pos) override;
+    Slot v_slot(int64_t layer, int64_t seq, int64_t pos) override;
     Run k_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
     Run v_run(int64_t layer, int64_t seq, int64_t pos, int64_t n) const override;
     void compact(int64_t seq, std::span<const int64_t> keep) override;
@@ -75,8 +77,9 @@ class PagedKvCache final : public KvCache {
     // What the cache would allocate storing every token of every layer (bytes_allocated()
     // unless window_only()).
     size_t bytes_if_full() const;
-    // One layer's storage: pool row r (= block * block_tokens + offset) starts at
-    // k + r * k_row_bytes (v likewise), in the memory's address space (device for CUDA).
+    // One layer's storage in a token-major cache: pool row r (= block * block_tokens + offset)
+    // starts at k + r * k_row_bytes (v likewise), in the memory's address space (device for
+    // CUDA). Error for a head-major cache.
     struct LayerStorage {
         std::byte* k = nullptr;
         std::byte* v = nullptr;
@@ -107,15 +110,17 @@ class PagedKvCache final : public KvCache {
     const Group& group_of(int64_t layer) const {
         return groups_[size_t(layer_group_[size_t(layer)])];
     }
-    // Row pointer of one slot, Error when the slot is outside the context, not allocated or
-    // released.
-    std::byte* row(bool k, int64_t layer, int64_t seq, int64_t pos) const;
+    // One slot's rows, Error when the slot is outside the context, not allocated or released.
+    Slot slot(bool k, int64_t layer, int64_t seq, int64_t pos) const;
     Run run(bool k, int64_t layer, int64_t seq, int64_t pos, int64_t n) const;
     // Throws the budget Error unless `needed` blocks of group g are free (sequence and slots for
     // context).
     void require_free(const Group& g, int64_t needed, int64_t seq, int64_t begin,
                       int64_t end) const;
     void copy_block(const Group& g, int32_t from, int32_t to);  // its layers' K and V rows
+    // Moves `rows` consecutive pool slots of one layer from pool slot src to dst, K and V, every
+    // head (memmove semantics within each head's region).
+    void move_slots(size_t layer, size_t dst, size_t src, size_t rows);
     // The window group's blocks wholly before length - window - slack go back to its pool.
     void release_outside_window(Group& g, int64_t seq);
 
@@ -126,8 +131,11 @@ class PagedKvCache final : public KvCache {
     std::byte* data_ = nullptr;  // memory_->allocate(bytes_)
     size_t bytes_ = 0;
     std::vector<std::byte*> k_base_, v_base_;        // (n_layer): row 0 of block 0 of its group
-    std::vector<size_t> k_row_bytes_, v_row_bytes_;  // (n_layer)
-    std::vector<int64_t> length_;                    // (n_seq)
+    std::vector<size_t> k_row_bytes_, v_row_bytes_;  // (n_layer) all heads of one slot
+    // (n_layer): bytes from one pool slot to the next, and from one head's row to the next's
+    // (token-major: row bytes and head bytes; head-major: head bytes and a head's region).
+    std::vector<size_t> k_slot_bytes_, v_slot_bytes_, k_head_stride_, v_head_stride_;
+    std::vector<int64_t> length_;  // (n_seq)
 };
 
 }  // namespace fluoro

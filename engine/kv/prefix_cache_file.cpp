@@ -69,17 +69,27 @@ class Reader {
     size_t base_, pos_ = 0;
 };
 
-// Rows [begin, end) of one layer's K (k = true) or V of sequence seq, in runs of consecutive
-// memory: f(device pointer, bytes, first row index relative to begin).
+// Rows [begin, end) of one layer's K (k = true) or V of sequence seq as the file stores them,
+// token-major (a row's heads side by side, rows in order), in pieces of consecutive memory:
+// f(device pointer, bytes). A token-major cache gives whole runs of rows; a head-major one, each
+// row's heads one by one.
 template <typename F>
 void for_each_run(const PagedKvCache& kv, bool k, int64_t layer, int64_t seq, int64_t begin,
                   int64_t end, F&& f) {
-    const size_t row = k ? kv.shape().k_row_bytes(layer) : kv.shape().v_row_bytes(layer);
+    const KvShape& sh = kv.shape();
+    const size_t row = k ? sh.k_row_bytes(layer) : sh.v_row_bytes(layer);
+    const size_t head = k ? sh.k_head_bytes() : sh.v_head_bytes();
     for (int64_t pos = begin; pos < end;) {
         const KvCache::Run r =
             k ? kv.k_run(layer, seq, pos, end - pos) : kv.v_run(layer, seq, pos, end - pos);
+        if (sh.head_major) {
+            for (int64_t h = 0; h < sh.n_head_kv[size_t(layer)]; ++h)
+                f(const_cast<std::byte*>(r.data + size_t(h) * r.head_stride), head);
+            ++pos;
+            continue;
+        }
         const int64_t rows = std::max<int64_t>(1, r.stride == row ? r.rows : 1);
-        f(const_cast<std::byte*>(r.data), size_t(rows) * row, pos - begin);
+        f(const_cast<std::byte*>(r.data), size_t(rows) * row);
         pos += rows;
     }
 }
@@ -247,7 +257,7 @@ PrefixCacheFileStats save_prefix_cache(const PrefixCache& cache, const PrefixCac
         const int64_t n = int64_t(tokens.size());
         for (int64_t l = 0; l < shape.n_layer; ++l) {
             for (const bool k : {true, false}) {
-                for_each_run(kv, k, l, slot, shared, n, [&](std::byte* src, size_t bytes, int64_t) {
+                for_each_run(kv, k, l, slot, shared, n, [&](std::byte* src, size_t bytes) {
                     const size_t at = body.size();
                     body.resize(at + bytes);
                     const_cast<KvMemory&>(mem).to_host(body.data() + at, src, bytes);
@@ -406,12 +416,11 @@ PrefixCacheFileStats restore_prefix_cache(PrefixCache& cache, int64_t scratch_se
             size_t at = 0;
             for (int64_t l = 0; l < shape.n_layer; ++l) {
                 for (const bool k : {true, false}) {
-                    for_each_run(kv, k, l, scratch_seq, pe.shared, n,
-                                 [&](std::byte* dst, size_t bytes, int64_t) {
-                                     const_cast<KvMemory&>(mem).from_host(dst, pe.rows.data() + at,
-                                                                          bytes);
-                                     at += bytes;
-                                 });
+                    for_each_run(
+                        kv, k, l, scratch_seq, pe.shared, n, [&](std::byte* dst, size_t bytes) {
+                            const_cast<KvMemory&>(mem).from_host(dst, pe.rows.data() + at, bytes);
+                            at += bytes;
+                        });
                 }
             }
             kv.set_length(scratch_seq, n);

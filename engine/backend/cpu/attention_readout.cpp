@@ -135,7 +135,6 @@ void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, co
     const KvType type = kv.shape().type.k;  // the readout reads keys only
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv, dk = p.head_dim_k;
-    const size_t k_off = kv_row_bytes(type, dk);
     std::vector<float> qh(static_cast<size_t>(dk));
     for (const AttentionCaptureRegion& r : capture.regions) {
         if (r.layer >= 0 && r.layer != p.layer) continue;
@@ -167,7 +166,7 @@ void capture_rows(const AttentionParams& p, const Act& q, const Batch& batch, co
                     const int64_t kvh = h / group;
                     for (int64_t j = lo; j < hi;) {
                         const KvHeadRows k =
-                            head_rows(type, kv.k_run(p.layer, seq, j, hi - j), size_t(kvh) * k_off);
+                            head_rows(type, kv.k_run(p.layer, seq, j, hi - j), kvh);
                         vm.qk(k.elem, qh.data(), 1, dk, k.data, k.stride, k.rows, p.scale,
                               w + (j - lo), hi - lo);
                         j += k.rows;

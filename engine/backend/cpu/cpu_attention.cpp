@@ -20,11 +20,16 @@ size_t AttentionScratch::bytes() const {
 void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Act& v,
               const Batch& batch, KvCache& kv) {
     const KvTypes type = kv.shape().type;
-    const int64_t nk = p.n_head_kv * p.head_dim_k, nv = p.n_head_kv * p.head_dim_v;
+    const int64_t dk = p.head_dim_k, dv = p.head_dim_v;
+    // Head by head (quantized blocks never cross a head: head_dim is a multiple of the block,
+    // so these are the bytes a whole-row store would write, wherever the layout puts them).
     pool.run(batch.size(), [&](int64_t t, int) {
         const int64_t seq = batch.seq_ids[size_t(t)], pos = batch.positions[size_t(t)];
-        kv_store(type.k, k.data + t * k.width, kv.k_row(p.layer, seq, pos), nk);
-        kv_store(type.v, v.data + t * v.width, kv.v_row(p.layer, seq, pos), nv);
+        const KvCache::Slot ks = kv.k_slot(p.layer, seq, pos), vs = kv.v_slot(p.layer, seq, pos);
+        for (int64_t h = 0; h < p.n_head_kv; ++h) {
+            kv_store(type.k, k.data + t * k.width + h * dk, ks.head(h), dk);
+            kv_store(type.v, v.data + t * v.width + h * dv, vs.head(h), dv);
+        }
     });
 }
 
@@ -87,7 +92,6 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
     const VecMath& vm = vec_math();
     const int64_t group = p.n_head / p.n_head_kv;
     const int64_t dk = p.head_dim_k, dv = p.head_dim_v;
-    const size_t k_off = kv_row_bytes(type.k, dk), v_off = kv_row_bytes(type.v, dv);
 
     const int64_t split = choose_split(p, batch, pool.size());
     const int64_t n_tasks = batch.size() * p.n_head_kv * split;
@@ -128,8 +132,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             std::copy(qrow, qrow + group * dk, qh);
 
         for (int64_t j = begin; j < begin + n;) {
-            const KvHeadRows k =
-                head_rows(type.k, kv.k_run(p.layer, seq, j, begin + n - j), size_t(kvh) * k_off);
+            const KvHeadRows k = head_rows(type.k, kv.k_run(p.layer, seq, j, begin + n - j), kvh);
             vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
                   scores + (j - begin), n);
             j += k.rows;
@@ -154,8 +157,7 @@ void attend_standard(ThreadPool& pool, const AttentionParams& p, const Act& q, c
             std::fill(o_values + g * o_stride, o_values + g * o_stride + dv, 0.0f);
         }
         for (int64_t j = begin; j < begin + n;) {
-            const KvHeadRows v =
-                head_rows(type.v, kv.v_run(p.layer, seq, j, begin + n - j), size_t(kvh) * v_off);
+            const KvHeadRows v = head_rows(type.v, kv.v_run(p.layer, seq, j, begin + n - j), kvh);
             vm.pv(v.elem, scores + (j - begin), int(group), n, v.rows, v.data, v.stride, dv,
                   o_values, o_stride);
             j += v.rows;

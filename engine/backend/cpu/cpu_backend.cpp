@@ -267,11 +267,11 @@ void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t 
     pool_.run((n + kChunk - 1) / kChunk, [&](int64_t c, int) {
         std::vector<float> row(static_cast<size_t>(width));
         for (int64_t r = c * kChunk; r < std::min(n, (c + 1) * kChunk); ++r) {
-            void* k = kv.k_row(layer, seq, begin + r);
-            kv_load(s.type.k, k, row.data(), width);
+            const KvCache::Slot k = kv.k_slot(layer, seq, begin + r);
             const float* cs = tables.data() + table_of[size_t(r)] * 2 * half;
             for (int64_t h = 0; h < n_head; ++h) {
                 float* v = row.data() + h * hd;
+                kv_load(s.type.k, k.head(h), v, hd);
                 for (int64_t i = 0; i < half; ++i) {
                     const int64_t a = p.mode == RopeMode::Neox ? i : 2 * i;
                     const int64_t b = p.mode == RopeMode::Neox ? i + half : 2 * i + 1;
@@ -279,8 +279,8 @@ void CpuBackend::kv_rope_shift(KvCache& kv, int64_t layer, int64_t seq, int64_t 
                     v[a] = x0 * co - x1 * si;
                     v[b] = x0 * si + x1 * co;
                 }
+                kv_store(s.type.k, v, k.head(h), hd);
             }
-            kv_store(s.type.k, row.data(), k, width);
         }
     });
 }

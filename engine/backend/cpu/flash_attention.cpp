@@ -64,7 +64,6 @@ struct FlashContext {
     KvTypes type;
     bool round_q;
     int64_t group, dk, dv;
-    size_t k_off, v_off;
     const VecMath& vm;
 
     // Online softmax of token t's KV head kvh over keys [begin, begin + n) (n >= 1). Writes per
@@ -92,8 +91,7 @@ struct FlashContext {
         for (int64_t j0 = begin; j0 < begin + n; j0 += kTile) {
             const int64_t nt = std::min(kTile, begin + n - j0);
             for (int64_t j = j0; j < j0 + nt;) {
-                const KvHeadRows k =
-                    head_rows(type.k, kv.k_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * k_off);
+                const KvHeadRows k = head_rows(type.k, kv.k_run(p.layer, seq, j, j0 + nt - j), kvh);
                 vm.qk(k.elem, qh, int(group), dk, k.data, k.stride, k.rows, p.scale,
                       tile + (j - j0), nt);
                 j += k.rows;
@@ -116,8 +114,7 @@ struct FlashContext {
                 l[g] += vm.exp_sub_sum(s, nt, m_new);
             }
             for (int64_t j = j0; j < j0 + nt;) {
-                const KvHeadRows v =
-                    head_rows(type.v, kv.v_run(p.layer, seq, j, j0 + nt - j), size_t(kvh) * v_off);
+                const KvHeadRows v = head_rows(type.v, kv.v_run(p.layer, seq, j, j0 + nt - j), kvh);
                 vm.pv(v.elem, tile + (j - j0), int(group), nt, v.rows, v.data, v.stride, dv, values,
                       o_stride);
                 j += v.rows;
@@ -157,20 +154,9 @@ void attend_flash(ThreadPool& pool, const AttentionParams& p, const Act& q, cons
     // Tile scores, queries, m and l; then (large batches) one row's range partials.
     const int64_t per_worker =
         group * (kTile + dk + 2) + n_ranges(kv.shape().n_ctx) * group_partial;
-    const FlashContext fc{p,
-                          q,
-                          batch,
-                          kv,
-                          scratch,
-                          stash_token,
-                          type,
-                          type.k == KvType::F16,
-                          group,
-                          dk,
-                          dv,
-                          kv_row_bytes(type.k, dk),
-                          kv_row_bytes(type.v, dv),
-                          vec_math()};
+    const FlashContext fc{p,       q,           batch, kv,
+                          scratch, stash_token, type,  type.k == KvType::F16,
+                          group,   dk,          dv,    vec_math()};
     int64_t max_nr = 1;
     for (int64_t t = 0; t < batch.size(); ++t)
         max_nr = std::max(max_nr, n_ranges(key_range(p, batch.positions[size_t(t)]).count));

@@ -57,9 +57,9 @@ struct KvHeadRows {
     int64_t rows = 0;
 };
 
-// The run's rows of the head whose rows start head_off bytes into each cached row.
-inline KvHeadRows head_rows(KvType t, const KvCache::Run& run, size_t head_off) {
-    return KvHeadRows{kv_elem(t), run.data + head_off, run.stride, run.rows};
+// The run's rows of KV head kvh.
+inline KvHeadRows head_rows(KvType t, const KvCache::Run& run, int64_t kvh) {
+    return KvHeadRows{kv_elem(t), run.data + size_t(kvh) * run.head_stride, run.stride, run.rows};
 }
 
 }  // namespace fluoro::cpu

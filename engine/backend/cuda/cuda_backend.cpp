@@ -186,6 +186,7 @@ std::unique_ptr<KvCache> CudaBackend::create_kv(const KvShape& shape) {
     // ... and one table per sequence for every layer: the window-only storage of sliding-window
     // layers (a second pool and table) is CPU-only for now, so they store every token here.
     s.window_only = false;
+    s.head_major = false;  // the kernels read token-major rows (layer_storage)
     key_scores_.clear();
     return std::make_unique<PagedKvCache>(std::move(s), device_kv_memory(stream_));
 }

@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "decode/sequence.h"
 #include "engine/backend/run_limited_kv.h"
+#include "engine/kv/kv_test_rows.h"
 #include "engine/model/model_fixture.h"
 #include "eval/perplexity.h"
 #include "kv/contiguous_kv.h"
@@ -305,14 +306,8 @@ TEST_P(KvQuantAttention, EqualsFloat64OverDequantizedRows) {
                 std::vector<float> kr(static_cast<size_t>(d)), vr(static_cast<size_t>(d));
                 std::vector<double> w, vals;
                 for (int64_t j = lo; j <= pos; ++j) {
-                    reference_row(t.k,
-                                  static_cast<const std::byte*>(kv->k_row(layer, s, j)) +
-                                      size_t(kvh) * kv_row_bytes(t.k, d),
-                                  kr.data(), d);
-                    reference_row(t.v,
-                                  static_cast<const std::byte*>(kv->v_row(layer, s, j)) +
-                                      size_t(kvh) * kv_row_bytes(t.v, d),
-                                  vr.data(), d);
+                    reference_row(t.k, kv->k_slot(layer, s, j).head(kvh), kr.data(), d);
+                    reference_row(t.v, kv->v_slot(layer, s, j).head(kvh), vr.data(), d);
                     double dot = 0;
                     for (int64_t i = 0; i < d; ++i)
                         dot += double(q[size_t((tk * c.n_head + h) * d + i)]) * kr[size_t(i)];
@@ -409,29 +404,28 @@ TEST(KvQuantRopeShift, ReRotationAddsOneQuantizationError) {
             std::vector<int32_t> pos(static_cast<size_t>(n_ctx));
             for (int32_t i = 0; i < n_ctx; ++i) pos[size_t(i)] = i;
             backend.rope(Act{keys.data(), n_ctx, width}, n_head_kv, d, rp, pos);
-            for (int64_t i = 0; i < n_ctx; ++i)
-                kv_store(t, keys.data() + i * width, kv.k_row(0, 0, i), width);
+            std::vector<std::byte> packed(kv.shape().k_row_bytes(0));
+            for (int64_t i = 0; i < n_ctx; ++i) {
+                kv_store(t, keys.data() + i * width, packed.data(), width);
+                kv.write_k(0, 0, i, packed.data());
+            }
             kv.set_length(0, n_ctx);
 
             // A shift by 0 keeps every byte.
-            std::vector<std::byte> before(kv.shape().k_row_bytes(0) * n_ctx);
-            for (int64_t i = 0; i < n_ctx; ++i)
-                std::memcpy(before.data() + size_t(i) * kv.shape().k_row_bytes(0),
-                            kv.k_row(0, 0, i), kv.shape().k_row_bytes(0));
+            std::vector<std::vector<std::byte>> before;
+            for (int64_t i = 0; i < n_ctx; ++i) before.push_back(test::k_bytes(kv, 0, 0, i));
             const std::vector<int32_t> zeros(size_t(n_ctx), 0);
             backend.kv_rope_shift(kv, 0, 0, 0, zeros, rp);
             for (int64_t i = 0; i < n_ctx; ++i)
-                ASSERT_EQ(std::memcmp(before.data() + size_t(i) * kv.shape().k_row_bytes(0),
-                                      kv.k_row(0, 0, i), kv.shape().k_row_bytes(0)),
-                          0)
-                    << "row " << i;
+                ASSERT_EQ(before[size_t(i)], test::k_bytes(kv, 0, 0, i)) << "row " << i;
 
             // StreamingLLM-like: 4 sinks and the last 40 slots kept, then shifted down.
             std::vector<int64_t> keep = {0, 1, 2, 3};
             for (int64_t i = n_ctx - 40; i < n_ctx; ++i) keep.push_back(i);
             std::vector<float> held(keep.size() * size_t(width));  // dequantized, pre-shift
             for (size_t i = 0; i < keep.size(); ++i)
-                kv_load(t, kv.k_row(0, 0, keep[i]), held.data() + i * size_t(width), width);
+                kv_load(t, test::k_bytes(kv, 0, 0, keep[i]).data(), held.data() + i * size_t(width),
+                        width);
             backend.kv_compact(kv, 0, keep);
             std::vector<int32_t> deltas(keep.size());
             for (size_t i = 0; i < keep.size(); ++i) deltas[i] = int32_t(int64_t(i) - keep[i]);
@@ -445,7 +439,7 @@ TEST(KvQuantRopeShift, ReRotationAddsOneQuantizationError) {
             std::vector<float> got(static_cast<size_t>(width));
             double worst = 0;
             for (size_t i = 0; i < keep.size(); ++i) {
-                kv_load(t, kv.k_row(0, 0, int64_t(i)), got.data(), width);
+                kv_load(t, test::k_bytes(kv, 0, 0, int64_t(i)).data(), got.data(), width);
                 const float* r = rotated.data() + i * size_t(width);
                 for (int64_t b = 0; b < width / kKvQuantBlock; ++b) {
                     const float dd = block_scale(t, r + b * kKvQuantBlock);

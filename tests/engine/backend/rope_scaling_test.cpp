@@ -195,14 +195,13 @@ TEST(RopeScaling, KvShiftEqualsRotatingAtTheShiftedPosition) {
             std::vector<float> rotated = keys, expected = keys;
             be.rope(Act{rotated.data(), n, kWidth}, kHeads, kHd, p, pos);
             be.rope(Act{expected.data(), n, kWidth}, kHeads, kHd, p, shifted);
-            for (int64_t i = 0; i < n; ++i)
-                kv_store(KvType::F32, rotated.data() + i * kWidth, kv.k_row(0, 0, i), kWidth);
+            for (int64_t i = 0; i < n; ++i) kv.write_k(0, 0, i, rotated.data() + i * kWidth);
             kv.set_length(0, n);
             be.kv_rope_shift(kv, 0, 0, 0, deltas, p);
             double worst = 0;
             std::vector<float> row(static_cast<size_t>(kWidth));
             for (int64_t i = 0; i < n; ++i) {
-                kv_load(KvType::F32, kv.k_row(0, 0, i), row.data(), kWidth);
+                kv.read_k(0, 0, i, row.data());  // F32 rows: the floats themselves
                 for (int64_t j = 0; j < kWidth; ++j)
                     worst = std::max(
                         worst, double(std::abs(row[size_t(j)] - expected[size_t(i * kWidth + j)])));

@@ -16,8 +16,8 @@ class RunLimitedKv final : public KvCache {
     int64_t length(int64_t seq) const override { return inner_.length(seq); }
     void set_length(int64_t seq, int64_t n) override { inner_.set_length(seq, n); }
     int64_t capacity(int64_t seq) const override { return inner_.capacity(seq); }
-    void* k_row(int64_t l, int64_t s, int64_t p) override { return inner_.k_row(l, s, p); }
-    void* v_row(int64_t l, int64_t s, int64_t p) override { return inner_.v_row(l, s, p); }
+    Slot k_slot(int64_t l, int64_t s, int64_t p) override { return inner_.k_slot(l, s, p); }
+    Slot v_slot(int64_t l, int64_t s, int64_t p) override { return inner_.v_slot(l, s, p); }
     Run k_run(int64_t l, int64_t s, int64_t p, int64_t n) const override {
         return limit(inner_.k_run(l, s, p, n));
     }

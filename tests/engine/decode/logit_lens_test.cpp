@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "decode/logit_lens.h"
 #include "decode/sequence.h"
+#include "engine/kv/kv_test_rows.h"
 #include "model/model.h"
 #include "test_models.h"
 
@@ -20,10 +21,10 @@ std::vector<std::byte> cache_bytes(const KvCache& kv, int64_t seq) {
     const KvShape& sh = kv.shape();
     for (int64_t il = 0; il < sh.n_layer; ++il)
         for (int64_t p = 0; p < kv.length(seq); ++p) {
-            const auto* k = static_cast<const std::byte*>(kv.k_row(il, seq, p));
-            const auto* v = static_cast<const std::byte*>(kv.v_row(il, seq, p));
-            out.insert(out.end(), k, k + sh.k_row_bytes(il));
-            out.insert(out.end(), v, v + sh.v_row_bytes(il));
+            const std::vector<std::byte> k = test::k_bytes(kv, il, seq, p);
+            const std::vector<std::byte> v = test::v_bytes(kv, il, seq, p);
+            out.insert(out.end(), k.begin(), k.end());
+            out.insert(out.end(), v.begin(), v.end());
         }
     return out;
 }

@@ -13,6 +13,7 @@
 #include "backend/cpu/kv_rows.h"
 #include "core/error.h"
 #include "decode/sequence.h"
+#include "engine/kv/kv_test_rows.h"
 #include "model/model.h"
 #include "test_models.h"
 #include "test_paths.h"
@@ -54,7 +55,7 @@ std::array<double, 3> nll_by_third(Sequence& seq, std::span<const int32_t> ids) 
 std::vector<float> layer0_k(const KvCache& kv, int64_t slot) {
     const KvShape& s = kv.shape();
     std::vector<float> row(size_t(s.k_row_elems(0)));
-    cpu::kv_load(s.type.k, kv.k_row(0, 0, slot), row.data(), int64_t(row.size()));
+    cpu::kv_load(s.type.k, test::k_bytes(kv, 0, 0, slot).data(), row.data(), int64_t(row.size()));
     return row;
 }
 
@@ -91,9 +92,7 @@ void expect_compaction_rerotates(Model& model) {
         const std::vector<float> a = layer0_k(*kv, int64_t(i)), b = layer0_k(*fresh_kv, int64_t(i));
         for (size_t d = 0; d < a.size(); ++d)
             worst = std::max(worst, double(std::abs(a[d] - b[d])) / (1.0 + std::abs(b[d])));
-        EXPECT_EQ(std::memcmp(kv->v_row(0, 0, int64_t(i)), fresh_kv->v_row(0, 0, int64_t(i)),
-                              kv->shape().v_row_bytes(0)),
-                  0)
+        EXPECT_EQ(test::v_bytes(*kv, 0, 0, int64_t(i)), test::v_bytes(*fresh_kv, 0, 0, int64_t(i)))
             << "value row " << i << " moved wrongly";
     }
     EXPECT_LT(worst, 2e-5) << "re-rotated keys differ from keys computed at the new positions";

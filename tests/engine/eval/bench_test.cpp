@@ -47,7 +47,7 @@ BenchOptions options(int64_t n_prompt, int64_t n_gen, int64_t depth, int64_t rep
 std::vector<std::byte> k_rows(const KvCache& kv, int64_t n) {
     const size_t row = kv.shape().k_row_bytes(0);
     std::vector<std::byte> out(row * size_t(n));
-    for (int64_t p = 0; p < n; ++p) std::memcpy(&out[size_t(p) * row], kv.k_row(0, 0, p), row);
+    for (int64_t p = 0; p < n; ++p) kv.read_k(0, 0, p, &out[size_t(p) * row]);
     return out;
 }
 

@@ -10,13 +10,14 @@
 #include <random>
 
 #include "core/error.h"
+#include "engine/kv/kv_test_rows.h"
 #include "kv/contiguous_kv.h"
 
 namespace fluoro {
 namespace {
 
 KvShape small_shape(int64_t block_tokens, KvType type = KvType::F16, int64_t n_seq = 3,
-                    int64_t n_ctx = 50) {
+                    int64_t n_ctx = 50, bool head_major = true) {
     KvShape s;
     s.n_layer = 3;
     s.n_head_kv = {2, 1, 3};
@@ -26,6 +27,7 @@ KvShape small_shape(int64_t block_tokens, KvType type = KvType::F16, int64_t n_s
     s.n_seq = n_seq;
     s.n_ctx = n_ctx;
     s.block_tokens = block_tokens;
+    s.head_major = head_major;
     return s;
 }
 
@@ -35,7 +37,8 @@ std::vector<std::byte> random_bytes(size_t n, std::mt19937_64& rng) {
     return b;
 }
 
-// A paged and a contiguous cache of one shape driven by the same operations.
+// A paged and a contiguous cache of one shape driven by the same operations, the contiguous one
+// in the other layout (token-major against head-major): rows compare through read_k/read_v.
 struct Twin {
     ContiguousKvCache flat;
     PagedKvCache paged;
@@ -45,6 +48,7 @@ struct Twin {
         : flat([&] {
               KvShape c = s;
               c.paged = false;
+              c.head_major = !s.head_major;
               return c;
           }()),
           paged(s),
@@ -62,10 +66,10 @@ struct Twin {
             for (int64_t pos = begin; pos < end; ++pos) {
                 const auto k = random_bytes(shape().k_row_bytes(il), rng);
                 const auto v = random_bytes(shape().v_row_bytes(il), rng);
-                std::memcpy(flat.k_row(il, seq, pos), k.data(), k.size());
-                std::memcpy(paged.k_row(il, seq, pos), k.data(), k.size());
-                std::memcpy(flat.v_row(il, seq, pos), v.data(), v.size());
-                std::memcpy(paged.v_row(il, seq, pos), v.data(), v.size());
+                flat.write_k(il, seq, pos, k.data());
+                paged.write_k(il, seq, pos, k.data());
+                flat.write_v(il, seq, pos, v.data());
+                paged.write_v(il, seq, pos, v.data());
             }
         const int64_t n = std::max(flat.length(seq), end);
         flat.set_length(seq, n);
@@ -76,10 +80,8 @@ struct Twin {
     void share(int64_t src, int64_t dst, int64_t n) {
         for (int64_t il = 0; il < shape().n_layer; ++il)
             for (int64_t pos = 0; pos < n; ++pos) {
-                std::memcpy(flat.k_row(il, dst, pos), flat.k_row(il, src, pos),
-                            shape().k_row_bytes(il));
-                std::memcpy(flat.v_row(il, dst, pos), flat.v_row(il, src, pos),
-                            shape().v_row_bytes(il));
+                flat.write_k(il, dst, pos, test::k_bytes(flat, il, src, pos).data());
+                flat.write_v(il, dst, pos, test::v_bytes(flat, il, src, pos).data());
             }
         flat.set_length(dst, n);
         paged.share_prefix(src, dst, n);
@@ -101,11 +103,12 @@ struct Twin {
             const int64_t len = flat.length(s);
             ASSERT_EQ(paged.length(s), len) << where << " seq " << s;
             for (int64_t il = 0; il < shape().n_layer; ++il) {
-                const size_t kb = shape().k_row_bytes(il), vb = shape().v_row_bytes(il);
+                const size_t kh = shape().k_head_bytes(), vh = shape().v_head_bytes();
+                const int64_t n_head = shape().n_head_kv[size_t(il)];
                 for (int64_t pos = 0; pos < len; ++pos) {
-                    ASSERT_EQ(0, std::memcmp(flat.k_row(il, s, pos), paged.k_row(il, s, pos), kb))
+                    ASSERT_EQ(test::k_bytes(flat, il, s, pos), test::k_bytes(paged, il, s, pos))
                         << where << ": K of seq " << s << " layer " << il << " pos " << pos;
-                    ASSERT_EQ(0, std::memcmp(flat.v_row(il, s, pos), paged.v_row(il, s, pos), vb))
+                    ASSERT_EQ(test::v_bytes(flat, il, s, pos), test::v_bytes(paged, il, s, pos))
                         << where << ": V of seq " << s << " layer " << il << " pos " << pos;
                 }
                 for (int64_t pos = 0; pos < len;) {
@@ -115,12 +118,18 @@ struct Twin {
                     ASSERT_LE(k.rows, len - pos);
                     ASSERT_EQ(k.rows, v.rows);
                     for (int64_t r = 0; r < k.rows; ++r) {
-                        ASSERT_EQ(0, std::memcmp(k.data + size_t(r) * k.stride,
-                                                 flat.k_row(il, s, pos + r), kb))
-                            << where << ": K run at " << pos << " row " << r;
-                        ASSERT_EQ(0, std::memcmp(v.data + size_t(r) * v.stride,
-                                                 flat.v_row(il, s, pos + r), vb))
-                            << where << ": V run at " << pos << " row " << r;
+                        const auto fk = test::k_bytes(flat, il, s, pos + r);
+                        const auto fv = test::v_bytes(flat, il, s, pos + r);
+                        for (int64_t h = 0; h < n_head; ++h) {
+                            ASSERT_EQ(0, std::memcmp(k.data + size_t(r) * k.stride +
+                                                         size_t(h) * k.head_stride,
+                                                     fk.data() + size_t(h) * kh, kh))
+                                << where << ": K run at " << pos << " row " << r << " head " << h;
+                            ASSERT_EQ(0, std::memcmp(v.data + size_t(r) * v.stride +
+                                                         size_t(h) * v.head_stride,
+                                                     fv.data() + size_t(h) * vh, vh))
+                                << where << ": V run at " << pos << " row " << r << " head " << h;
+                        }
                     }
                     pos += k.rows;
                 }
@@ -142,12 +151,13 @@ struct Twin {
     }
 };
 
-class PagedVsContiguous : public testing::TestWithParam<std::tuple<int64_t, KvType>> {};
+class PagedVsContiguous
+    : public testing::TestWithParam<std::tuple<int64_t, KvType, bool /*head_major*/>> {};
 
 TEST_P(PagedVsContiguous, RandomOperationsLeaveEqualRows) {
-    const auto [bt, type] = GetParam();
+    const auto [bt, type, head_major] = GetParam();
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-        Twin t(small_shape(bt, type), seed);
+        Twin t(small_shape(bt, type, 3, 50, head_major), seed);
         const int64_t n_ctx = t.shape().n_ctx, n_seq = t.shape().n_seq;
         for (int step = 0; step < 150; ++step) {
             const int64_t s = int64_t(t.rng() % uint64_t(n_seq));
@@ -183,10 +193,12 @@ TEST_P(PagedVsContiguous, RandomOperationsLeaveEqualRows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, PagedVsContiguous,
-                         testing::Values(std::make_tuple(int64_t(16), KvType::F16),
-                                         std::make_tuple(int64_t(7), KvType::F16),
-                                         std::make_tuple(int64_t(1), KvType::Q8_0),
-                                         std::make_tuple(int64_t(5), KvType::Q4_0)));
+                         testing::Values(std::make_tuple(int64_t(16), KvType::F16, true),
+                                         std::make_tuple(int64_t(7), KvType::F16, true),
+                                         std::make_tuple(int64_t(1), KvType::Q8_0, true),
+                                         std::make_tuple(int64_t(5), KvType::Q4_0, true),
+                                         std::make_tuple(int64_t(16), KvType::F16, false),
+                                         std::make_tuple(int64_t(5), KvType::Q4_0, false)));
 
 TEST(PagedKv, CompactionOfASharedSequenceMatchesDefaultCompaction) {
     Twin t(small_shape(4), 11);
@@ -266,13 +278,13 @@ TEST(PagedKv, SharePrefixReplacesTheDestinationsBlocks) {
 
 TEST(PagedKv, UnpreparedAndOutOfRangeRowsThrow) {
     PagedKvCache kv(small_shape(16, KvType::F16, 2, 50));
-    EXPECT_THROW(kv.k_row(0, 0, 0), Error);  // no block yet
+    EXPECT_THROW(kv.k_slot(0, 0, 0), Error);  // no block yet
     kv.prepare(0, 0, 10);
-    EXPECT_NO_THROW(kv.k_row(2, 0, 15));  // the block is there, past the length
-    EXPECT_THROW(kv.v_row(0, 0, 16), Error);
-    EXPECT_THROW(kv.k_row(3, 0, 0), Error);      // layer
-    EXPECT_THROW(kv.k_row(0, 2, 0), Error);      // sequence
-    EXPECT_THROW(kv.k_row(0, 0, 50), Error);     // context
+    EXPECT_NO_THROW(kv.k_slot(2, 0, 15));  // the block is there, past the length
+    EXPECT_THROW(kv.v_slot(0, 0, 16), Error);
+    EXPECT_THROW(kv.k_slot(3, 0, 0), Error);     // layer
+    EXPECT_THROW(kv.k_slot(0, 2, 0), Error);     // sequence
+    EXPECT_THROW(kv.k_slot(0, 0, 50), Error);    // context
     EXPECT_THROW(kv.k_run(0, 0, 5, 20), Error);  // runs past the table
     EXPECT_THROW(kv.prepare(0, 40, 51), Error);
     EXPECT_THROW(kv.set_length(0, 51), Error);
@@ -283,7 +295,14 @@ TEST(PagedKv, RunsEndAtBlockBoundariesUnlessTheNextBlockFollowsInThePool) {
     PagedKvCache kv(small_shape(4, KvType::F16, 1, 32));
     kv.set_length(0, 32);  // fresh pool: blocks 0..7 in order, one contiguous region
     EXPECT_EQ(kv.k_run(1, 0, 2, 30).rows, 30);
-    EXPECT_EQ(kv.k_run(1, 0, 2, 30).stride, kv.shape().k_row_bytes(1));
+    // Head-major: consecutive slots one head row apart, heads a whole region (32 slots) apart.
+    EXPECT_EQ(kv.k_run(2, 0, 2, 30).stride, kv.shape().k_head_bytes());
+    EXPECT_EQ(kv.k_run(2, 0, 2, 30).head_stride, 32 * kv.shape().k_head_bytes());
+    PagedKvCache token_major(small_shape(4, KvType::F16, 1, 32, false));
+    token_major.set_length(0, 32);
+    EXPECT_EQ(token_major.k_run(2, 0, 2, 30).rows, 30);
+    EXPECT_EQ(token_major.k_run(2, 0, 2, 30).stride, kv.shape().k_row_bytes(2));
+    EXPECT_EQ(token_major.k_run(2, 0, 2, 30).head_stride, kv.shape().k_head_bytes());
 
     PagedKvCache shuffled(small_shape(4, KvType::F16, 1, 32));
     shuffled.shuffle_free_blocks(5);
@@ -295,7 +314,7 @@ TEST(PagedKv, RunsEndAtBlockBoundariesUnlessTheNextBlockFollowsInThePool) {
         for (size_t i = size_t(pos / 4); i + 1 < table.size() && table[i + 1] == table[i] + 1; ++i)
             expect += 4;
         EXPECT_EQ(r.rows, std::min<int64_t>(expect, 32 - pos)) << pos;
-        EXPECT_EQ(r.data, shuffled.v_row(0, 0, pos));
+        EXPECT_EQ(r.data, shuffled.v_slot(0, 0, pos).data);
     }
 }
 

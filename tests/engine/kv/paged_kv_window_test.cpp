@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "engine/kv/kv_test_rows.h"
 #include "kv/contiguous_kv.h"
 #include "kv/paged_kv.h"
 
@@ -60,8 +61,13 @@ struct Twin {
                     const size_t n = k ? s.k_row_bytes(il) : s.v_row_bytes(il);
                     std::vector<std::byte> b(n);
                     for (auto& x : b) x = std::byte(rng() & 0xff);
-                    std::memcpy(k ? full.k_row(il, seq, p) : full.v_row(il, seq, p), b.data(), n);
-                    std::memcpy(k ? win.k_row(il, seq, p) : win.v_row(il, seq, p), b.data(), n);
+                    if (k) {
+                        full.write_k(il, seq, p, b.data());
+                        win.write_k(il, seq, p, b.data());
+                    } else {
+                        full.write_v(il, seq, p, b.data());
+                        win.write_v(il, seq, p, b.data());
+                    }
                 }
         full.set_length(seq, end);
         win.set_length(seq, end);
@@ -79,16 +85,12 @@ struct Twin {
                 const bool must_hold = !s.windowed(il) || p >= len - s.layer_window[size_t(il)];
                 const bool released = s.windowed(il) && p < len - 8 - 4 - 4;  // a block behind
                 if (must_hold) {
-                    ASSERT_EQ(std::memcmp(win.k_row(il, seq, p), full.k_row(il, seq, p),
-                                          s.k_row_bytes(il)),
-                              0)
+                    ASSERT_EQ(test::k_bytes(win, il, seq, p), test::k_bytes(full, il, seq, p))
                         << "layer " << il << " pos " << p;
-                    ASSERT_EQ(std::memcmp(win.v_row(il, seq, p), full.v_row(il, seq, p),
-                                          s.v_row_bytes(il)),
-                              0)
+                    ASSERT_EQ(test::v_bytes(win, il, seq, p), test::v_bytes(full, il, seq, p))
                         << "layer " << il << " pos " << p;
                 } else if (released) {
-                    EXPECT_THROW((void)win.k_row(il, seq, p), Error)
+                    EXPECT_THROW((void)win.k_slot(il, seq, p), Error)
                         << "layer " << il << " pos " << p;
                 }
             }
@@ -187,10 +189,8 @@ TEST(PagedKvWindow, SharedPrefixKeepsTheWindowRows) {
     t.full.prepare(1, 0, 40);  // the contiguous cache shares nothing: a copy of the rows
     for (int64_t il = 0; il < 4; ++il)
         for (int64_t p = 0; p < 40; ++p) {
-            std::memcpy(t.full.k_row(il, 1, p), t.full.k_row(il, 0, p),
-                        t.full.shape().k_row_bytes(il));
-            std::memcpy(t.full.v_row(il, 1, p), t.full.v_row(il, 0, p),
-                        t.full.shape().v_row_bytes(il));
+            t.full.write_k(il, 1, p, test::k_bytes(t.full, il, 0, p).data());
+            t.full.write_v(il, 1, p, test::v_bytes(t.full, il, 0, p).data());
         }
     t.full.set_length(1, 40);
     t.win.check_invariants();

@@ -31,8 +31,9 @@ namespace {
 constexpr int64_t kSlots = 4;
 
 struct Rig {
-    explicit Rig(Model& m) : model(m) {
+    explicit Rig(Model& m, bool head_major = true) : model(m) {
         KvShape ks;
+        ks.head_major = head_major;
         ks.n_ctx = 512;
         ks.n_seq = 1 + kSlots;
         ks.pool_tokens = 1024;
@@ -181,6 +182,34 @@ TEST_F(PrefixCacheFileTest, RoundTripRestoresEntriesAndExactLogits) {
     Sequence fresh2(*model_, *kv2, 0);
     const auto f2 = fresh2.prefill(a2);
     EXPECT_EQ(std::memcmp(l2.data(), f2.data(), f2.size() * sizeof(float)), 0);
+}
+
+// The file stores rows token-major whatever the cache's layout (KvShape::head_major): a file saved
+// from a head-major cache restores into a token-major one (the CUDA backend's) and the other way,
+// and a conversation continued from the restored prefix gives a fresh prefill's logits bit for
+// bit (the test model has 2 KV heads, so a head written to the wrong place would show).
+TEST_F(PrefixCacheFileTest, AFileOfEitherLayoutRestoresIntoTheOther) {
+    for (const bool from_head_major : {true, false}) {
+        const auto file = test::unique_temp_path("layout.fpc");
+        Rig a(*model_, from_head_major);
+        fill(a);
+        save_prefix_cache(*a.cache, key(), file, {});
+        Rig b(*model_, !from_head_major);
+        restore_prefix_cache(*b.cache, 0, key(), file);
+        EXPECT_EQ(entry_set(*b.cache), entry_set(*a.cache));
+        const std::vector<int32_t> c = with_sys({5, 6, 7, 8, 3});
+        PrefillStats st;
+        const auto ls = b.seq->prefill(c, &st);
+        const std::vector<float> l(ls.begin(), ls.end());
+        EXPECT_TRUE(st.from_prefix_cache);
+        EXPECT_EQ(st.reused_tokens, int64_t(c.size()) - 1);
+        auto kv = model_->create_kv(512, 1, KvType::F16);
+        Sequence fresh(*model_, *kv, 0);
+        const auto f = fresh.prefill(c);
+        ASSERT_EQ(l.size(), f.size());
+        EXPECT_EQ(std::memcmp(l.data(), f.data(), f.size() * sizeof(float)), 0)
+            << "saved " << (from_head_major ? "head-major" : "token-major");
+    }
 }
 
 TEST_F(PrefixCacheFileTest, FewerSlotsKeepTheMostRecentEntries) {

@@ -40,8 +40,8 @@ void fill(PagedKvCache& kv, int64_t seq, const std::vector<int32_t>& tokens) {
     for (int64_t p = 0; p < n; ++p)
         for (int64_t l = 0; l < kv.shape().n_layer; ++l) {
             const auto b = std::byte(uint8_t(tokens[size_t(p)] * 7 + p));
-            std::memset(kv.k_row(l, seq, p), int(b), kv.shape().k_head_bytes());
-            std::memset(kv.v_row(l, seq, p), int(~uint8_t(b)), kv.shape().v_head_bytes());
+            std::memset(kv.k_slot(l, seq, p).data, int(b), kv.shape().k_head_bytes());
+            std::memset(kv.v_slot(l, seq, p).data, int(~uint8_t(b)), kv.shape().v_head_bytes());
         }
 }
 
@@ -50,9 +50,9 @@ bool holds(PagedKvCache& kv, int64_t seq, const std::vector<int32_t>& tokens, in
     for (int64_t p = 0; p < n; ++p)
         for (int64_t l = 0; l < kv.shape().n_layer; ++l) {
             const auto want = uint8_t(tokens[size_t(p)] * 7 + p);
-            const auto* k = static_cast<const uint8_t*>(kv.k_row(l, seq, p));
-            const auto* v = static_cast<const uint8_t*>(kv.v_row(l, seq, p));
-            if (k[0] != want || v[0] != uint8_t(~want)) return false;
+            const auto k = uint8_t(kv.k_slot(l, seq, p).data[0]);
+            const auto v = uint8_t(kv.v_slot(l, seq, p).data[0]);
+            if (k != want || v != uint8_t(~want)) return false;
         }
     return true;
 }
@@ -137,7 +137,7 @@ TEST(PrefixCache, RestoreBringsBackTheRowsAfterTheLiveSequenceMovedOn) {
     // Writing on past the restored prefix leaves the cached entry intact.
     kv.prepare(0, 7, 8);
     kv.set_length(0, 8);
-    std::memset(kv.k_row(0, 0, 7), 0, kv.shape().k_head_bytes());
+    std::memset(kv.k_slot(0, 0, 7).data, 0, kv.shape().k_head_bytes());
     const PrefixCache::Match again = cache.lookup(a);
     EXPECT_EQ(again.tokens, int64_t(a.size()));
     cache.restore(again, 0);

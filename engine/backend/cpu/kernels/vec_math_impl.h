@@ -25,10 +25,11 @@
 namespace fluoro::cpu::detail {
 namespace {
 
-// Rows ahead that qk and pv prefetch. One KV head's keys and values are a strided stream (its
-// slice of every cached row, 128 of 384 bytes for SmolLM2), which the hardware prefetchers follow
-// poorly once the cache is read from memory rather than L3 (docs/PERFORMANCE.md, "Decode at
-// depth: prefetched KV rows").
+// Rows ahead that qk and pv prefetch when one KV head's keys and values are a strided stream (its
+// slice of every cached row, 128 of 384 bytes for SmolLM2, in a token-major cache), which the
+// hardware prefetchers follow poorly once the cache is read from memory rather than L3
+// (docs/PERFORMANCE.md, "Decode at depth"). The engine's head-major cache (KvShape::head_major)
+// gives each head a sequential stream instead, which the hardware follows by itself.
 constexpr int64_t kPrefetchRows = 32;
 
 inline void prefetch_lines(const void* p, size_t bytes) {
