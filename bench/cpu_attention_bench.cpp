@@ -33,6 +33,38 @@ constexpr Layout kSmolLM2{9, 3, 64};
 constexpr Layout kGemma3{4, 1, 256};
 constexpr int64_t kBatch = 512;
 
+AttentionParams params_of(const Layout& l) {
+    AttentionParams p;
+    p.n_head = l.n_head;
+    p.n_head_kv = l.n_head_kv;
+    p.head_dim_k = p.head_dim_v = l.head_dim;
+    p.scale = 0.125f;
+    return p;
+}
+
+// Tokens 0..ctx-1 of sequence 0 with random keys and values, stored into every layer of kv as a
+// prefill would; the positions, sequence ids and tokens stay for the queries.
+struct Filled {
+    std::vector<int32_t> pos, seq, tok;
+};
+Filled fill_kv(ThreadPool& pool, AttentionParams p, const Layout& l, int64_t ctx, KvCache& kv,
+               std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    const int64_t kv_width = l.n_head_kv * l.head_dim;
+    std::vector<float> k(size_t(ctx * kv_width)), v(k.size());
+    for (float& x : k) x = normal(rng);
+    for (float& x : v) x = normal(rng);
+    Filled f{std::vector<int32_t>(size_t(ctx)), std::vector<int32_t>(size_t(ctx), 0),
+             std::vector<int32_t>(size_t(ctx), 0)};
+    std::iota(f.pos.begin(), f.pos.end(), 0);
+    for (int64_t il = 0; il < kv.shape().n_layer; ++il) {
+        p.layer = il;
+        store_kv(pool, p, Act{k.data(), ctx, kv_width}, Act{v.data(), ctx, kv_width},
+                 Batch{f.tok, f.pos, f.seq, {}}, kv);
+    }
+    return f;
+}
+
 // n_query = 0: the whole context as a prefill in kBatch pieces; else the last n_query tokens.
 // With `capture`, also what the attention panel asks during a chat of every layer: the sparsity
 // readout and H2O scores of the last row (every head); with `capture_row` also the probabilities
@@ -53,23 +85,13 @@ void run(benchmark::State& state, const Layout& l, int64_t n_query, bool capture
     shape.n_ctx = ctx;
     ContiguousKvCache kv(shape);
     ThreadPool pool(threads);
-    AttentionParams p;
-    p.n_head = l.n_head;
-    p.n_head_kv = l.n_head_kv;
-    p.head_dim_k = p.head_dim_v = l.head_dim;
-    p.scale = 0.125f;
+    const AttentionParams p = params_of(l);
 
     // Fill the whole cache once (as a prefill would), then time the queries.
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    const int64_t kv_width = l.n_head_kv * l.head_dim;
-    std::vector<float> k(size_t(ctx * kv_width)), v(k.size());
-    for (float& x : k) x = normal(rng);
-    for (float& x : v) x = normal(rng);
-    std::vector<int32_t> pos(static_cast<size_t>(ctx)), seq(size_t(ctx), 0), tok(size_t(ctx), 0);
-    std::iota(pos.begin(), pos.end(), 0);
-    store_kv(pool, p, Act{k.data(), ctx, kv_width}, Act{v.data(), ctx, kv_width},
-             Batch{tok, pos, seq, {}}, kv);
+    Filled filled = fill_kv(pool, p, l, ctx, kv, rng);
+    std::vector<int32_t>&pos = filled.pos, &seq = filled.seq, &tok = filled.tok;
 
     const int64_t rows = n_query > 0 ? n_query : std::min(ctx, kBatch);
     const int64_t q_width = l.n_head * l.head_dim;
@@ -130,24 +152,11 @@ void run_layers(benchmark::State& state, const Layout& l, int64_t n_layer) {
     PagedKvCache kv(shape);
     kv.set_length(0, ctx);
     ThreadPool pool(threads);
-    AttentionParams p;
-    p.n_head = l.n_head;
-    p.n_head_kv = l.n_head_kv;
-    p.head_dim_k = p.head_dim_v = l.head_dim;
-    p.scale = 0.125f;
+    AttentionParams p = params_of(l);
     std::mt19937 rng(1);
     std::normal_distribution<float> normal(0.0f, 1.0f);
-    const int64_t kv_width = l.n_head_kv * l.head_dim;
-    std::vector<float> k(size_t(ctx * kv_width)), v(k.size());
-    for (float& x : k) x = normal(rng);
-    for (float& x : v) x = normal(rng);
-    std::vector<int32_t> pos(static_cast<size_t>(ctx)), seq(size_t(ctx), 0), tok(size_t(ctx), 0);
-    std::iota(pos.begin(), pos.end(), 0);
-    for (int64_t il = 0; il < n_layer; ++il) {
-        p.layer = il;
-        store_kv(pool, p, Act{k.data(), ctx, kv_width}, Act{v.data(), ctx, kv_width},
-                 Batch{tok, pos, seq, {}}, kv);
-    }
+    Filled filled = fill_kv(pool, p, l, ctx, kv, rng);
+    std::vector<int32_t>&pos = filled.pos, &seq = filled.seq, &tok = filled.tok;
     const int64_t q_width = l.n_head * l.head_dim;
     std::vector<float> q(static_cast<size_t>(q_width)), out(q.size());
     for (float& x : q) x = normal(rng);
