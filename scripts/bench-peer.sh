@@ -27,6 +27,15 @@
 #   --run-timeout S      a run still going after S seconds (default 1800) is killed, recorded
 #                        as failed and tried once more
 #   --out DIR            where results go (default build/bench-peer/<date>-t<threads>)
+#   --amx-off-peer auto|yes|no
+#                        also measure llama.cpp built with its AMX paths off (default auto: yes
+#                        on a CPU with AMX-INT8). llama.cpp as pinned crashes (SIGSEGV) on batched
+#                        evaluation on the Intel AMX hosts; with this, a row whose AMX-build runs
+#                        all fail is measured with the AMX-off build instead (marked in the
+#                        report), and tg128 runs on both builds so the report shows what AMX is
+#                        worth to llama.cpp's decode. The AMX-off copy is built once (pip, from
+#                        source, -mno-amx-*: several minutes) into build/bench-peer/
+#                        llama-cpp-python-amx-off and put first on PYTHONPATH for those runs.
 # Writes DIR/report.md (its ratios update the peer table of docs/PERFORMANCE.md; the full report
 # goes to docs/history/), report.json and the raw runs.
 set -euo pipefail
@@ -35,6 +44,7 @@ source "$(dirname "$0")/lib/common.sh"
 LLAMA_CPP_PYTHON_VERSION=0.3.36  # llama-cpp-python pin (bundles llama.cpp; built from source)
 
 quick=0 runs="" reps=1 threads="" depth="" depths="" flash=0 out="" note="" run_timeout=1800
+amx_off_peer=auto
 fluoro="$FLUORO_ROOT/build/release/app/fluoro"
 membw="$FLUORO_ROOT/build/release/bench/fluoro_membw"
 models=()
@@ -54,7 +64,8 @@ while [ $# -gt 0 ]; do
         --note) note=$2; shift ;;
         --run-timeout) run_timeout=$2; shift ;;
         --out) out=$(realpath -m "$2"); shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        --amx-off-peer) amx_off_peer=$2; shift ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
     shift
@@ -92,6 +103,42 @@ llama_ver=$("$py" -c 'import llama_cpp; print(llama_cpp.__version__)')
 [ "$llama_ver" = "$LLAMA_CPP_PYTHON_VERSION" ] ||
     echo "warning: llama-cpp-python $llama_ver is installed (pinned: $LLAMA_CPP_PYTHON_VERSION);" \
         "measuring against $llama_ver" >&2
+
+# --- llama-cpp-python with AMX off (AMX hosts) ---------------------------------------------------
+case "$amx_off_peer" in
+    auto) amx_off_peer=no; grep -qw amx_int8 /proc/cpuinfo 2>/dev/null && amx_off_peer=yes ;;
+    yes|no) ;;
+    *) die "--amx-off-peer takes auto, yes or no, not '$amx_off_peer'" ;;
+esac
+amx_off_dir="$FLUORO_ROOT/build/bench-peer/llama-cpp-python-amx-off"
+# The system info line of the llama_cpp that PYTHONPATH=$1 imports ("" when it cannot).
+peer_system_info() {
+    PYTHONPATH=$1 "$py" -c 'import llama_cpp
+print(llama_cpp.__version__, llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true
+}
+if [ "$amx_off_peer" = yes ]; then
+    info=$(peer_system_info "$amx_off_dir")
+    if [ "${info%% *}" != "$LLAMA_CPP_PYTHON_VERSION" ]; then
+        echo "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION with AMX off into $amx_off_dir" \
+            "(from source: several minutes)" >&2
+        install_debs build-essential cmake python3 python3-pip
+        rm -rf "$amx_off_dir"
+        # -march=native (GGML_NATIVE) turns AMX on by the compiler's own macros; the explicit
+        # -mno-amx-* win over it whatever their order. --no-cache-dir: pip's cached wheel is the
+        # AMX build of the same version.
+        no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+        run_step pip-llama-cpp-python-amx-off env CFLAGS="$no_amx" CXXFLAGS="$no_amx" \
+            "$py" -m pip install --disable-pip-version-check --no-cache-dir --no-deps \
+            --no-binary llama-cpp-python --target "$amx_off_dir" \
+            "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION"
+        info=$(peer_system_info "$amx_off_dir")
+    fi
+    [ "${info%% *}" = "$LLAMA_CPP_PYTHON_VERSION" ] ||
+        die "the AMX-off llama-cpp-python in $amx_off_dir does not import"
+    case "$info" in
+        *AMX*) die "the AMX-off llama-cpp-python in $amx_off_dir still reports AMX: ${info#* }" ;;
+    esac
+fi
 
 # --- our binaries and the models ----------------------------------------------------------------
 if [ ! -x "$fluoro" ] || [ ! -x "$membw" ]; then
@@ -171,16 +218,19 @@ PY
 }
 
 # measure ENGINE MODEL RUN CMD...: runs CMD under the time limit, output to $tmp, and records it;
-# a run that fails or hangs is recorded as failed and tried once more.
+# a run that fails or hangs is recorded as failed and tried once more. Sets measured_ok to 1 when
+# a try succeeded, 0 when both failed.
 measure() {
     local engine=$1 model=$2 run=$3 load rc
     shift 3
+    measured_ok=0
     for attempt in 1 2; do
         load=$(loadavg)
         rc=0
         timeout "$run_timeout" "$@" >"$tmp" || rc=$?
         if [ "$rc" = 0 ]; then
             record "$engine" "$model" "$run" "$load" "$tmp" >&2
+            measured_ok=1
             return
         fi
         record "$engine" "$model" "$run" "$load" "" "$rc" >&2
@@ -215,14 +265,26 @@ for model in "${models[@]}"; do
             continue
         fi
         test_args="-p $p -n $n -d $d"
+        peer_args=("$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" "${flash_arg[@]}")
+        amx_crashed=0  # the AMX build failed both tries of a run of this test: not tried again
         for ((run = 1; run <= runs; run++)); do
             printf '%s p=%s n=%s d=%s run %d/%d: fluoro ' "$name" "$p" "$n" "$d" "$run" "$runs" >&2
             measure fluoro "$model" "$run" \
                 "$fluoro" bench "$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" --json
-            printf ' | llama.cpp ' >&2
-            measure llama.cpp "$model" "$run" \
-                "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "$model" -p "$p" -n "$n" \
-                -d "$d" -r "$reps" -t "$threads" "${flash_arg[@]}"
+            if [ "$amx_crashed" = 0 ]; then
+                printf ' | llama.cpp ' >&2
+                measure llama.cpp "$model" "$run" \
+                    "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "${peer_args[@]}"
+                [ "$measured_ok" = 1 ] || amx_crashed=$([ "$amx_off_peer" = yes ] && echo 1 || echo 0)
+            fi
+            # The AMX-off build: where the AMX build fails, and for plain decode (what AMX is
+            # worth to llama.cpp there).
+            if [ "$amx_off_peer" = yes ] && { [ "$amx_crashed" = 1 ] ||
+                { [ "$p" = 0 ] && [ "$d" = 0 ]; }; }; then
+                printf ' | llama.cpp AMX off ' >&2
+                measure llama.cpp-amx-off "$model" "$run" env PYTHONPATH="$amx_off_dir" \
+                    "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "${peer_args[@]}"
+            fi
             echo " tok/s" >&2
         done
     done

@@ -9,11 +9,19 @@ RUN_DIR holds: meta.json (machine, versions, command), membw.json (fluoro_membw 
 the runs) and membw-end.json (after them; optional: the roofline uses the higher read),
 info-<model>.json (fluoro info --json), runs.jsonl (one line per bench invocation:
 {"engine", "model", "run", "loadavg", "result": <bench --json output>}).
+
+Engines: "fluoro", "llama.cpp" and, on hosts where bench-peer.sh also built llama.cpp with its
+AMX paths off (--amx-off-peer), "llama.cpp-amx-off": a test whose llama.cpp runs all failed takes
+the AMX-off build's figures for its ratio (the row says so), and tests measured with both builds
+get a table of what AMX is worth to llama.cpp.
 """
 import json
 import os
 import statistics
 import sys
+
+
+AMX_OFF = "llama.cpp-amx-off"
 
 
 def gemma3_global_layer(il):
@@ -101,6 +109,11 @@ def summarize(meta, membw, runs, infos):
             versions["llama_cpp_python"] = r["result"].get("llama_cpp_python")
             versions["llama_cpp_system_info"] = r["result"].get("system_info")
             versions["swa_full"] = r["result"].get("swa_full")
+        elif r["engine"] == AMX_OFF:
+            versions["llama_cpp_amx_off_system_info"] = r["result"].get("system_info")
+            versions.setdefault("llama_cpp", r["result"].get("llama_cpp"))
+            versions.setdefault("llama_cpp_python", r["result"].get("llama_cpp_python"))
+            versions.setdefault("swa_full", r["result"].get("swa_full"))
         else:
             versions["fluoro"] = r["result"].get("fluoro_version")
             versions["kernel_isa"] = r["result"].get("kernel_isa")
@@ -114,11 +127,18 @@ def summarize(meta, membw, runs, infos):
         tests = [k[1] for k in samples if k[0] == model]
         for test in dict.fromkeys(tests):
             ours = samples.get((model, test, "fluoro"), [])
-            theirs = samples.get((model, test, "llama.cpp"), [])
+            amx = samples.get((model, test, "llama.cpp"), [])
+            amx_off = samples.get((model, test, AMX_OFF), [])
+            # The default (AMX) build where it ran; the AMX-off build where it did not.
+            theirs = amx or amx_off
             row = {"model": os.path.basename(model), "test": test,
                    "fluoro_tps": statistics.median(ours) if ours else None,
                    "llama_cpp_tps": statistics.median(theirs) if theirs else None,
-                   "fluoro_samples": ours, "llama_cpp_samples": theirs}
+                   "fluoro_samples": ours, "llama_cpp_samples": theirs,
+                   "llama_cpp_build": "default" if amx or not amx_off else "amx-off"}
+            if amx and amx_off:
+                row["amx_worth"] = {"amx_tps": statistics.median(amx),
+                                    "amx_off_tps": statistics.median(amx_off)}
             if ours and theirs:
                 row["ratio"] = row["fluoro_tps"] / row["llama_cpp_tps"]
             kind, n, depth = parse_test(test)
@@ -172,6 +192,10 @@ def markdown(rep):
                f"(or at depth), tg single-token steps; each run is a fresh process with one "
                f"warm-up and {m['reps']} timed repetition(s); {m['runs']} runs per engine and "
                f"test, alternating fluoro / llama.cpp; median tok/s (min–max over runs)")
+    if v.get("llama_cpp_amx_off_system_info"):
+        out.append(f"- Also llama.cpp built with AMX off (-mno-amx-*: "
+                   f"{v['llama_cpp_amx_off_system_info']}): its figures stand in the rows marked "
+                   f"\"AMX off\", where every run of the default build failed")
     if rep["failures"]:
         out.append("- Failed runs (exit status; 124 = killed at the time limit), each tried once "
                    "more: " + "; ".join(
@@ -183,10 +207,22 @@ def markdown(rep):
     out.append("| model | test | fluoro tok/s | llama.cpp tok/s | fluoro / llama.cpp |")
     out.append("| --- | --- | --- | --- | --- |")
     for r in rep["rows"]:
+        off = " (AMX off)" if r.get("llama_cpp_build") == "amx-off" else ""
         out.append(f"| {r['model']} | {r['test']} | {fmt(r['fluoro_tps'])} "
                    f"({spread(r['fluoro_samples'])}) | {fmt(r['llama_cpp_tps'])} "
-                   f"({spread(r['llama_cpp_samples'])}) | {fmt(r.get('ratio'), 3)} |")
+                   f"({spread(r['llama_cpp_samples'])}){off} | {fmt(r.get('ratio'), 3)}{off} |")
     out.append("")
+    worth = [r for r in rep["rows"] if r.get("amx_worth")]
+    if worth:
+        out.append("What AMX is worth to llama.cpp (the same test with both builds):")
+        out.append("")
+        out.append("| model | test | llama.cpp tok/s | AMX off tok/s | AMX / AMX off |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for r in worth:
+            w = r["amx_worth"]
+            out.append(f"| {r['model']} | {r['test']} | {fmt(w['amx_tps'])} | "
+                       f"{fmt(w['amx_off_tps'])} | {fmt(w['amx_tps'] / w['amx_off_tps'], 3)} |")
+        out.append("")
     for when, mb in zip(("before the runs", "after them"), rep["membw"]):
         bw = {(r["kernel"], r["threads"]): r["best_gbs"] for r in mb["results"]}
         parts = [f"{k} {t} thread(s) {g:.1f} GB/s" for (k, t), g in bw.items()]
