@@ -90,10 +90,10 @@ void add_bench_command(CLI::App& app) {
         s.ctx = std::max<int64_t>(1, bench_context(o->bench));
         app::LoadedModel m = app::load_model(o->model, s);
         KvShape kv_shape = m.kv->shape();
-        const bool paged = o->kv_layout != "contiguous";
+        const bool want_paged = o->kv_layout != "contiguous";
         const bool token_major = o->kv_layout == "paged-token-major";
-        if (kv_shape.paged != paged || (token_major && kv_shape.head_major)) {
-            kv_shape.paged = paged;
+        if (kv_shape.paged != want_paged || (token_major && kv_shape.head_major)) {
+            kv_shape.paged = want_paged;
             if (token_major) kv_shape.head_major = false;
             m.kv.reset();  // free the first cache before the second is allocated
             m.kv = m.model->create_kv(kv_shape);
