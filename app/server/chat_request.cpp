@@ -264,7 +264,12 @@ void parse_common(const json& j, ChatRequest& r) {
     }
     if (const json* n = field(j, "n")) {
         if (!n->is_number_integer()) wrong_type("n", "an integer", *n);
-        if (n->get<int64_t>() != 1) throw RequestError("only n = 1 is supported", "n");
+        const int64_t v = n->get<int64_t>();
+        if (v < 1 || v > kMaxChoices)
+            throw RequestError(cat("'n' must be between 1 and ", std::to_string(kMaxChoices),
+                                   ", not ", std::to_string(v)),
+                               "n");
+        r.n = int(v);
     }
     if (const json* stop = field(j, "stop")) r.complete.stop_strings = parse_stop(*stop);
 }

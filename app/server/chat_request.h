@@ -38,7 +38,12 @@ struct ChatRequest {
     // POST /v1/completions: a plain-text prompt (Complete::raw), answered as text_completion
     // objects (to_text_completion in chat_response.h).
     bool legacy = false;
+    // n: how many choices (1..kMaxChoices). They are generated one after another while the
+    // request holds the engine, choice i sampling with the request's seed + i (each run restarts
+    // the random stream from its seed, so the same seed would give the same text n times).
+    int n = 1;
 };
+inline constexpr int kMaxChoices = 16;
 
 // Parses `body`. `defaults` are the server's sampling settings, which the request's temperature,
 // top_p, seed, frequency_penalty and presence_penalty override. Content is a string or an array of
@@ -49,7 +54,7 @@ ChatRequest parse_chat_request(std::string_view body, const SamplingParams& defa
 
 // POST /v1/completions (OpenAI's legacy text completion): `prompt` a string or an array of one
 // string, completed as plain text (no chat template); max_tokens defaults to 16 as OpenAI's does;
-// model, stream, stream_options, n (1), stop and the sampling fields as for chat. echo, suffix,
+// model, stream, stream_options, n, stop and the sampling fields as for chat. echo, suffix,
 // best_of > 1 and the legacy logprobs are refused naming them. Throws RequestError.
 ChatRequest parse_completion_request(std::string_view body, const SamplingParams& defaults);
 

@@ -38,6 +38,11 @@ json usage_json(const RunFinished& f) {
                 {"prompt_tokens_details", {{"cached_tokens", f.cached_tokens}}}};
 }
 
+void add_completion_tokens(json& usage, int64_t tokens) {
+    usage["completion_tokens"] = usage["completion_tokens"].get<int64_t>() + tokens;
+    usage["total_tokens"] = usage["total_tokens"].get<int64_t>() + tokens;
+}
+
 json timings_json(const RunFinished& f, const PrefixCacheEvent* cache) {
     json t{{"prompt_tokens", f.prompt_tokens},
            {"cached_tokens", f.cached_tokens},

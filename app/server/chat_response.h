@@ -29,6 +29,9 @@ CompletionIds new_completion_ids(std::string model);
 std::string finish_reason(const RunFinished& f);
 
 nlohmann::json usage_json(const RunFinished& f);
+// More generated tokens in a usage object (the other choices of an n > 1 request: the prompt is
+// counted once).
+void add_completion_tokens(nlohmann::json& usage, int64_t tokens);
 // `cache` (the run's prompt-cache telemetry, when the engine reported it) adds a "cache" object:
 // where the reused span came from, where the prompt diverged from what was cached, evictions.
 nlohmann::json timings_json(const RunFinished& f, const PrefixCacheEvent* cache = nullptr);

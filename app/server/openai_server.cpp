@@ -330,18 +330,12 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     const auto ids = new_completion_ids(cr.model.empty() ? opt.model_id : cr.model);
     const bool stream = cr.stream;
     const bool tools = !cr.complete.extras.tools_json.empty();
-    // With tools, the reply is read in the syntax the model's template teaches (RunStarted says
-    // which); streamed content stops where a call begins, and a tail that may begin the call's
-    // marker is held back like one that may begin a stop string.
-    ToolCallSyntax syntax = ToolCallSyntax::None;
-    std::vector<std::string> stop_strings = cr.complete.stop_strings;
-    bool calling = false;  // a tool call began: nothing more is streamed as content
     bool gone = false, timeout = false;
     // Streamed: the head and the role chunk go out with the first token (so that an error
     // before it, such as a prompt over the context, still gets its status). Not streamed: a
     // client that closed its sending side is answered through a chunked reply started early,
     // whose writes tell a half-closed client (it reads them) from a gone one (a reset).
-    bool head_sent = false, first = true;
+    bool head_sent = false;
     Clock::time_point last_probe{};
     // /v1/completions answers in text_completion objects, built from the chat ones.
     const auto shape = [&](json j) { return cr.legacy ? to_text_completion(std::move(j)) : j; };
@@ -349,97 +343,177 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         gone = true;
         backend.cancel();
     };
+    int index = 0;      // the choice being generated (n > 1: one after another)
+    bool first = true;  // its next chunk is its first (carries the role)
+    const auto indexed = [&](json j) {
+        j["choices"][0]["index"] = index;
+        return j;
+    };
     const auto open_stream = [&] {
         if (head_sent) return;
         head_sent = true;
         if (!ex->begin_chunked(200, "text/event-stream", {{"Cache-Control", "no-cache"}}))
             return fail();
-        if (!ex->write_chunk(sse_event(shape(chunk_json(ids, "", true))))) return fail();
+        if (!ex->write_chunk(sse_event(shape(indexed(chunk_json(ids, "", true)))))) return fail();
         first = false;
     };
     const auto send = [&](const json& j) {
         if (gone) return;
         open_stream();
-        if (!gone && !ex->write_chunk(sse_event(shape(j)))) fail();
+        if (!gone && !ex->write_chunk(sse_event(shape(indexed(j))))) fail();
     };
-    std::optional<PrefixCacheEvent> cache;
-    std::string text;  // streamed: text that may begin a stop string is held back
-    size_t sent = 0;
-    // logprobs: every token's entry (not streamed), or those not yet sent with a chunk.
-    json logprobs = json::array();
-    const auto take_logprobs = [&]() -> std::optional<json> {
-        if (!cr.logprobs) return std::nullopt;
-        json out = std::move(logprobs);
-        logprobs = json::array();
-        return out;
-    };
-    const auto chunk = [&](std::string_view content, bool is_first, std::string_view finish = {}) {
-        const std::optional<json> lp = take_logprobs();
-        return chunk_json(ids, content, is_first, finish, lp ? &*lp : nullptr);
-    };
-    RunFinished f = run_locked(
-        note, cr.complete,
-        [&](const Event& e) {
-            if (!gone && ex->gone()) fail();
-            if (!timeout && Clock::now() >= deadline) {
-                timeout = true;
-                backend.cancel();
-            }
-            if (gone) return;
-            if (const auto* rs = std::get_if<RunStarted>(&e); rs && tools) {
-                syntax = rs->tool_call_syntax;
-                if (const std::string_view m = tool_call_marker(syntax); !m.empty())
-                    stop_strings.emplace_back(m);
-            }
-            if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0 && cr.logprobs)
-                logprobs.push_back(logprob_entry(*t, cr.top_logprobs));
-            if (!stream) {
-                if (!ex->peer_eof()) return;
-                // A probe every 20 ms at most: a gone client's reset is back within a round
-                // trip, and a half-closed one reads a few spaces.
-                const auto now = Clock::now();
-                if (now - last_probe < 20ms) return;
-                last_probe = now;
-                if (!head_sent) {
-                    head_sent = true;
-                    if (!ex->begin_chunked(200, "application/json")) fail();
-                } else if (!ex->write_chunk(" ")) {
-                    fail();  // JSON allows leading white space; a gone client resets
+    std::optional<PrefixCacheEvent> cache;  // the first choice's (the prompt is computed once)
+    std::vector<json> replies;              // not streamed: each choice's completion object
+    std::optional<RunFinished> first_run;
+    int64_t completion_tokens = 0;  // over all choices
+    for (; index < cr.n; ++index) {
+        // With tools, the reply is read in the syntax the model's template teaches (RunStarted
+        // says which); streamed content stops where a call begins, and a tail that may begin the
+        // call's marker is held back like one that may begin a stop string.
+        ToolCallSyntax syntax = ToolCallSyntax::None;
+        std::vector<std::string> stop_strings = cr.complete.stop_strings;
+        bool calling = false;  // a tool call began: nothing more is streamed as content
+        first = true;
+        std::string text;  // streamed: text that may begin a stop string is held back
+        size_t sent = 0;
+        // logprobs: every token's entry (not streamed), or those not yet sent with a chunk.
+        json logprobs = json::array();
+        const auto take_logprobs = [&]() -> std::optional<json> {
+            if (!cr.logprobs) return std::nullopt;
+            json out = std::move(logprobs);
+            logprobs = json::array();
+            return out;
+        };
+        const auto chunk = [&](std::string_view content, bool is_first,
+                               std::string_view finish = {}) {
+            const std::optional<json> lp = take_logprobs();
+            return chunk_json(ids, content, is_first, finish, lp ? &*lp : nullptr);
+        };
+        Complete c = cr.complete;
+        if (c.sampling) c.sampling->seed += uint64_t(index);
+        std::optional<PrefixCacheEvent> run_cache;
+        RunFinished f = run_locked(
+            note, std::move(c),
+            [&](const Event& e) {
+                if (!gone && ex->gone()) fail();
+                if (!timeout && Clock::now() >= deadline) {
+                    timeout = true;
+                    backend.cancel();
                 }
-                return;
-            }
-            if (const auto* t = std::get_if<TokenEvent>(&e)) {
-                // The reasoning goes out at once as reasoning_content; the answer (or the text
-                // as generated, when no split is known) through the stop-string hold-back.
-                if (t->split && !t->reasoning_text.empty()) {
+                if (gone) return;
+                if (const auto* rs = std::get_if<RunStarted>(&e); rs && tools) {
+                    syntax = rs->tool_call_syntax;
+                    if (const std::string_view m = tool_call_marker(syntax); !m.empty())
+                        stop_strings.emplace_back(m);
+                }
+                if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0 && cr.logprobs)
+                    logprobs.push_back(logprob_entry(*t, cr.top_logprobs));
+                if (!stream) {
+                    if (!ex->peer_eof()) return;
+                    // A probe every 20 ms at most: a gone client's reset is back within a round
+                    // trip, and a half-closed one reads a few spaces.
+                    const auto now = Clock::now();
+                    if (now - last_probe < 20ms) return;
+                    last_probe = now;
+                    if (!head_sent) {
+                        head_sent = true;
+                        if (!ex->begin_chunked(200, "application/json")) fail();
+                    } else if (!ex->write_chunk(" ")) {
+                        fail();  // JSON allows leading white space; a gone client resets
+                    }
+                    return;
+                }
+                if (const auto* t = std::get_if<TokenEvent>(&e)) {
+                    // The reasoning goes out at once as reasoning_content; the answer (or the
+                    // text as generated, when no split is known) through the stop-string
+                    // hold-back.
+                    if (t->split && !t->reasoning_text.empty()) {
+                        open_stream();
+                        json j = chunk("", first);
+                        j["choices"][0]["delta"].erase("content");
+                        j["choices"][0]["delta"]["reasoning_content"] = t->reasoning_text;
+                        send(j);
+                        first = false;
+                    }
+                    text += t->split ? t->answer_text : t->piece;
+                    if (calling) return;
+                    size_t limit = text.size();
+                    if (syntax != ToolCallSyntax::None) {
+                        if (const size_t at = tool_call_start(syntax, text);
+                            at != std::string::npos) {
+                            calling = true;
+                            limit = std::max(at, sent);
+                        }
+                    }
+                    // Released text holds no start of a stop string, so a match can only begin
+                    // at `sent`: scan the held-back tail only.
+                    const size_t safe = std::min(
+                        limit,
+                        sent + releasable(std::string_view(text).substr(sent), stop_strings));
+                    if (safe <= sent) return;
                     open_stream();
-                    json c = chunk("", first);
-                    c["choices"][0]["delta"].erase("content");
-                    c["choices"][0]["delta"]["reasoning_content"] = t->reasoning_text;
-                    send(c);
+                    send(chunk(text.substr(sent, safe - sent), first));
+                    sent = safe;
                     first = false;
                 }
-                text += t->split ? t->answer_text : t->piece;
-                if (calling) return;
-                size_t limit = text.size();
-                if (syntax != ToolCallSyntax::None) {
-                    if (const size_t at = tool_call_start(syntax, text); at != std::string::npos) {
-                        calling = true;
-                        limit = std::max(at, sent);
-                    }
+            },
+            run_cache);
+        if (index == 0) cache = run_cache;
+        if (gone) break;
+        if (timeout) {
+            timed_out.fetch_add(1);
+            if (f.stop == "cancelled") f.stop = "timeout";
+            note.stop = f.stop;
+        }
+        if (f.stop == "error") {
+            lock.unlock();
+            const ContextOverflow over = context_overflow(f);
+            const json err =
+                over ? context_overflow_json(over) : error_json(f.error, "server_error");
+            if (!head_sent) {
+                ex->respond(over ? 400 : 500, "application/json", dump(err));
+            } else if (stream) {
+                if (!gone) ex->write_chunk(sse_event(err));
+                ex->write_chunk("data: [DONE]\n\n");
+                ex->end_chunked();
+            } else {
+                ex->write_chunk(dump(err));
+                ex->end_chunked();
+            }
+            return;
+        }
+        completion_tokens += f.n_tokens;
+        if (!first_run) first_run = f;
+        const ReplyParts parts = reply_parts(f, syntax);
+        if (!stream) {
+            const std::optional<json> lp = take_logprobs();
+            replies.push_back(
+                completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts));
+        } else {
+            std::string finish = finish_reason(f);
+            if (!parts.tool_calls.empty()) {
+                // The content before the first call, as far as it was held back; then the
+                // calls.
+                if (parts.content.size() > sent && !calling) {
+                    send(chunk(parts.content.substr(sent), first));
+                    first = false;
                 }
-                // Released text holds no start of a stop string, so a match can only begin
-                // at `sent`: scan the held-back tail only.
-                const size_t safe = std::min(
-                    limit, sent + releasable(std::string_view(text).substr(sent), stop_strings));
-                if (safe <= sent) return;
-                open_stream();
-                send(chunk(text.substr(sent, safe - sent), first));
-                sent = safe;
+                json j = chunk("", first);
+                j["choices"][0]["delta"].erase("content");
+                j["choices"][0]["delta"]["tool_calls"] = tool_calls_json(parts.tool_calls, true);
+                send(j);
+                first = false;
+                finish = "tool_calls";
+            } else if (parts.content.size() > sent) {
+                // What was held back and is part of the reply after all (the engine's text is
+                // cut before a stop string).
+                send(chunk(parts.content.substr(sent), first));
                 first = false;
             }
-        },
-        cache);
+            send(chunk("", first, finish));
+        }
+        if (timeout) break;  // the time is up for the choices still to come too
+    }
     lock.unlock();
 
     if (gone) {
@@ -453,61 +527,29 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         }
         return;
     }
-    if (timeout) {
-        timed_out.fetch_add(1);
-        if (f.stop == "cancelled") f.stop = "timeout";
-        note.stop = f.stop;
-    }
-    if (f.stop == "error") {
-        const ContextOverflow over = context_overflow(f);
-        const json err = over ? context_overflow_json(over) : error_json(f.error, "server_error");
-        if (!head_sent) {
-            ex->respond(over ? 400 : 500, "application/json", dump(err));
-        } else if (stream) {
-            send(err);
-            ex->write_chunk("data: [DONE]\n\n");
-            ex->end_chunked();
-        } else {
-            ex->write_chunk(dump(err));
-            ex->end_chunked();
-        }
-        return;
-    }
     if (!stream) {
-        const std::optional<json> lp = take_logprobs();
-        const ReplyParts parts = reply_parts(f, syntax);
-        const std::string body = dump(
-            shape(completion_json(ids, f, cache ? &*cache : nullptr, lp ? &*lp : nullptr, &parts)));
+        // Choice i of reply i; the prompt counted once, every choice's tokens.
+        json body = std::move(replies.front());
+        for (size_t i = 1; i < replies.size(); ++i) {
+            json choice = std::move(replies[i]["choices"][0]);
+            choice["index"] = int(i);
+            body["choices"].push_back(std::move(choice));
+        }
+        add_completion_tokens(body["usage"], completion_tokens - first_run->n_tokens);
+        const std::string text = dump(shape(std::move(body)));
         if (head_sent) {
-            ex->write_chunk(body);
+            ex->write_chunk(text);
             ex->end_chunked();
         } else {
-            ex->respond(200, "application/json", body);
+            ex->respond(200, "application/json", text);
         }
         return;
     }
-    const ReplyParts parts = reply_parts(f, syntax);
-    std::string finish = finish_reason(f);
-    if (!parts.tool_calls.empty()) {
-        // The content before the first call, as far as it was held back; then the calls.
-        if (parts.content.size() > sent && !calling) {
-            send(chunk(parts.content.substr(sent), first));
-            first = false;
-        }
-        json c = chunk("", first);
-        c["choices"][0]["delta"].erase("content");
-        c["choices"][0]["delta"]["tool_calls"] = tool_calls_json(parts.tool_calls, true);
-        send(c);
-        first = false;
-        finish = "tool_calls";
-    } else if (parts.content.size() > sent) {
-        // What was held back and is part of the reply after all (the engine's text is cut
-        // before a stop string).
-        send(chunk(parts.content.substr(sent), first));
-        first = false;
+    if (cr.include_usage) {
+        json u = usage_chunk_json(ids, *first_run, cache ? &*cache : nullptr);
+        add_completion_tokens(u["usage"], completion_tokens - first_run->n_tokens);
+        if (!gone && !ex->write_chunk(sse_event(shape(std::move(u))))) fail();
     }
-    send(chunk("", first, finish));
-    if (cr.include_usage) send(usage_chunk_json(ids, f, cache ? &*cache : nullptr));
     if (!gone) ex->write_chunk("data: [DONE]\n\n");
     if (gone) {
         cancelled.fetch_add(1);

@@ -148,6 +148,27 @@ def main():
         except openai.BadRequestError:
             pass
 
+        # n choices, as the client parses them: choice i is the one-choice answer of seed + i,
+        # plain or streamed (chunks gathered by index).
+        sampled = dict(model=model_id, messages=messages, temperature=0.9, max_tokens=8)
+        three = client.chat.completions.create(n=3, seed=11, **sampled)
+        assert [c.index for c in three.choices] == [0, 1, 2], three
+        singles = [client.chat.completions.create(seed=11 + i, **sampled) for i in range(3)]
+        assert [c.message.content for c in three.choices] == \
+            [r.choices[0].message.content for r in singles], (three, singles)
+        # The prompt counted once, every choice's tokens.
+        assert three.usage.prompt_tokens == singles[0].usage.prompt_tokens, three.usage
+        assert three.usage.completion_tokens == \
+            sum(r.usage.completion_tokens for r in singles), (three.usage, singles)
+        by_index = {}
+        for chunk in client.chat.completions.create(n=3, seed=11, stream=True, **sampled):
+            for c in chunk.choices:
+                if c.delta.content:
+                    by_index[c.index] = by_index.get(c.index, "") + c.delta.content
+        assert [by_index.get(i, "") for i in range(3)] == \
+            [c.message.content for c in three.choices], (by_index, three)
+        print("n=3:", [c.message.content for c in three.choices])
+
         # POST /v1/completions (legacy text completion): a plain-text prompt, no template; greedy,
         # so the text is `fluoro run --raw`'s continuation of the same prompt, plain or streamed.
         prompt = "The capital of France is"

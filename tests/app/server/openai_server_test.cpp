@@ -20,6 +20,7 @@
 
 #include "core/error.h"
 #include "runtime/engine.h"
+#include "server/chat_request.h"
 #include "server_test_model.h"
 
 namespace fluoro::app {
@@ -269,6 +270,98 @@ TEST(OpenAiServer, AStreamedCompletionSendsTheSameTextInChunks) {
     }
 }
 
+// n > 1: the choices are runs one after another, choice i sampled with seed + i — so choice i is
+// what a request for one choice with seed + i gets; usage counts the prompt once and every
+// choice's tokens; streamed, each choice's chunks carry its index, its first the role, its last
+// a finish_reason, and each index's text is the non-streamed choice's.
+TEST(OpenAiServer, NChoicesAreRunsWithSeedPlusTheirIndex) {
+    Served s;
+    json req = request("Tell me a story", 8);
+    req["temperature"] = 1.0;
+    req["n"] = 3;
+    const auto r = s.post(req.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json j = json::parse(r->body);
+    ASSERT_EQ(j["choices"].size(), 3u);
+    std::vector<RunFinished> runs;
+    {
+        std::lock_guard<std::mutex> lock(s.eng.mu);
+        runs = s.eng.finished;
+    }
+    ASSERT_EQ(runs.size(), 3u);
+    int64_t tokens = 0;
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(j["choices"][i]["index"], int(i));
+        EXPECT_EQ(j["choices"][i]["message"]["content"], runs[i].text) << i;
+        tokens += runs[i].n_tokens;
+    }
+    EXPECT_EQ(j["usage"]["prompt_tokens"], runs[0].prompt_tokens);
+    EXPECT_EQ(j["usage"]["completion_tokens"], tokens);
+    EXPECT_EQ(j["usage"]["total_tokens"], runs[0].prompt_tokens + tokens);
+    // Sampled at temperature 1 the three differ (8 tokens each from a 512-token vocabulary:
+    // equal texts would mean the seeds were not varied).
+    EXPECT_NE(runs[0].text, runs[1].text);
+    EXPECT_NE(runs[1].text, runs[2].text);
+
+    // Choice 1 is the single choice of seed 7 + 1.
+    json one = request("Tell me a story", 8);
+    one["temperature"] = 1.0;
+    one["seed"] = 8;
+    const auto r1 = s.post(one.dump());
+    ASSERT_TRUE(r1);
+    ASSERT_EQ(r1->status, 200) << r1->body;
+    EXPECT_EQ(json::parse(r1->body)["choices"][0]["message"]["content"],
+              j["choices"][1]["message"]["content"]);
+
+    // Streamed: the same texts, by index.
+    json streamed = req;
+    streamed["stream"] = true;
+    streamed["stream_options"] = {{"include_usage", true}};
+    const auto rs = s.post(streamed.dump());
+    ASSERT_TRUE(rs);
+    ASSERT_EQ(rs->status, 200) << rs->body;
+    std::vector<std::string> texts(3), finishes(3);
+    std::vector<int> chunks(3, 0);
+    bool usage_seen = false;
+    for (const std::string& d : sse_data(rs->body)) {
+        if (d == "[DONE]") continue;
+        const json c = json::parse(d);
+        if (c["choices"].empty()) {
+            usage_seen = true;
+            EXPECT_EQ(c["usage"]["completion_tokens"], tokens);
+            continue;
+        }
+        const int i = c["choices"][0]["index"];
+        ASSERT_TRUE(i >= 0 && i < 3) << d;
+        const json& ch = c["choices"][0];
+        EXPECT_EQ(ch["delta"].contains("role"), chunks[size_t(i)] == 0) << d;
+        ++chunks[size_t(i)];
+        EXPECT_TRUE(finishes[size_t(i)].empty()) << "a chunk after choice " << i << "'s finish";
+        if (!ch["finish_reason"].is_null()) finishes[size_t(i)] = ch["finish_reason"];
+        if (ch["delta"].contains("content"))
+            texts[size_t(i)] += ch["delta"]["content"].get<std::string>();
+    }
+    EXPECT_TRUE(usage_seen);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(texts[i], j["choices"][i]["message"]["content"]) << i;
+        EXPECT_FALSE(finishes[i].empty()) << i;
+    }
+
+    // The legacy completions take n too.
+    auto c = s.client();
+    const auto rl = c.Post(
+        "/v1/completions",
+        json{{"prompt", "Once upon a time"}, {"max_tokens", 4}, {"n", 2}, {"seed", 3}}.dump(),
+        "application/json");
+    ASSERT_TRUE(rl);
+    ASSERT_EQ(rl->status, 200) << rl->body;
+    const json l = json::parse(rl->body);
+    ASSERT_EQ(l["choices"].size(), 2u);
+    EXPECT_EQ(l["choices"][1]["index"], 1);
+    EXPECT_TRUE(l["choices"][1]["text"].is_string());
+}
+
 TEST(OpenAiServer, ContentPartsAreConcatenated) {
     Served s;
     json parts = request("");
@@ -331,7 +424,8 @@ TEST(OpenAiServer, LegacyCompletionsAnswerAsTextCompletion) {
     refused(json{{"prompt", "x"}, {"echo", true}}, "echo");
     refused(json{{"prompt", "x"}, {"best_of", 3}}, "best_of");
     refused(json{{"prompt", "x"}, {"logprobs", 2}}, "logprobs");
-    refused(json{{"prompt", "x"}, {"n", 2}}, "n");
+    refused(json{{"prompt", "x"}, {"n", 0}}, "n");
+    refused(json{{"prompt", "x"}, {"n", kMaxChoices + 1}}, "n");
 }
 
 TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
@@ -353,9 +447,11 @@ TEST(OpenAiServer, BadRequestsGetOpenAiErrors) {
     json no_content = request("hi");
     no_content["messages"][1].erase("content");
     expect_error(s.post(no_content.dump()), 400, "messages[1].content");
-    json n2 = request("hi");
-    n2["n"] = 2;
-    expect_error(s.post(n2.dump()), 400, "n");
+    for (const json& n : {json(0), json(kMaxChoices + 1), json(1.5)}) {
+        json bad_n = request("hi");
+        bad_n["n"] = n;
+        expect_error(s.post(bad_n.dump()), 400, "n");
+    }
     json wrong_type = request("hi");
     wrong_type["temperature"] = "hot";
     expect_error(s.post(wrong_type.dump()), 400, "temperature");
