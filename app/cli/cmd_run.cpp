@@ -1,15 +1,45 @@
 // `fluoro run MODEL PROMPT`: one prompt, the answer streamed to stdout, statistics to stderr.
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
+#include "remote/remote_chat.h"
 #include "session/expert_load.h"
 #include "session/prompt_listing.h"
 #include "session/stats_line.h"
 
 namespace fluoro::cli {
+
+namespace {
+
+// `fluoro run --remote URL NAME PROMPT`: the chat turn sent to a server, streamed back.
+template <class Opts>
+void run_remote(const Opts& o, const CLI::App& cmd) {
+    for (const char* local :
+         {"--raw", "--json-object", "--show-prompt", "--show-experts", "--save", "--spec"})
+        if (cmd.count(local) != 0)
+            throw Error(std::string(local) +
+                        " needs the local engine: it cannot be combined "
+                        "with --remote");
+    const app::RemoteEndpoint endpoint = app::parse_endpoint(o.remote);
+    app::RemoteRequest req;
+    req.model = o.model;
+    if (!o.system.empty()) req.messages.emplace_back("system", o.system);
+    req.messages.emplace_back("user", o.prompt);
+    req.max_tokens = o.max_tokens;
+    if (cmd.count("--temp") != 0) req.temperature = o.sampling.params.temperature;
+    if (cmd.count("--seed") != 0) req.seed = o.sampling.params.seed;
+    if (const char* key = std::getenv(o.api_key_env.c_str())) req.api_key = key;
+    const app::RemoteResult r = app::stream_chat(
+        endpoint, req, [](const app::RemoteChunk& c) { std::cout << c.text << std::flush; });
+    std::cout << '\n';
+    if (!o.quiet) std::cerr << app::remote_stats_line(endpoint, r) << '\n';
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app) {
     auto* cmd = app.add_subcommand(
@@ -25,9 +55,11 @@ void add_run_command(CLI::App& app) {
         KvPolicyFlags kv;
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "full";
+        std::string remote, api_key_env = "OPENAI_API_KEY";
     };
     auto o = std::make_shared<Opts>();
-    cmd->add_option("model", o->model, "GGUF model file")->required();
+    cmd->add_option("model", o->model, "GGUF model file (with --remote: the served model's name)")
+        ->required();
     cmd->add_option("prompt", o->prompt, "The prompt")->required();
     cmd->add_flag("--raw", o->raw, "Plain text completion: no chat template");
     cmd->add_option("--system", o->system, "System prompt (chat mode)");
@@ -45,6 +77,16 @@ void add_run_command(CLI::App& app) {
                   "A mixture-of-experts model: after the answer, how the tokens (prompt and "
                   "answer) were routed — each layer's experts by share of its choices — to "
                   "stderr");
+    cmd->add_option("--remote", o->remote,
+                    "Ask an OpenAI-compatible server instead of loading the model here (vLLM, "
+                    "SGLang, llama-server, Ollama, fluoro serve): http://host:port[/v1]. The "
+                    "answer streams to stdout; stderr gets the server's token counts, time to "
+                    "first token and the intervals between chunks as they arrived here. Only "
+                    "--system, -n, --temp and --seed (when given) are sent; no TLS");
+    cmd->add_option("--api-key-env", o->api_key_env,
+                    "With --remote: the environment variable holding the server's API key "
+                    "(sent as a Bearer token; never stored)")
+        ->capture_default_str();
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
@@ -53,6 +95,7 @@ void add_run_command(CLI::App& app) {
     cmd->callback([o, cmd] {
         if (o->raw && !o->system.empty())
             throw Error("--system sets a chat's system prompt: it cannot be combined with --raw");
+        if (!o->remote.empty()) return run_remote(*o, *cmd);
         // Every run goes through the Engine, the GUI's path: one generation code for all.
         DriverOptions d = o->save;
         d.model = o->model;

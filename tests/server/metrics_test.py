@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.request
 
-from server_test_support import binary_model_openai, free_port, skip_or_fail
+from server_test_support import binary_model_openai, free_port, skip_or_fail, wait_ready
 
 # vLLM's names (V1 engine, "Production Metrics") and types that Fluoroscope serves with the same
 # meaning; counters as the parser names their families (without _total).
@@ -46,18 +46,6 @@ def get(port, path):
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
     with urllib.request.urlopen(req, timeout=10) as r:
         return r.status, r.headers.get("Content-Type"), r.read().decode()
-
-
-def wait_ready(proc, port, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"fluoro serve exited with {proc.returncode}")
-        try:
-            return json.loads(get(port, "/v1/models")[2])
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("fluoro serve did not answer in time")
 
 
 def main():

@@ -17,7 +17,7 @@ import threading
 import time
 import urllib.request
 
-from server_test_support import binary_model_openai, free_port
+from server_test_support import binary_model_openai, free_port, wait_ready
 
 
 
@@ -34,7 +34,7 @@ def main():
                               daemon=True)
     reader.start()
     try:
-        models = wait_ready_with_key(proc, port)
+        models = wait_ready(proc, port, key="k3y")
         model_id = models["data"][0]["id"]
         assert model_id == os.path.basename(model), models
 
@@ -236,21 +236,6 @@ _log = []  # serve's stderr lines, read by a thread
 def cancelled_logged(proc):
     """Whether serve's stderr has logged a request cancelled by its client (status 499)."""
     return any(" 499 " in line and "stop=cancelled" in line for line in list(_log))
-
-
-def wait_ready_with_key(proc, port, timeout=120):
-    deadline = time.time() + timeout
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/models",
-                                 headers={"Authorization": "Bearer k3y"})
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"fluoro serve exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(req, timeout=2) as r:
-                return json.load(r)
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("fluoro serve did not answer in time")
 
 
 if __name__ == "__main__":

@@ -40,3 +40,23 @@ def require_model_and_openai(model):
     except ImportError:
         skip_or_fail("the openai Python package is missing (pip install openai)")
     return openai
+
+
+def wait_ready(proc, port, key=None, timeout=120):
+    """GET /v1/models until `fluoro serve` answers (with the API key when it has one); its
+    parsed body. RuntimeError when the process exits or the time runs out."""
+    import json
+    import time
+    import urllib.request
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/models", headers=headers)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"fluoro serve exited with {proc.returncode}")
+        try:
+            with urllib.request.urlopen(req, timeout=2) as r:
+                return json.load(r)
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("fluoro serve did not answer in time")

@@ -276,13 +276,23 @@ TEST(OpenAiServer, AStreamedCompletionSendsTheSameTextInChunks) {
 // a finish_reason, and each index's text is the non-streamed choice's.
 TEST(OpenAiServer, NChoicesAreRunsWithSeedPlusTheirIndex) {
     Served s;
-    json req = request("Tell me a story", 8);
-    req["temperature"] = 1.0;
-    req["n"] = 3;
-    const auto r = s.post(req.dump());
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->status, 200) << r->body;
-    const json j = json::parse(r->body);
+    const auto sampled = [](uint64_t seed, int n) {
+        json q = request("Tell me a story", 8);
+        q["temperature"] = 1.0;
+        q["seed"] = seed;
+        q["n"] = n;
+        return q;
+    };
+    const auto answer = [&](const json& q) {
+        const auto r = s.post(q.dump());
+        if (!r || r->status != 200) {
+            ADD_FAILURE() << (r ? r->body : httplib::to_string(r.error()));
+            return json::object();
+        }
+        return json::parse(r->body);
+    };
+    const json req = sampled(7, 3);
+    const json j = answer(req);
     ASSERT_EQ(j["choices"].size(), 3u);
     std::vector<RunFinished> runs;
     {
@@ -305,13 +315,7 @@ TEST(OpenAiServer, NChoicesAreRunsWithSeedPlusTheirIndex) {
     EXPECT_NE(runs[1].text, runs[2].text);
 
     // Choice 1 is the single choice of seed 7 + 1.
-    json one = request("Tell me a story", 8);
-    one["temperature"] = 1.0;
-    one["seed"] = 8;
-    const auto r1 = s.post(one.dump());
-    ASSERT_TRUE(r1);
-    ASSERT_EQ(r1->status, 200) << r1->body;
-    EXPECT_EQ(json::parse(r1->body)["choices"][0]["message"]["content"],
+    EXPECT_EQ(answer(sampled(8, 1))["choices"][0]["message"]["content"],
               j["choices"][1]["message"]["content"]);
 
     // Streamed: the same texts, by index.

@@ -1,0 +1,261 @@
+#include "remote/remote_chat.h"
+
+#include <algorithm>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.h"
+
+namespace fluoro::app {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+
+// The message of an error body: OpenAI's {"error": {"message"}}, vLLM's {"message"}, else the
+// body itself (cut).
+std::string error_message(const std::string& body) {
+    const json j = json::parse(body, nullptr, false);
+    if (j.is_object()) {
+        if (auto e = j.find("error"); e != j.end()) {
+            if (e->is_object() && e->contains("message") && (*e)["message"].is_string())
+                return (*e)["message"].get<std::string>();
+            if (e->is_string()) return e->get<std::string>();
+        }
+        if (auto m = j.find("message"); m != j.end() && m->is_string())
+            return m->get<std::string>();
+    }
+    return body.size() > 300 ? body.substr(0, 300) + "..." : body;
+}
+
+}  // namespace
+
+std::string RemoteEndpoint::url() const {
+    return "http://" + host + ":" + std::to_string(port) + base_path;
+}
+
+RemoteEndpoint parse_endpoint(std::string_view url) {
+    const auto bad = [&](const std::string& why) {
+        return Error("remote URL '" + std::string(url) + "': " + why);
+    };
+    std::string_view rest = url;
+    if (const size_t s = rest.find("://"); s != std::string_view::npos) {
+        const std::string_view scheme = rest.substr(0, s);
+        if (scheme == "https")
+            throw bad(
+                "https is not supported by this build (no TLS); use http:// on a trusted "
+                "network or a local TLS-terminating proxy");
+        if (scheme != "http") throw bad("the scheme must be http");
+        rest.remove_prefix(s + 3);
+    }
+    RemoteEndpoint e;
+    const size_t slash = rest.find('/');
+    std::string_view hostport = rest.substr(0, slash);
+    e.base_path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
+    while (!e.base_path.empty() && e.base_path.back() == '/') e.base_path.pop_back();
+    if (e.base_path.empty()) e.base_path = "/v1";
+    if (const size_t colon = hostport.rfind(':'); colon != std::string_view::npos) {
+        const std::string_view p = hostport.substr(colon + 1);
+        int port = 0;
+        const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
+        if (ec != std::errc() || end != p.data() + p.size() || port < 1 || port > 65535)
+            throw bad("the port must be 1..65535");
+        e.port = port;
+        hostport = hostport.substr(0, colon);
+    }
+    if (hostport.empty()) throw bad("no host");
+    e.host = std::string(hostport);
+    return e;
+}
+
+std::vector<double> RemoteResult::intervals_ms() const {
+    std::vector<double> out;
+    for (size_t i = 1; i < chunks.size(); ++i) out.push_back(chunks[i].t_ms - chunks[i - 1].t_ms);
+    return out;
+}
+
+std::string remote_stats_line(const RemoteEndpoint& endpoint, const RemoteResult& r) {
+    const auto ms = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f ms", v);
+        return std::string(b);
+    };
+    std::string s = endpoint.url() + " " + (r.model.empty() ? "?" : r.model) + ": prompt ";
+    s += r.prompt_tokens >= 0 ? std::to_string(r.prompt_tokens) : "?";
+    if (r.cached_tokens >= 0) s += " (" + std::to_string(r.cached_tokens) + " cached)";
+    s += ", generated " + (r.completion_tokens >= 0 ? std::to_string(r.completion_tokens) : "?");
+    s += " | TTFT " + (r.ttft_ms >= 0 ? ms(r.ttft_ms) : std::string("-"));
+    std::vector<double> iv = r.intervals_ms();
+    if (!iv.empty()) {
+        std::sort(iv.begin(), iv.end());
+        const auto at = [&](double q) { return iv[size_t(q * double(iv.size() - 1) + 0.5)]; };
+        s += " | " + std::to_string(r.chunks.size()) + " chunks, interval median " + ms(at(0.5)) +
+             ", p90 " + ms(at(0.9)) + ", max " + ms(iv.back());
+        const double span = r.chunks.back().t_ms - r.chunks.front().t_ms;
+        const int64_t after_first =
+            (r.completion_tokens > 0 ? r.completion_tokens : int64_t(r.chunks.size())) - 1;
+        if (span > 0 && after_first > 0) {
+            char b[48];
+            std::snprintf(b, sizeof b, " | %.1f tok/s", 1000.0 * double(after_first) / span);
+            s += b;
+        }
+    }
+    s += " | finish " + (r.finish_reason.empty() ? std::string("-") : r.finish_reason);
+    return s;
+}
+
+bool ChatStreamReader::feed(std::string_view bytes, double t_ms) {
+    pending_.append(bytes);
+    size_t start = 0;
+    for (size_t nl; !done_ && (nl = pending_.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+        std::string_view l(pending_.data() + start, nl - start);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        line(l, t_ms);
+    }
+    pending_.erase(0, start);
+    return !done_;
+}
+
+void ChatStreamReader::line(std::string_view l, double t_ms) {
+    if (l.rfind("data:", 0) != 0) return;  // blank separators, comments, event: lines
+    l.remove_prefix(5);
+    if (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+    if (l == "[DONE]") {
+        done_ = true;
+        return;
+    }
+    const json j = json::parse(l, nullptr, false);
+    const auto quoted = [&] {
+        return std::string(l.substr(0, 200)) + (l.size() > 200 ? "..." : "");
+    };
+    if (!j.is_object()) throw Error("the stream sent a data line that is not JSON: " + quoted());
+    if (j.contains("error"))
+        throw Error("the server reported an error: " + error_message(std::string(l)));
+    if (auto m = j.find("model"); m != j.end() && m->is_string()) out_.model = *m;
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+        out_.prompt_tokens = u->value("prompt_tokens", int64_t(-1));
+        out_.completion_tokens = u->value("completion_tokens", int64_t(-1));
+        if (auto d = u->find("prompt_tokens_details"); d != u->end() && d->is_object())
+            out_.cached_tokens = d->value("cached_tokens", int64_t(-1));
+    }
+    const auto choices = j.find("choices");
+    if (choices == j.end() || !choices->is_array())
+        throw Error("the stream sent a chunk without choices: " + quoted());
+    for (const json& c : *choices) {
+        if (!c.is_object() || c.value("index", 0) != 0) continue;
+        if (auto f = c.find("finish_reason"); f != c.end() && f->is_string())
+            out_.finish_reason = *f;
+        RemoteChunk chunk;
+        chunk.t_ms = t_ms;
+        if (auto d = c.find("delta"); d != c.end() && d->is_object())
+            if (auto t = d->find("content"); t != d->end() && t->is_string()) chunk.text = *t;
+        if (auto lp = c.find("logprobs"); lp != c.end() && lp->is_object())
+            if (auto content = lp->find("content"); content != lp->end() && content->is_array())
+                chunk.logprobs = *content;
+        if (chunk.text.empty() && chunk.logprobs.empty()) continue;
+        if (out_.ttft_ms < 0) out_.ttft_ms = t_ms;
+        out_.text += chunk.text;
+        out_.chunks.push_back(std::move(chunk));
+        if (on_chunk_) on_chunk_(out_.chunks.back());
+    }
+}
+
+RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& req,
+                         const std::function<void(const RemoteChunk&)>& on_chunk) {
+    const std::string where = endpoint.url();
+    json body{{"model", req.model},
+              {"messages", json::array()},
+              {"max_tokens", req.max_tokens},
+              {"stream", true},
+              {"stream_options", {{"include_usage", true}}}};
+    for (const auto& [role, content] : req.messages)
+        body["messages"].push_back({{"role", role}, {"content", content}});
+    if (req.temperature) body["temperature"] = *req.temperature;
+    if (req.seed) body["seed"] = *req.seed;
+    if (req.top_logprobs > 0) {
+        body["logprobs"] = true;
+        body["top_logprobs"] = req.top_logprobs;
+    }
+
+    asio::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    beast::error_code ec;
+    // Each operation async with its own deadline (tcp_stream's timeouts apply to those only),
+    // run to completion before the next.
+    const auto wait = [&](auto&& start) {
+        ec = {};
+        stream.expires_after(req.timeout);
+        ioc.restart();
+        start([&](beast::error_code e, auto&&...) { ec = e; });
+        ioc.run();
+    };
+    const auto fail = [&](const std::string& what) {
+        return Error(what + " (" + where + "): " + ec.message());
+    };
+    asio::ip::tcp::resolver resolver(ioc);
+    const auto found = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
+    if (ec) throw fail("cannot resolve " + endpoint.host);
+    wait([&](auto h) { stream.async_connect(found, h); });
+    if (ec) throw fail("cannot connect");
+
+    http::request<http::string_body> r{http::verb::post, endpoint.base_path + "/chat/completions",
+                                       11};
+    r.set(http::field::host, endpoint.host + ":" + std::to_string(endpoint.port));
+    r.set(http::field::content_type, "application/json");
+    r.set(http::field::accept, "text/event-stream");
+    r.set(http::field::user_agent, "fluoroscope");
+    if (!req.api_key.empty()) r.set(http::field::authorization, "Bearer " + req.api_key);
+    r.body() = body.dump();
+    r.prepare_payload();
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto since = [&] {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+            .count();
+    };
+    wait([&](auto h) { http::async_write(stream, r, h); });
+    if (ec) throw fail("cannot send the request");
+
+    beast::flat_buffer buf;
+    http::response_parser<http::buffer_body> parser;
+    // A stream has no length limit. Not boost::none: Boost 1.74 compares a Content-Length
+    // against the empty optional as "over the limit".
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    wait([&](auto h) { http::async_read_header(stream, buf, parser, h); });
+    if (ec) throw fail("no response");
+    const int status = parser.get().result_int();
+    RemoteResult out;
+    ChatStreamReader reader(out, on_chunk);
+    std::string error_body;
+    char piece[16384];
+    while (!parser.is_done()) {
+        parser.get().body().data = piece;
+        parser.get().body().size = sizeof piece;
+        wait([&](auto h) { http::async_read_some(stream, buf, parser, h); });
+        if (ec == http::error::need_buffer) ec = {};
+        if (ec) throw fail("the response broke off");
+        const size_t n = sizeof piece - parser.get().body().size;
+        if (status != 200) {
+            error_body.append(piece, n);
+        } else if (!reader.feed(std::string_view(piece, n), since())) {
+            break;  // [DONE]
+        }
+    }
+    out.total_ms = since();
+    beast::error_code ignored;
+    stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    if (status != 200)
+        throw Error("the server answered " + std::to_string(status) + " (" + where +
+                    "): " + error_message(error_body));
+    if (!reader.done() && out.finish_reason.empty())
+        throw Error("the stream ended without a finish_reason or [DONE] (" + where + ")");
+    return out;
+}
+
+}  // namespace fluoro::app
