@@ -111,10 +111,15 @@ case "$amx_off_peer" in
     *) die "--amx-off-peer takes auto, yes or no, not '$amx_off_peer'" ;;
 esac
 amx_off_dir="$FLUORO_ROOT/build/bench-peer/llama-cpp-python-amx-off"
-# The system info line of the llama_cpp that PYTHONPATH=$1 imports ("" when it cannot).
+# "VERSION SYSTEM-INFO" of the llama_cpp in directory $1 ("" when PYTHONPATH=$1 imports none, or
+# imports another one, such as the default build in the user's site-packages).
 peer_system_info() {
-    PYTHONPATH=$1 "$py" -c 'import llama_cpp
-print(llama_cpp.__version__, llama_cpp.llama_print_system_info().decode())' 2>/dev/null || true
+    PYTHONPATH=$1 "$py" - "$1" <<'PY' 2>/dev/null || true
+import os, sys
+import llama_cpp
+if os.path.realpath(llama_cpp.__file__).startswith(os.path.realpath(sys.argv[1]) + os.sep):
+    print(llama_cpp.__version__, llama_cpp.llama_print_system_info().decode())
+PY
 }
 if [ "$amx_off_peer" = yes ]; then
     info=$(peer_system_info "$amx_off_dir")
