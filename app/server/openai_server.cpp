@@ -125,26 +125,37 @@ struct OpenAiServer::Impl {
     std::timed_mutex run_mu;  // one generation at a time
     std::mutex admit_mu;
     int admitted = 0;  // completion requests running or waiting
+    int waiting = 0;   // those admitted that do not hold the engine yet
     std::atomic<bool> stopping{false};
     std::atomic<int64_t> completions{0}, cancelled{0}, rejected{0}, timed_out{0};
     ServerMetrics metrics;
     bool started = false;
 
-    // A place among the admitted requests, given back when the last copy goes.
+    // A place among the admitted requests, given back when the last copy goes; waiting until
+    // the request holds the engine (engaged()), so /metrics does not count a request that is
+    // writing its last bytes as waiting.
     struct Ticket {
         explicit Ticket(Impl* i) : impl(i) {}
         Ticket(const Ticket&) = delete;
         Ticket& operator=(const Ticket&) = delete;
         Impl* impl;
+        bool waiting = true;
+        void engaged() {
+            std::lock_guard<std::mutex> lock(impl->admit_mu);
+            if (waiting) --impl->waiting;
+            waiting = false;
+        }
         ~Ticket() {
             std::lock_guard<std::mutex> lock(impl->admit_mu);
             --impl->admitted;
+            if (waiting) --impl->waiting;
         }
     };
     std::shared_ptr<Ticket> admit() {
         std::lock_guard<std::mutex> lock(admit_mu);
         if (admitted > opt.max_queue) return nullptr;  // one running + max_queue waiting
         ++admitted;
+        ++waiting;
         return std::make_shared<Ticket>(this);
     }
 
@@ -160,7 +171,7 @@ struct OpenAiServer::Impl {
     void handle_completion(const std::shared_ptr<HttpExchange>& ex);
     // On a worker thread: waits for the engine, runs the request, writes the reply.
     void run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
-                        Clock::time_point deadline);
+                        Clock::time_point deadline, Ticket& ticket);
     // Runs one generation (run_mu held); `cache` receives its prompt-cache telemetry, if any.
     RunFinished run_locked(RunNote& note, Complete c,
                            const std::function<void(const Event&)>& on_event,
@@ -248,7 +259,7 @@ void OpenAiServer::Impl::handle_metrics(HttpExchange& ex) {
     ServerMetrics::Snapshot s;
     {
         std::lock_guard<std::mutex> lock(admit_mu);
-        s.admitted = admitted;
+        s.waiting = waiting;
     }
     s.cancelled = cancelled.load();
     s.rejected = rejected.load();
@@ -297,12 +308,12 @@ void OpenAiServer::Impl::handle_completion(const std::shared_ptr<HttpExchange>& 
                                                           : Clock::time_point::max();
     auto shared_cr = std::make_shared<ChatRequest>(std::move(cr));
     workers->post([this, ex, ticket, shared_cr, deadline] {
-        run_completion(ex, std::move(*shared_cr), deadline);
+        run_completion(ex, std::move(*shared_cr), deadline, *ticket);
     });
 }
 
 void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
-                                        Clock::time_point deadline) {
+                                        Clock::time_point deadline, Ticket& ticket) {
     using namespace std::chrono_literals;
     auto& note = *static_cast<RunNote*>(ex->note.get());
     // Wait for the engine in slices, so that a client that leaves, the request timeout and a
@@ -326,6 +337,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         send_error(*ex, 503, "the server is stopping", "server_error");
         return;
     }
+    ticket.engaged();
 
     const auto ids = new_completion_ids(cr.model.empty() ? opt.model_id : cr.model);
     const bool stream = cr.stream;

@@ -175,7 +175,7 @@ std::string ServerMetrics::exposition(const Snapshot& s) const {
     const int64_t running = running_ ? 1 : 0;
     w.gauge("vllm:num_requests_running", "Number of requests generating now.", double(running));
     w.gauge("vllm:num_requests_waiting", "Number of requests admitted and waiting for the engine.",
-            double(std::max<int64_t>(0, s.admitted - running)));
+            double(s.waiting));
     w.gauge("vllm:kv_cache_usage_perc",
             "KV-cache usage of the generating sequence; 1 means 100 percent.", kv_usage_);
     w.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", double(prompt_tokens_));

@@ -45,7 +45,7 @@ class ServerMetrics {
 
     // The server's own counts, read when /metrics is asked for.
     struct Snapshot {
-        int64_t admitted = 0;  // running or waiting
+        int64_t waiting = 0;  // admitted and not yet holding the engine
         int64_t cancelled = 0, rejected = 0, timed_out = 0;
         HttpListenerCounters http;
     };

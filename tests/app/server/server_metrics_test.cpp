@@ -36,7 +36,7 @@ TEST(ServerMetrics, ObservationsLandInTheirBucketsAndCountersAddUp) {
     m.event(token(), t0 + 370ms);
     m.event(token(), t0 + 400ms);
     ServerMetrics::Snapshot s;
-    s.admitted = 3;  // this one and two waiting
+    s.waiting = 2;  // two besides the one generating
     const std::string during = m.exposition(s);
     EXPECT_TRUE(has_line(during, "vllm:num_requests_running{model_name=\"m\"} 1")) << during;
     EXPECT_TRUE(has_line(during, "vllm:num_requests_waiting{model_name=\"m\"} 2")) << during;
