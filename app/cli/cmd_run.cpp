@@ -1,11 +1,13 @@
 // `fluoro run MODEL PROMPT`: one prompt, the answer streamed to stdout, statistics to stderr.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/engine_driver.h"
 #include "cli/engine_flags.h"
 #include "core/error.h"
+#include "remote/prometheus_text.h"
 #include "remote/remote_chat.h"
 #include "session/expert_load.h"
 #include "session/prompt_listing.h"
@@ -33,10 +35,26 @@ void run_remote(const Opts& o, const CLI::App& cmd) {
     if (cmd.count("--temp") != 0) req.temperature = o.sampling.params.temperature;
     if (cmd.count("--seed") != 0) req.seed = o.sampling.params.seed;
     if (const char* key = std::getenv(o.api_key_env.c_str())) req.api_key = key;
+    // The server's load before and after, when asked; a server without /metrics says so and the
+    // answer goes on.
+    const auto load = [&]() -> std::optional<app::ServerLoad> {
+        try {
+            return app::server_load(
+                app::parse_prometheus_text(app::fetch_text(endpoint, "/metrics", req.api_key)));
+        } catch (const Error& e) {
+            std::cerr << "server: no metrics: " << e.what() << '\n';
+            return std::nullopt;
+        }
+    };
+    const std::optional<app::ServerLoad> before =
+        o.remote_metrics ? load() : std::optional<app::ServerLoad>();
     const app::RemoteResult r = app::stream_chat(
         endpoint, req, [](const app::RemoteChunk& c) { std::cout << c.text << std::flush; });
     std::cout << '\n';
     if (!o.quiet) std::cerr << app::remote_stats_line(endpoint, r) << '\n';
+    if (before)
+        if (const std::optional<app::ServerLoad> after = load())
+            std::cerr << app::server_load_line(*before, *after) << '\n';
 }
 
 }  // namespace
@@ -56,6 +74,7 @@ void add_run_command(CLI::App& app) {
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "full";
         std::string remote, api_key_env = "OPENAI_API_KEY";
+        bool remote_metrics = false;
     };
     auto o = std::make_shared<Opts>();
     cmd->add_option("model", o->model, "GGUF model file (with --remote: the served model's name)")
@@ -83,6 +102,10 @@ void add_run_command(CLI::App& app) {
                     "answer streams to stdout; stderr gets the server's token counts, time to "
                     "first token and the intervals between chunks as they arrived here. Only "
                     "--system, -n, --temp and --seed (when given) are sent; no TLS");
+    cmd->add_flag("--metrics", o->remote_metrics,
+                  "With --remote: read the server's /metrics (Prometheus text, vLLM's names) "
+                  "before and after, and print its load: requests running and waiting, KV cache "
+                  "use, prefix-cache hits and tokens during this request");
     cmd->add_option("--api-key-env", o->api_key_env,
                     "With --remote: the environment variable holding the server's API key "
                     "(sent as a Bearer token; never stored)")

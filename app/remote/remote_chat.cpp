@@ -34,7 +34,67 @@ std::string error_message(const std::string& body) {
     return body.size() > 300 ? body.substr(0, 300) + "..." : body;
 }
 
+// One HTTP/1.1 connection to the endpoint. Every operation async with its own deadline
+// (tcp_stream's timeouts apply to those only), run to completion before the next.
+struct Link {
+    asio::io_context ioc;
+    beast::tcp_stream stream{ioc};
+    beast::error_code ec;
+    std::chrono::seconds timeout;
+    std::string where;
+
+    Link(const RemoteEndpoint& e, std::chrono::seconds t) : timeout(t), where(e.url()) {
+        asio::ip::tcp::resolver resolver(ioc);
+        const auto found = resolver.resolve(e.host, std::to_string(e.port), ec);
+        if (ec) throw fail("cannot resolve " + e.host);
+        wait([&](auto h) { stream.async_connect(found, h); });
+        if (ec) throw fail("cannot connect");
+    }
+    ~Link() {
+        beast::error_code ignored;
+        stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    }
+    template <class Start>
+    void wait(Start&& start) {
+        ec = {};
+        stream.expires_after(timeout);
+        ioc.restart();
+        start([&](beast::error_code e, auto&&...) { ec = e; });
+        ioc.run();
+    }
+    Error fail(const std::string& what) const {
+        return Error(what + " (" + where + "): " + ec.message());
+    }
+    template <class Body>
+    http::request<Body> request(http::verb verb, const RemoteEndpoint& e, std::string target,
+                                const std::string& api_key) const {
+        http::request<Body> r{verb, target, 11};
+        r.set(http::field::host, e.host + ":" + std::to_string(e.port));
+        r.set(http::field::user_agent, "fluoroscope");
+        if (!api_key.empty()) r.set(http::field::authorization, "Bearer " + api_key);
+        return r;
+    }
+};
+
 }  // namespace
+
+std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
+                       const std::string& api_key, std::chrono::seconds timeout) {
+    Link link(endpoint, timeout);
+    auto r = link.request<http::empty_body>(http::verb::get, endpoint, path, api_key);
+    link.wait([&](auto h) { http::async_write(link.stream, r, h); });
+    if (link.ec) throw link.fail("cannot send the request");
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64u << 20);  // a metrics page is kilobytes
+    link.wait([&](auto h) { http::async_read(link.stream, buf, parser, h); });
+    if (link.ec) throw link.fail("no response to GET " + path);
+    const int status = parser.get().result_int();
+    if (status != 200)
+        throw Error("the server answered " + std::to_string(status) + " to GET " + path + " (" +
+                    link.where + "): " + error_message(parser.get().body()));
+    return parser.get().body();
+}
 
 std::string RemoteEndpoint::url() const {
     return "http://" + host + ":" + std::to_string(port) + base_path;
@@ -169,7 +229,6 @@ void ChatStreamReader::line(std::string_view l, double t_ms) {
 
 RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& req,
                          const std::function<void(const RemoteChunk&)>& on_chunk) {
-    const std::string where = endpoint.url();
     json body{{"model", req.model},
               {"messages", json::array()},
               {"max_tokens", req.max_tokens},
@@ -184,34 +243,11 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         body["top_logprobs"] = req.top_logprobs;
     }
 
-    asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
-    beast::error_code ec;
-    // Each operation async with its own deadline (tcp_stream's timeouts apply to those only),
-    // run to completion before the next.
-    const auto wait = [&](auto&& start) {
-        ec = {};
-        stream.expires_after(req.timeout);
-        ioc.restart();
-        start([&](beast::error_code e, auto&&...) { ec = e; });
-        ioc.run();
-    };
-    const auto fail = [&](const std::string& what) {
-        return Error(what + " (" + where + "): " + ec.message());
-    };
-    asio::ip::tcp::resolver resolver(ioc);
-    const auto found = resolver.resolve(endpoint.host, std::to_string(endpoint.port), ec);
-    if (ec) throw fail("cannot resolve " + endpoint.host);
-    wait([&](auto h) { stream.async_connect(found, h); });
-    if (ec) throw fail("cannot connect");
-
-    http::request<http::string_body> r{http::verb::post, endpoint.base_path + "/chat/completions",
-                                       11};
-    r.set(http::field::host, endpoint.host + ":" + std::to_string(endpoint.port));
+    Link link(endpoint, req.timeout);
+    auto r = link.request<http::string_body>(http::verb::post, endpoint,
+                                             endpoint.base_path + "/chat/completions", req.api_key);
     r.set(http::field::content_type, "application/json");
     r.set(http::field::accept, "text/event-stream");
-    r.set(http::field::user_agent, "fluoroscope");
-    if (!req.api_key.empty()) r.set(http::field::authorization, "Bearer " + req.api_key);
     r.body() = body.dump();
     r.prepare_payload();
     const auto t0 = std::chrono::steady_clock::now();
@@ -219,16 +255,16 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
             .count();
     };
-    wait([&](auto h) { http::async_write(stream, r, h); });
-    if (ec) throw fail("cannot send the request");
+    link.wait([&](auto h) { http::async_write(link.stream, r, h); });
+    if (link.ec) throw link.fail("cannot send the request");
 
     beast::flat_buffer buf;
     http::response_parser<http::buffer_body> parser;
     // A stream has no length limit. Not boost::none: Boost 1.74 compares a Content-Length
     // against the empty optional as "over the limit".
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    wait([&](auto h) { http::async_read_header(stream, buf, parser, h); });
-    if (ec) throw fail("no response");
+    link.wait([&](auto h) { http::async_read_header(link.stream, buf, parser, h); });
+    if (link.ec) throw link.fail("no response");
     const int status = parser.get().result_int();
     RemoteResult out;
     ChatStreamReader reader(out, on_chunk);
@@ -237,9 +273,9 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
     while (!parser.is_done()) {
         parser.get().body().data = piece;
         parser.get().body().size = sizeof piece;
-        wait([&](auto h) { http::async_read_some(stream, buf, parser, h); });
-        if (ec == http::error::need_buffer) ec = {};
-        if (ec) throw fail("the response broke off");
+        link.wait([&](auto h) { http::async_read_some(link.stream, buf, parser, h); });
+        if (link.ec == http::error::need_buffer) link.ec = {};
+        if (link.ec) throw link.fail("the response broke off");
         const size_t n = sizeof piece - parser.get().body().size;
         if (status != 200) {
             error_body.append(piece, n);
@@ -248,13 +284,11 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         }
     }
     out.total_ms = since();
-    beast::error_code ignored;
-    stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     if (status != 200)
-        throw Error("the server answered " + std::to_string(status) + " (" + where +
+        throw Error("the server answered " + std::to_string(status) + " (" + link.where +
                     "): " + error_message(error_body));
     if (!reader.done() && out.finish_reason.empty())
-        throw Error("the stream ended without a finish_reason or [DONE] (" + where + ")");
+        throw Error("the stream ended without a finish_reason or [DONE] (" + link.where + ")");
     return out;
 }
 

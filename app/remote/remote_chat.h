@@ -56,6 +56,12 @@ struct RemoteResult {
     std::vector<double> intervals_ms() const;
 };
 
+// GET `path` on the endpoint's host (for a server's /metrics: path "/metrics", at the root, not
+// under the API's path); the body. Throws Error like stream_chat, and for a status other than 200.
+std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
+                       const std::string& api_key = {},
+                       std::chrono::seconds timeout = std::chrono::seconds(30));
+
 // One line for stderr after a remote answer: the endpoint and model, the prompt tokens (cached)
 // and generated ones as the server counted them, time to first token, the chunks' intervals
 // (median, 90th percentile, max) and the generation rate after the first token.

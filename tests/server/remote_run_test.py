@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`fluoro run --remote` against `fluoro serve` on SmolLM2: greedy, the remote answer is the
 local `fluoro run` answer of the same prompt; stderr's line carries the server's token counts and
-the timing seen here; the API key comes from the environment variable named by --api-key-env
+the timing seen here; --metrics reads the server's /metrics around the request (its counters
+moved by exactly this request's tokens and prefix-cache hits); the API key comes from the
+environment variable named by --api-key-env
 (missing: the server's 401 message); a server that is gone is a clear error.
 
 Usage: remote_run_test.py FLUORO_BINARY MODEL.gguf
@@ -46,6 +48,17 @@ def main():
         for part in ("generated 16", "TTFT ", "16 chunks", "tok/s", "finish length"):
             assert part in line, (part, line)
         assert " prompt " in line and "cached)" in line, line
+
+        # --metrics: the server's /metrics before and after; the counters moved by this request.
+        measured = run([fluoro, "run", "--remote", url, "SmolLM2", prompt, "-n", "16", "--temp",
+                        "0", "--api-key-env", "FLUORO_TEST_KEY", "--metrics"], env=env)
+        assert measured.returncode == 0, measured.stderr
+        stats, load = measured.stderr.strip().splitlines()[-2:]
+        prompt_tokens = int(stats.split(": prompt ")[1].split()[0])
+        assert load.startswith("server: running 0, waiting 0, KV cache "), load
+        assert f"tokens +{prompt_tokens} prompt +16 generated" in load, (stats, load)
+        # The prompt was cached by the first request: every prompt token but the last is a hit.
+        assert f"hits (+{prompt_tokens - 1}/+{prompt_tokens})" in load, (stats, load)
 
         # No key: the server's refusal, named.
         no_key = run([fluoro, "run", "--remote", url, "SmolLM2", prompt, "-n", "4"], env=env)

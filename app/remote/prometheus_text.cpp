@@ -1,0 +1,164 @@
+#include "remote/prometheus_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "core/error.h"
+
+namespace fluoro::app {
+namespace {
+
+[[noreturn]] void bad(size_t line, const std::string& why) {
+    throw Error("metrics: line " + std::to_string(line) + ": " + why);
+}
+
+bool name_char(char c, bool first) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+           (!first && c >= '0' && c <= '9');
+}
+
+double parse_value(std::string_view v, size_t line) {
+    if (v == "+Inf" || v == "Inf") return std::numeric_limits<double>::infinity();
+    if (v == "-Inf") return -std::numeric_limits<double>::infinity();
+    if (v == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    const std::string s(v);
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size()) bad(line, "'" + s + "' is not a number");
+    return d;
+}
+
+}  // namespace
+
+std::string MetricSample::label(std::string_view key) const {
+    for (const auto& [k, v] : labels)
+        if (k == key) return v;
+    return {};
+}
+
+std::optional<double> Exposition::sum(std::string_view name) const {
+    const std::string total = std::string(name) + "_total";
+    std::optional<double> out;
+    for (const MetricSample& s : samples)
+        if (s.name == name || s.name == total) out = out.value_or(0.0) + s.value;
+    return out;
+}
+
+Exposition parse_prometheus_text(std::string_view text) {
+    Exposition e;
+    size_t line_no = 0;
+    while (!text.empty()) {
+        const size_t nl = text.find('\n');
+        std::string_view l = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+        ++line_no;
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
+        if (l.empty()) continue;
+        if (l.front() == '#') {
+            // "# TYPE name type"; other comments (HELP, anything else) carry nothing we need.
+            if (l.rfind("# TYPE ", 0) == 0) {
+                const std::string_view rest = l.substr(7);
+                const size_t sp = rest.find(' ');
+                if (sp == std::string_view::npos) bad(line_no, "a TYPE line without a type");
+                e.types[std::string(rest.substr(0, sp))] = std::string(rest.substr(sp + 1));
+            }
+            continue;
+        }
+        MetricSample s;
+        size_t i = 0;
+        while (i < l.size() && name_char(l[i], i == 0)) ++i;
+        if (i == 0) bad(line_no, "a sample must start with a metric name");
+        s.name = std::string(l.substr(0, i));
+        if (i < l.size() && l[i] == '{') {
+            ++i;
+            for (;;) {
+                while (i < l.size() && l[i] == ' ') ++i;
+                if (i < l.size() && l[i] == '}') {
+                    ++i;
+                    break;
+                }
+                const size_t k0 = i;
+                while (i < l.size() && name_char(l[i], i == k0)) ++i;
+                if (i == k0 || i + 1 >= l.size() || l[i] != '=' || l[i + 1] != '"')
+                    bad(line_no, "a label must be name=\"value\"");
+                std::string key(l.substr(k0, i - k0)), value;
+                i += 2;
+                for (;; ++i) {
+                    if (i >= l.size()) bad(line_no, "a label value is not closed");
+                    if (l[i] == '"') break;
+                    if (l[i] == '\\') {
+                        if (++i >= l.size()) bad(line_no, "a label value ends in a backslash");
+                        value += l[i] == 'n' ? '\n' : l[i];
+                    } else {
+                        value += l[i];
+                    }
+                }
+                ++i;
+                s.labels.emplace_back(std::move(key), std::move(value));
+                while (i < l.size() && l[i] == ' ') ++i;
+                if (i < l.size() && l[i] == ',')
+                    ++i;
+                else if (i < l.size() && l[i] == '}')
+                    continue;
+                else
+                    bad(line_no, "labels must be separated by commas and closed by }");
+            }
+        }
+        if (i >= l.size() || (l[i] != ' ' && l[i] != '\t'))
+            bad(line_no, "a sample needs a value after its name");
+        std::string_view rest = l.substr(i);
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t'))
+            rest.remove_prefix(1);
+        const size_t sp = rest.find_first_of(" \t");
+        s.value = parse_value(rest.substr(0, sp), line_no);
+        e.samples.push_back(std::move(s));
+    }
+    return e;
+}
+
+ServerLoad server_load(const Exposition& e) {
+    ServerLoad l;
+    l.running = e.sum("vllm:num_requests_running");
+    l.waiting = e.sum("vllm:num_requests_waiting");
+    l.kv_usage = e.sum("vllm:kv_cache_usage_perc");
+    if (!l.kv_usage) l.kv_usage = e.sum("vllm:gpu_cache_usage_perc");  // vLLM before 0.10
+    l.prefix_queries = e.sum("vllm:prefix_cache_queries");
+    l.prefix_hits = e.sum("vllm:prefix_cache_hits");
+    l.prompt_tokens = e.sum("vllm:prompt_tokens");
+    l.generation_tokens = e.sum("vllm:generation_tokens");
+    return l;
+}
+
+std::string server_load_line(const ServerLoad& before, const ServerLoad& after) {
+    const auto num = [](const std::optional<double>& v) {
+        if (!v) return std::string("-");
+        char b[32];
+        std::snprintf(b, sizeof b, "%.0f", *v);
+        return std::string(b);
+    };
+    const auto delta = [&](const std::optional<double>& a, const std::optional<double>& b) {
+        if (!a || !b) return std::string("-");
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%+.0f", *a - *b);
+        return std::string(buf);
+    };
+    std::string s = "server: running " + num(after.running) + ", waiting " + num(after.waiting);
+    if (after.kv_usage) {
+        char b[48];
+        std::snprintf(b, sizeof b, ", KV cache %.1f %% used", 100.0 * *after.kv_usage);
+        s += b;
+    } else {
+        s += ", KV cache -";
+    }
+    s += ", prefix cache " + num(after.prefix_hits) + "/" + num(after.prefix_queries) + " hits (" +
+         delta(after.prefix_hits, before.prefix_hits) + "/" +
+         delta(after.prefix_queries, before.prefix_queries) + "), tokens " +
+         delta(after.prompt_tokens, before.prompt_tokens) + " prompt " +
+         delta(after.generation_tokens, before.generation_tokens) + " generated";
+    return s;
+}
+
+}  // namespace fluoro::app
