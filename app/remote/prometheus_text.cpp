@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <limits>
 
 #include "core/error.h"
@@ -120,15 +121,40 @@ Exposition parse_prometheus_text(std::string_view text) {
 }
 
 ServerLoad server_load(const Exposition& e) {
+    // The first of `names` the server exposes.
+    const auto first = [&](std::initializer_list<std::string_view> names) {
+        for (const std::string_view n : names)
+            if (std::optional<double> v = e.sum(n)) return v;
+        return std::optional<double>();
+    };
     ServerLoad l;
-    l.running = e.sum("vllm:num_requests_running");
-    l.waiting = e.sum("vllm:num_requests_waiting");
-    l.kv_usage = e.sum("vllm:kv_cache_usage_perc");
-    if (!l.kv_usage) l.kv_usage = e.sum("vllm:gpu_cache_usage_perc");  // vLLM before 0.10
-    l.prefix_queries = e.sum("vllm:prefix_cache_queries");
-    l.prefix_hits = e.sum("vllm:prefix_cache_hits");
-    l.prompt_tokens = e.sum("vllm:prompt_tokens");
-    l.generation_tokens = e.sum("vllm:generation_tokens");
+    if (e.sum("vllm:num_requests_running") || e.sum("vllm:generation_tokens")) {
+        l.names = "vllm";
+        l.running = first({"vllm:num_requests_running"});
+        l.waiting = first({"vllm:num_requests_waiting"});
+        l.kv_usage = first({"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"});
+        l.prefix_queries = first({"vllm:prefix_cache_queries"});
+        l.prefix_hits = first({"vllm:prefix_cache_hits"});
+        l.prompt_tokens = first({"vllm:prompt_tokens"});
+        l.generation_tokens = first({"vllm:generation_tokens"});
+    } else if (e.sum("sglang:num_running_reqs") || e.sum("sglang:generation_tokens")) {
+        l.names = "sglang";
+        l.running = first({"sglang:num_running_reqs"});
+        l.waiting = first({"sglang:num_queue_reqs"});
+        l.kv_usage = first({"sglang:token_usage"});
+        l.prompt_tokens = first({"sglang:prompt_tokens"});
+        l.generation_tokens = first({"sglang:generation_tokens"});
+        // Its prefix cache counts the prompt tokens it found cached, of all prompt tokens.
+        l.prefix_hits = first({"sglang:cached_tokens"});
+        if (l.prefix_hits) l.prefix_queries = l.prompt_tokens;
+    } else if (e.sum("llamacpp:requests_processing") || e.sum("llamacpp:tokens_predicted")) {
+        l.names = "llamacpp";
+        l.running = first({"llamacpp:requests_processing"});
+        l.waiting = first({"llamacpp:requests_deferred"});
+        l.kv_usage = first({"llamacpp:kv_cache_usage_ratio"});  // older builds only
+        l.prompt_tokens = first({"llamacpp:prompt_tokens"});
+        l.generation_tokens = first({"llamacpp:tokens_predicted"});
+    }
     return l;
 }
 
@@ -145,7 +171,10 @@ std::string server_load_line(const ServerLoad& before, const ServerLoad& after) 
         std::snprintf(buf, sizeof buf, "%+.0f", *a - *b);
         return std::string(buf);
     };
-    std::string s = "server: running " + num(after.running) + ", waiting " + num(after.waiting);
+    std::string s = "server" +
+                    (after.names.empty() ? std::string(" (no known metric names)")
+                                         : " (" + after.names + " names)") +
+                    ": running " + num(after.running) + ", waiting " + num(after.waiting);
     if (after.kv_usage) {
         char b[48];
         std::snprintf(b, sizeof b, ", KV cache %.1f %% used", 100.0 * *after.kv_usage);

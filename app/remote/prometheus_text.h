@@ -32,13 +32,18 @@ struct Exposition {
 // line (1-based) and what is wrong with it.
 Exposition parse_prometheus_text(std::string_view text);
 
-// What a remote server's /metrics says of its load, by vLLM's names (which fluoro serve uses
-// too): requests running and waiting, KV cache usage (0..1; vLLM's older
-// gpu_cache_usage_perc read as well), prefix-cache queries and hits, prompt and generated tokens.
-// A field the server does not expose stays nullopt.
+// What a remote server's /metrics says of its load: requests running and waiting, KV cache usage
+// (0..1), prefix-cache queries and hits (in tokens), prompt and generated tokens. Read by vLLM's
+// names (which fluoro serve uses too; vLLM's pre-0.10 gpu_cache_usage_perc as well), else
+// SGLang's (num_running_reqs, num_queue_reqs, token_usage, cached_tokens of prompt_tokens,
+// generation_tokens), else llama-server's (requests_processing, requests_deferred,
+// prompt_tokens, tokens_predicted; it has no KV or prefix-cache counter). A field the server does
+// not expose stays nullopt; `names` says whose names were found ("vllm", "sglang", "llamacpp",
+// or "" for none).
 struct ServerLoad {
     std::optional<double> running, waiting, kv_usage, prefix_queries, prefix_hits, prompt_tokens,
         generation_tokens;
+    std::string names;
 };
 ServerLoad server_load(const Exposition& e);
 

@@ -55,7 +55,7 @@ def main():
         assert measured.returncode == 0, measured.stderr
         stats, load = measured.stderr.strip().splitlines()[-2:]
         prompt_tokens = int(stats.split(": prompt ")[1].split()[0])
-        assert load.startswith("server: running 0, waiting 0, KV cache "), load
+        assert load.startswith("server (vllm names): running 0, waiting 0, KV cache "), load
         assert f"tokens +{prompt_tokens} prompt +16 generated" in load, (stats, load)
         # The prompt was cached by the first request: every prompt token but the last is a hit.
         assert f"hits (+{prompt_tokens - 1}/+{prompt_tokens})" in load, (stats, load)

@@ -1,7 +1,7 @@
 // The Prometheus text parser on an exposition shaped like vLLM's documented one (counters with
 // _total samples, a histogram, labels with escapes, +Inf), on fluoro serve's own /metrics (the
-// round trip of ServerMetrics), and on broken text (the line named); and the server-load line
-// `fluoro run --remote --metrics` prints.
+// round trip of ServerMetrics), and on broken text (the line named); the server load read by
+// vLLM's, SGLang's and llama-server's names; and the line `fluoro run --remote --metrics` prints.
 #include "remote/prometheus_text.h"
 
 #include <gtest/gtest.h>
@@ -78,16 +78,57 @@ TEST(PrometheusText, ReadsAVllmShapedExposition) {
     before.prompt_tokens = 1476;
     before.generation_tokens = 984;
     EXPECT_EQ(server_load_line(before, l),
-              "server: running 3, waiting 1, KV cache 4.2 % used, prefix cache 900/1200 hits "
-              "(+10/+12), tokens +24 prompt +16 generated");
+              "server (vllm names): running 3, waiting 1, KV cache 4.2 % used, prefix cache "
+              "900/1200 hits (+10/+12), tokens +24 prompt +16 generated");
     EXPECT_EQ(server_load_line(ServerLoad{}, ServerLoad{}),
-              "server: running -, waiting -, KV cache -, prefix cache -/- hits (-/-), tokens - "
-              "prompt - generated");
+              "server (no known metric names): running -, waiting -, KV cache -, prefix cache "
+              "-/- hits (-/-), tokens - prompt - generated");
 }
 
 // vLLM before 0.10 named the KV gauge gpu_cache_usage_perc.
 TEST(PrometheusText, OlderVllmKvGaugeIsRead) {
-    EXPECT_EQ(server_load(parse_prometheus_text("vllm:gpu_cache_usage_perc 0.5\n")).kv_usage, 0.5);
+    EXPECT_EQ(server_load(parse_prometheus_text("vllm:num_requests_running 0\n"
+                                                "vllm:gpu_cache_usage_perc 0.5\n"))
+                  .kv_usage,
+              0.5);
+}
+
+// SGLang's names, after its production-metrics docs (launched with --enable-metrics).
+TEST(PrometheusText, SglangNamesAreRead) {
+    const ServerLoad l = server_load(parse_prometheus_text(
+        "# TYPE sglang:prompt_tokens_total counter\n"
+        "sglang:prompt_tokens_total{model_name=\"q\"} 8.128902e+06\n"
+        "sglang:generation_tokens_total{model_name=\"q\"} 7.557572e+06\n"
+        "sglang:cached_tokens_total{model_name=\"q\",cache_source=\"device\"} 1.0e+06\n"
+        "sglang:cached_tokens_total{model_name=\"q\",cache_source=\"host\"} 2.5e+05\n"
+        "sglang:token_usage{model_name=\"q\"} 0.28\n"
+        "sglang:cache_hit_rate{model_name=\"q\"} 0.0075\n"
+        "sglang:num_running_reqs{model_name=\"q\"} 8\n"
+        "sglang:num_queue_reqs{model_name=\"q\"} 4\n"));
+    EXPECT_EQ(l.names, "sglang");
+    EXPECT_EQ(l.running, 8.0);
+    EXPECT_EQ(l.waiting, 4.0);
+    EXPECT_EQ(l.kv_usage, 0.28);
+    EXPECT_EQ(l.prompt_tokens, 8.128902e+06);
+    EXPECT_EQ(l.prefix_queries, 8.128902e+06);
+    EXPECT_EQ(l.prefix_hits, 1.25e+06);  // every cache source
+    EXPECT_EQ(l.generation_tokens, 7.557572e+06);
+}
+
+// llama-server's (--metrics): no KV or prefix-cache figure, which stays unknown.
+TEST(PrometheusText, LlamaServerNamesAreRead) {
+    const ServerLoad l =
+        server_load(parse_prometheus_text("# TYPE llamacpp:prompt_tokens_total counter\n"
+                                          "llamacpp:prompt_tokens_total 1200\n"
+                                          "llamacpp:tokens_predicted_total 39080\n"
+                                          "llamacpp:requests_processing 1\n"
+                                          "llamacpp:requests_deferred 4\n"));
+    EXPECT_EQ(l.names, "llamacpp");
+    EXPECT_EQ(l.running, 1.0);
+    EXPECT_EQ(l.waiting, 4.0);
+    EXPECT_EQ(l.prompt_tokens, 1200.0);
+    EXPECT_EQ(l.generation_tokens, 39080.0);
+    EXPECT_FALSE(l.kv_usage || l.prefix_hits || l.prefix_queries);
 }
 
 TEST(PrometheusText, FluoroServesOwnExpositionReadsBack) {
