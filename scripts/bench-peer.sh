@@ -280,7 +280,7 @@ for model in "${models[@]}"; do
                 printf ' | llama.cpp ' >&2
                 measure llama.cpp "$model" "$run" \
                     "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "${peer_args[@]}"
-                [ "$measured_ok" = 1 ] || amx_crashed=$([ "$amx_off_peer" = yes ] && echo 1 || echo 0)
+                [ "$measured_ok" = 1 ] || [ "$amx_off_peer" != yes ] || amx_crashed=1
             fi
             # The AMX-off build: where the AMX build fails, and for plain decode (what AMX is
             # worth to llama.cpp there).

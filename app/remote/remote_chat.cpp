@@ -18,19 +18,22 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using nlohmann::json;
 
-// The message of an error body: OpenAI's {"error": {"message"}}, vLLM's {"message"}, else the
-// body itself (cut).
-std::string error_message(const std::string& body) {
-    const json j = json::parse(body, nullptr, false);
-    if (j.is_object()) {
-        if (auto e = j.find("error"); e != j.end()) {
-            if (e->is_object() && e->contains("message") && (*e)["message"].is_string())
-                return (*e)["message"].get<std::string>();
-            if (e->is_string()) return e->get<std::string>();
-        }
-        if (auto m = j.find("message"); m != j.end() && m->is_string())
-            return m->get<std::string>();
+// The message of an error object: OpenAI's {"error": {"message"}} or {"error": "..."}, vLLM's
+// {"message"}; "" when it holds none.
+std::string message_in(const json& j) {
+    if (!j.is_object()) return {};
+    if (auto e = j.find("error"); e != j.end()) {
+        if (e->is_object() && e->contains("message") && (*e)["message"].is_string())
+            return (*e)["message"].get<std::string>();
+        if (e->is_string()) return e->get<std::string>();
     }
+    if (auto m = j.find("message"); m != j.end() && m->is_string()) return m->get<std::string>();
+    return {};
+}
+
+// The message of an error body, else the body itself (cut).
+std::string error_message(const std::string& body) {
+    if (std::string m = message_in(json::parse(body, nullptr, false)); !m.empty()) return m;
     return body.size() > 300 ? body.substr(0, 300) + "..." : body;
 }
 
@@ -197,7 +200,8 @@ void ChatStreamReader::line(std::string_view l, double t_ms) {
     };
     if (!j.is_object()) throw Error("the stream sent a data line that is not JSON: " + quoted());
     if (j.contains("error"))
-        throw Error("the server reported an error: " + error_message(std::string(l)));
+        throw Error("the server reported an error: " +
+                    (message_in(j).empty() ? quoted() : message_in(j)));
     if (auto m = j.find("model"); m != j.end() && m->is_string()) out_.model = *m;
     if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
         out_.prompt_tokens = u->value("prompt_tokens", int64_t(-1));

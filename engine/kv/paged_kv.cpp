@@ -218,10 +218,10 @@ void PagedKvCache::require_free(const Group& g, int64_t needed, int64_t seq, int
 void PagedKvCache::move_slots(size_t il, size_t dst, size_t src, size_t rows) {
     // Token-major: one region of whole rows; head-major: one region per head.
     const size_t parts = shape_.head_major ? size_t(shape_.n_head_kv[il]) : 1;
+    const size_t kb = k_slot_bytes_[il], vb = v_slot_bytes_[il];
     for (size_t h = 0; h < parts; ++h) {
-        const size_t kb = k_slot_bytes_[il], vb = v_slot_bytes_[il];
-        std::byte* k = k_base_[il] + h * (parts > 1 ? k_head_stride_[il] : 0);
-        std::byte* v = v_base_[il] + h * (parts > 1 ? v_head_stride_[il] : 0);
+        std::byte* k = k_base_[il] + h * k_head_stride_[il];
+        std::byte* v = v_base_[il] + h * v_head_stride_[il];
         memory_->move(k + dst * kb, k + src * kb, rows * kb);
         memory_->move(v + dst * vb, v + src * vb, rows * vb);
     }

@@ -72,7 +72,7 @@ class Reader {
 // Rows [begin, end) of one layer's K (k = true) or V of sequence seq as the file stores them,
 // token-major (a row's heads side by side, rows in order), in pieces of consecutive memory:
 // f(device pointer, bytes). A token-major cache gives whole runs of rows; a head-major one, each
-// row's heads one by one.
+// run's rows head by head.
 template <typename F>
 void for_each_run(const PagedKvCache& kv, bool k, int64_t layer, int64_t seq, int64_t begin,
                   int64_t end, F&& f) {
@@ -83,9 +83,12 @@ void for_each_run(const PagedKvCache& kv, bool k, int64_t layer, int64_t seq, in
         const KvCache::Run r =
             k ? kv.k_run(layer, seq, pos, end - pos) : kv.v_run(layer, seq, pos, end - pos);
         if (sh.head_major) {
-            for (int64_t h = 0; h < sh.n_head_kv[size_t(layer)]; ++h)
-                f(const_cast<std::byte*>(r.data + size_t(h) * r.head_stride), head);
-            ++pos;
+            for (int64_t i = 0; i < r.rows; ++i)
+                for (int64_t h = 0; h < sh.n_head_kv[size_t(layer)]; ++h)
+                    f(const_cast<std::byte*>(r.data + size_t(i) * r.stride +
+                                             size_t(h) * r.head_stride),
+                      head);
+            pos += std::max<int64_t>(1, r.rows);
             continue;
         }
         const int64_t rows = std::max<int64_t>(1, r.stride == row ? r.rows : 1);
