@@ -1,6 +1,7 @@
-// `fluoro trace MODEL PROMPT -o trace.json`: answers one prompt with full telemetry and writes
-// the run as a Chrome trace (open it in ui.perfetto.dev or chrome://tracing); --save also stores
-// it in the session database.
+// `fluoro trace MODEL PROMPT -o trace.json`: answers one prompt at telemetry level trace (every
+// backend call of every step, worker threads' spans; --level full for per-category times only)
+// and writes the run as a Chrome trace (open it in ui.perfetto.dev or chrome://tracing); --save
+// also stores it in the session database.
 #include <fstream>
 #include <iostream>
 
@@ -18,7 +19,7 @@ void add_trace_command(CLI::App& app) {
         app.add_subcommand("trace", "Answer one prompt and export its profile as a Chrome trace");
     struct Opts {
         DriverOptions d;
-        std::string prompt, output = "trace.json";
+        std::string prompt, output = "trace.json", level = "trace";
         bool quiet = false;
     };
     auto o = std::make_shared<Opts>();
@@ -30,11 +31,16 @@ void add_trace_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_flag("--save", o->d.save, "Also store the run in the session database");
     cmd->add_option("--db", o->d.db, "Session database (with --save)");
+    cmd->add_option("--level", o->level, "Telemetry level: trace (every op) or full (categories)")
+        ->capture_default_str();
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
     o->d.engine.add_to(*cmd);
     o->d.sampling.add_to(*cmd);
     cmd->callback([o] {
-        o->d.level = TelemetryLevel::Full;
+        const auto level = parse_telemetry_level(o->level);
+        if (level != TelemetryLevel::Trace && level != TelemetryLevel::Full)
+            throw Error("--level must be trace or full, not '" + o->level + "'");
+        o->d.level = *level;
         EngineDriver driver(o->d);
         app::RunCollector collector;
         driver.set_sink([&](const Event& e) { collector.add(e); });

@@ -1,12 +1,15 @@
 #include "export/json_export.h"
 
+#include <array>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
 #include "store/prefix_tree_codec.h"
 #include "store/sqlite_db.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro::app {
 
@@ -118,6 +121,22 @@ json step_json(const StepEvent& s) {
                         {"n_used", s.experts->n_used},
                         {"experts", s.experts->experts},
                         {"weights", s.experts->weights}};
+    if (s.trace) {  // level Trace: the step's timeline (optional; absent before it)
+        json spans = json::array(), workers = json::array();
+        for (const OpSpan& op : s.trace->ops)
+            spans.push_back(
+                {op.start_ns, op.end_ns, op.name, op.layer, op.rows,
+                 time_category_name(op.category), op.bytes, op.flops,
+                 op.weight_type < 0 ? json(nullptr) : json(type_name(GgmlType(op.weight_type))),
+                 op.shape});
+        for (const WorkerBusy& w : s.trace->workers)
+            workers.push_back({w.start_ns, w.end_ns, w.worker, w.tasks});
+        j["trace"] = {{"names", s.trace->names},
+                      {"threads", s.trace->threads},
+                      {"dropped", s.trace->dropped},
+                      {"ops", std::move(spans)},
+                      {"workers", std::move(workers)}};
+    }
     return j;
 }
 
@@ -281,6 +300,61 @@ StepPhase parse_phase(const std::string& s, const std::string& where) {
     throw Error("conversation JSON: " + where + ": unknown step phase '" + s + "'");
 }
 
+// The ggml type named `name` ("q4_K"), as ggml prints it.
+std::optional<GgmlType> parse_type_name(std::string_view name) {
+    for (uint32_t raw = 0; raw < 64; ++raw)
+        if (const TypeTraits* t = find_type_traits(raw); t && t->name == name) return t->type;
+    return std::nullopt;
+}
+
+// A step's "trace" as step_json writes it: ops as [start_ns, end_ns, name, layer, rows, category,
+// bytes, flops, weight type name or null, [shape0, shape1]], worker spans as [start_ns, end_ns,
+// worker, tasks].
+std::shared_ptr<const StepTrace> trace_from_json(const json& x, const std::string& where) {
+    auto t = std::make_shared<StepTrace>();
+    t->names = field<std::vector<std::string>>(x, "names", where);
+    t->threads = field<int32_t>(x, "threads", where);
+    t->dropped = field<int64_t>(x, "dropped", where);
+    const json ops = field<json>(x, "ops", where), workers = field<json>(x, "workers", where);
+    if (!ops.is_array() || !workers.is_array())
+        throw Error("conversation JSON: " + where + ": ops and workers must be arrays");
+    try {
+        for (const json& o : ops) {
+            if (!o.is_array() || o.size() != 10) throw Error("an op is not an array of 10");
+            OpSpan op;
+            op.start_ns = o[0].get<int64_t>();
+            op.end_ns = o[1].get<int64_t>();
+            op.name = o[2].get<int32_t>();
+            op.layer = o[3].get<int32_t>();
+            op.rows = o[4].get<int32_t>();
+            const auto cat = parse_time_category(o[5].get<std::string>());
+            if (!cat) throw Error("unknown category '" + o[5].get<std::string>() + "'");
+            op.category = *cat;
+            op.bytes = o[6].get<double>();
+            op.flops = o[7].get<double>();
+            if (!o[8].is_null()) {
+                const auto type = parse_type_name(o[8].get<std::string>());
+                if (!type) throw Error("unknown weight type '" + o[8].get<std::string>() + "'");
+                op.weight_type = int32_t(*type);
+            }
+            op.shape = o[9].get<std::array<int32_t, 2>>();
+            t->ops.push_back(op);
+        }
+        for (const json& o : workers) {
+            if (!o.is_array() || o.size() != 4) throw Error("a worker span is not an array of 4");
+            t->workers.push_back({o[0].get<int64_t>(), o[1].get<int64_t>(), o[2].get<int32_t>(),
+                                  o[3].get<int32_t>()});
+        }
+    } catch (const json::exception& e) {
+        throw Error("conversation JSON: " + where + ": " + e.what());
+    } catch (const Error& e) {
+        throw Error("conversation JSON: " + where + ": " + e.what());
+    }
+    if (const std::string why = step_trace_error(*t); !why.empty())
+        throw Error("conversation JSON: " + where + ": " + why);
+    return t;
+}
+
 RunRecord run_from_json(const json& j, const std::string& where, size_t n_messages, int version) {
     RunRecord r;
     const auto message = field<size_t>(j, "message", where);
@@ -359,6 +433,8 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
                             ": " + why);
             e.experts = std::move(routing);
         }
+        if (s.contains("trace"))
+            e.trace = trace_from_json(s["trace"], w + ".trace of step " + std::to_string(e.index));
         r.steps.push_back(e);
     }
     for (const auto& c : field<json>(j, "cache_events", where)) {

@@ -309,4 +309,86 @@ std::shared_ptr<const ExpertRouting> decode_experts(std::span<const uint8_t> blo
     return out;
 }
 
+std::vector<uint8_t> encode_trace(const StepTrace* t) {
+    Writer w;
+    if (!t) return std::move(w.out);
+    w.put<uint32_t>(uint32_t(t->names.size()));
+    for (const std::string& n : t->names) {
+        w.put<uint32_t>(uint32_t(n.size()));
+        w.out.insert(w.out.end(), n.begin(), n.end());
+    }
+    w.put<int32_t>(t->threads);
+    w.put<int64_t>(t->dropped);
+    w.put<uint32_t>(uint32_t(t->ops.size()));
+    for (const OpSpan& op : t->ops) {
+        w.put<int64_t>(op.start_ns);
+        w.put<int64_t>(op.end_ns);
+        w.put<int32_t>(op.name);
+        w.put<int32_t>(op.layer);
+        w.put<int32_t>(op.rows);
+        w.put<uint8_t>(uint8_t(op.category));
+        w.put<double>(op.bytes);
+        w.put<double>(op.flops);
+        w.put<int32_t>(op.weight_type);
+        w.put<int32_t>(op.shape[0]);
+        w.put<int32_t>(op.shape[1]);
+    }
+    w.put<uint32_t>(uint32_t(t->workers.size()));
+    for (const WorkerBusy& b : t->workers) {
+        w.put<int64_t>(b.start_ns);
+        w.put<int64_t>(b.end_ns);
+        w.put<int32_t>(b.worker);
+        w.put<int32_t>(b.tasks);
+    }
+    return std::move(w.out);
+}
+
+std::shared_ptr<const StepTrace> decode_trace(std::span<const uint8_t> blob) {
+    if (blob.empty()) return nullptr;
+    Reader r(blob, "trace");
+    const auto bad = [](const std::string& why) {
+        return StoreError("malformed trace blob: " + why, SQLITE_CORRUPT);
+    };
+    // Each count is checked against what is left, so a forged count allocates nothing.
+    const auto count = [&](size_t record, const char* what) {
+        const uint32_t n = r.get<uint32_t>();
+        if (uint64_t(n) * record > r.left())
+            throw bad(std::to_string(n) + " " + what + " in " + std::to_string(r.left()) +
+                      " bytes");
+        return size_t(n);
+    };
+    auto t = std::make_shared<StepTrace>();
+    t->names.resize(count(4, "names"));
+    for (std::string& n : t->names) {
+        n.resize(count(1, "name bytes"));
+        for (char& c : n) c = char(r.get<uint8_t>());
+    }
+    t->threads = r.get<int32_t>();
+    t->dropped = r.get<int64_t>();
+    t->ops.resize(count(57, "ops"));
+    for (OpSpan& op : t->ops) {
+        op.start_ns = r.get<int64_t>();
+        op.end_ns = r.get<int64_t>();
+        op.name = r.get<int32_t>();
+        op.layer = r.get<int32_t>();
+        op.rows = r.get<int32_t>();
+        op.category = TimeCategory(r.get<uint8_t>());
+        op.bytes = r.get<double>();
+        op.flops = r.get<double>();
+        op.weight_type = r.get<int32_t>();
+        op.shape[0] = r.get<int32_t>();
+        op.shape[1] = r.get<int32_t>();
+    }
+    t->workers.resize(count(24, "worker spans"));
+    for (WorkerBusy& b : t->workers) {
+        b.start_ns = r.get<int64_t>();
+        b.end_ns = r.get<int64_t>();
+        b.worker = r.get<int32_t>();
+        b.tasks = r.get<int32_t>();
+    }
+    if (r.left() != 0) throw bad(std::to_string(r.left()) + " bytes after the worker spans");
+    if (const std::string why = step_trace_error(*t); !why.empty()) throw bad(why);
+    return t;
+}
+
 }  // namespace fluoro::app

@@ -59,4 +59,13 @@ std::vector<int64_t> decode_positions(std::span<const uint8_t> blob, size_t max_
 std::vector<uint8_t> encode_experts(const ExpertRouting* r);
 std::shared_ptr<const ExpertRouting> decode_experts(std::span<const uint8_t> blob);
 
+// A step's trace (StepTrace, level Trace): uint32 n_names, n_names × (uint32 length, bytes); int32
+// threads; int64 dropped; uint32 n_ops, n_ops × (int64 start_ns, int64 end_ns, int32 name, int32
+// layer, int32 rows, uint8 category, float64 bytes, float64 flops, int32 weight_type, 2 × int32
+// shape); uint32 n_workers, n_workers ×
+// (int64 start_ns, int64 end_ns, int32 worker, int32 tasks). Empty: no trace (null). Decoding
+// checks every count against the bytes left before it allocates, then step_trace_error.
+std::vector<uint8_t> encode_trace(const StepTrace* t);
+std::shared_ptr<const StepTrace> decode_trace(std::span<const uint8_t> blob);
+
 }  // namespace fluoro::app

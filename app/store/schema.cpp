@@ -208,6 +208,12 @@ constexpr const char* kMigrateV8ToV9 = R"sql(
 ALTER TABLE cache_events ADD COLUMN tree TEXT NOT NULL DEFAULT '';
 )sql";
 
+// v10: a traced step's timeline (StepEvent::trace, blob_codec.h encode_trace): every backend call
+// with its layer, bytes and FLOPs, and the worker threads' spans. Old rows and untraced steps: ''.
+constexpr const char* kMigrateV9ToV10 = R"sql(
+ALTER TABLE steps ADD COLUMN trace BLOB NOT NULL DEFAULT x'';
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -285,6 +291,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 7) db.exec(kMigrateV6ToV7);
     if (from < 8) db.exec(kMigrateV7ToV8);
     if (from < 9) db.exec(kMigrateV8ToV9);
+    if (from < 10) db.exec(kMigrateV9ToV10);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

@@ -17,6 +17,7 @@
 //       what was asked and the result as JSON, app/measure/measurement.h)
 //   v9  + cache_events.tree (the prefix cache's radix tree after the request, as JSON,
 //       store/prefix_tree_codec.h)
+//   v10 + steps.trace (telemetry level Trace: the step's op spans and worker spans)
 //
 // docs/STORAGE.md describes every table and blob layout.
 #pragma once
@@ -29,7 +30,7 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).

@@ -15,7 +15,7 @@ struct Store::Prepared {
                            "split, reasoning, reasoning_text, answer_text) "
                            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           step(db.prepare("INSERT INTO steps(run_id, idx, phase, tokens, start_ns, end_ns, op_ns, "
-                          "experts) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")),
+                          "experts, trace) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           memory(db.prepare("INSERT INTO memory_counters(run_id, t_ns, weights_bytes, kv_bytes, "
                             "kv_used_bytes, scratch_bytes) VALUES(?, ?, ?, ?, ?, ?)")),
           snapshot(db.prepare("INSERT INTO snapshots(run_id, kind, step, t_ns, data, key_begin) "
@@ -136,6 +136,7 @@ void Store::add_step(int64_t run, const StepEvent& s) {
         .bind(6, s.end_ns)
         .bind(7, encode_op_ns(s.op_ns))
         .bind(8, encode_experts(s.experts.get()))
+        .bind(9, encode_trace(s.trace.get()))
         .run();
 }
 
@@ -478,7 +479,7 @@ void Store::load_run_rows(RunRecord& r) {
     }
     {
         Statement st = db_->prepare(
-            "SELECT idx, phase, tokens, start_ns, end_ns, op_ns, experts FROM steps WHERE "
+            "SELECT idx, phase, tokens, start_ns, end_ns, op_ns, experts, trace FROM steps WHERE "
             "run_id = ? ORDER BY idx");
         st.bind(1, r.id);
         while (st.step()) {
@@ -490,6 +491,12 @@ void Store::load_run_rows(RunRecord& r) {
                                      ": " + std::to_string(s.experts->n_tokens) +
                                      " tokens routed in a step of " + std::to_string(s.tokens),
                                  SQLITE_CORRUPT);
+            try {
+                s.trace = decode_trace(st.blob(7));
+            } catch (const StoreError& e) {
+                throw StoreError("step " + std::to_string(s.index) + ": " + e.what(),
+                                 SQLITE_CORRUPT);
+            }
             r.steps.push_back(std::move(s));
         }
     }

@@ -14,6 +14,7 @@
 #include "backend/batch.h"
 #include "backend/rope.h"
 #include "backend/tensor_ref.h"
+#include "backend/worker_trace.h"
 #include "kv/kv_cache.h"
 
 namespace fluoro::gguf {
@@ -48,6 +49,9 @@ class Backend {
     virtual std::string_view name() const = 0;
     // Host threads the backend computes with (the CPU's pool; 1 for a GPU backend's driver).
     virtual int threads() const { return 1; }
+    // While set, the host thread pool records its workers' busy spans into `trace` (telemetry
+    // level Trace; backend/worker_trace.h); nullptr stops it. A backend without a pool ignores it.
+    virtual void set_worker_trace(WorkerTrace* trace) { (void)trace; }
     // Attention working memory allocated so far, in bytes (it only grows: the peak).
     virtual size_t attention_scratch_bytes() const { return 0; }
 

@@ -35,7 +35,18 @@ void RunTelemetry::announce(std::vector<int32_t> prompt_ids, std::vector<std::st
     split_ = ReasoningSplitter(!started_.raw && prompt_opens_reasoning(tail));
     publish(started_);
     announced_ = true;
-    profiling_.set_timing(started_.level == TelemetryLevel::Full);
+    apply_level(started_.level);
+    profiling_.discard_trace();  // what ran between runs is no step of this one
+}
+
+RunTelemetry::~RunTelemetry() {
+    profiling_.set_tracing(false);
+    profiling_.discard_trace();
+}
+
+void RunTelemetry::apply_level(TelemetryLevel level) {
+    profiling_.set_timing(level >= TelemetryLevel::Full);
+    profiling_.set_tracing(level == TelemetryLevel::Trace);
 }
 
 int64_t RunTelemetry::prefill_tokens(int64_t held_back) const {
@@ -48,18 +59,24 @@ void RunTelemetry::close_step(TelemetryLevel level, StepPhase phase, int64_t tok
     if (probes_.take_evictions) evictions = probes_.take_evictions(n_step_);
     std::shared_ptr<const ExpertRouting> experts;
     if (probes_.take_experts) experts = probes_.take_experts();
+    std::shared_ptr<StepTrace> trace;
+    if (level == TelemetryLevel::Trace && profiling_.tracing())
+        trace = profiling_.take_trace(meter_.run_start_ns());
+    else
+        profiling_.discard_trace();
     if (level == TelemetryLevel::Off) return meter_.restart();
     for (KvEviction& e : evictions) {
         e.t_ns = meter_.now_ns();
         publish(std::move(e));
     }
     StepEvent step =
-        meter_.close(started_.run, n_step_++, phase, tokens, level == TelemetryLevel::Full);
+        meter_.close(started_.run, n_step_++, phase, tokens, level >= TelemetryLevel::Full);
     step.experts = std::move(experts);
+    step.trace = std::move(trace);
     publish(step);
     if (phase == StepPhase::Prefill && probes_.prefix)
         publish(probes_.prefix(prompt_tokens_, step.end_ns));
-    if (level == TelemetryLevel::Full) {
+    if (level >= TelemetryLevel::Full) {
         emit_memory(step.end_ns);
         if (probes_.kv_snapshot &&
             (phase == StepPhase::Prefill || step.index % kv_snapshot_every_ == 0))
@@ -68,7 +85,7 @@ void RunTelemetry::close_step(TelemetryLevel level, StepPhase phase, int64_t tok
 }
 
 void RunTelemetry::emit_token(const GeneratedToken& t, TelemetryLevel level) {
-    profiling_.set_timing(level == TelemetryLevel::Full);
+    apply_level(level);
     TokenEvent te;
     te.run = started_.run;
     te.index = n_token_++;
@@ -168,8 +185,8 @@ spec::SpecCallbacks RunTelemetry::spec_callbacks(std::string drafter) {
 
 void RunTelemetry::finish(const GenerateResult& r) {
     const TelemetryLevel level = level_.load();
-    // Level Full reported the memory with every step.
-    if (level != TelemetryLevel::Off && level != TelemetryLevel::Full) emit_memory(now_ns());
+    // Levels Full and Trace reported the memory with every step.
+    if (level == TelemetryLevel::Summary) emit_memory(now_ns());
     if (ReasoningDelta d = split_.finish(); !d.empty()) {
         TokenEvent te;
         te.run = started_.run;

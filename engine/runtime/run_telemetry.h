@@ -62,6 +62,10 @@ class RunTelemetry {
     RunTelemetry(RunStarted started, const std::atomic<TelemetryLevel>& level,
                  ProfilingBackend& profiling, StepMeter::Clock::time_point run_start,
                  int64_t kv_snapshot_every, RunProbes probes, EventSink sink);
+    // Stops tracing and drops what was traced after the last step.
+    ~RunTelemetry();
+    RunTelemetry(const RunTelemetry&) = delete;
+    RunTelemetry& operator=(const RunTelemetry&) = delete;
 
     uint64_t run() const { return started_.run; }
     int64_t now_ns() const { return meter_.now_ns(); }
@@ -101,6 +105,8 @@ class RunTelemetry {
 
   private:
     void publish(Event e) { sink_(std::move(e)); }
+    // Timing at Full and Trace, tracing at Trace (a step uses the level current when it ends).
+    void apply_level(TelemetryLevel level);
     void close_step(TelemetryLevel level, StepPhase phase, int64_t tokens);
     void emit_token(const GeneratedToken& t, TelemetryLevel level);
     void emit_memory(int64_t t_ns);

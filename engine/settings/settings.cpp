@@ -90,6 +90,9 @@ constexpr TelemetryLevelInfo kTelemetryLevels[] = {
      "and memory counters"},
     {TelemetryLevel::Full, "full", "full",
      "also time per operation inside each step and KV occupancy snapshots"},
+    {TelemetryLevel::Trace, "trace", "trace",
+     "also every operation of each step in order (layer, bytes, FLOPs) and the worker threads' "
+     "busy spans, for a timeline"},
 };
 
 constexpr SpecModeInfo kSpecModes[] = {

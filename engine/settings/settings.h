@@ -124,7 +124,7 @@ std::optional<BackendKind> parse_backend_kind(std::string_view name);
 
 // ---- Telemetry level (telemetry/, changeable at any moment: the next step uses it) ----
 
-enum class TelemetryLevel { Off, Summary, Full };
+enum class TelemetryLevel { Off, Summary, Full, Trace };  // each includes the ones before
 
 struct TelemetryLevelInfo {
     TelemetryLevel kind;

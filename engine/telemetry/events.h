@@ -20,6 +20,7 @@
 #include "sampling/sampling_params.h"
 #include "settings/settings.h"  // TelemetryLevel
 #include "telemetry/attention_patterns.h"
+#include "telemetry/op_trace.h"
 #include "telemetry/time_category.h"
 
 namespace fluoro {
@@ -128,6 +129,9 @@ struct StepEvent {
     CategoryTimes op_ns{};
     // The step's expert routing (a mixture-of-experts model, telemetry not Off); null otherwise.
     std::shared_ptr<const ExpertRouting> experts = nullptr;
+    // Level Trace: every backend call of the step with its layer, bytes and FLOPs, and the host
+    // pool's worker spans (telemetry/op_trace.h); null at the other levels.
+    std::shared_ptr<const StepTrace> trace = nullptr;
 };
 
 // Attention weights of one head of one layer: rows are query positions first_row.., columns

@@ -4,22 +4,123 @@
 
 namespace fluoro {
 
-ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c)
-    : inner_(b.inner_), slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr) {
+ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c, Traced t)
+    : b_(b), slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr), cat_(c), t_(t) {
     if (!slot_) return;
-    inner_.synchronize();
+    b_.inner_.synchronize();
     start_ = std::chrono::steady_clock::now();
 }
 
 ProfilingBackend::Scope::~Scope() {
     if (!slot_) return;
     try {
-        inner_.synchronize();
+        b_.inner_.synchronize();
     } catch (...) {  // a failed kernel is reported by the next call that checks; not here
     }
-    *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now() - start_)
-                  .count();
+    const auto end = std::chrono::steady_clock::now();
+    *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
+    if (t_.name < 0 || !b_.tracing_) return;
+    OpSpan op;
+    op.start_ns = start_.time_since_epoch().count();
+    op.end_ns = end.time_since_epoch().count();
+    op.name = t_.name;
+    op.layer = t_.layer;
+    op.rows = t_.rows;
+    op.category = time_category(cat_);
+    op.bytes = t_.bytes;
+    op.flops = t_.flops;
+    op.weight_type = t_.weight_type;
+    op.shape = t_.shape;
+    try {
+        b_.ops_.push_back(op);
+    } catch (...) {  // out of memory for the trace: the op ran; its span is lost
+    }
+}
+
+ProfilingBackend::~ProfilingBackend() {
+    if (workers_) inner_.set_worker_trace(nullptr);
+}
+
+void ProfilingBackend::set_tracing(bool on) {
+    if (on == tracing_) return;
+    if (on && !workers_) workers_ = std::make_unique<WorkerTrace>(inner_.threads());
+    if (on && ops_.capacity() == 0) ops_.reserve(4096);
+    tracing_ = on;
+    inner_.set_worker_trace(on ? workers_.get() : nullptr);
+}
+
+int32_t ProfilingBackend::intern(std::string_view name) {
+    if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
+    const auto id = int32_t(names_.size());
+    names_.emplace_back(name);
+    name_ids_.emplace(std::string(name), id);
+    return id;
+}
+
+ProfilingBackend::Traced ProfilingBackend::traced(std::string_view call, int64_t rows,
+                                                  int64_t width) {
+    if (!tracing_ || !timing()) return {};
+    Traced t;
+    t.name = intern(call);
+    t.layer = layer_;
+    t.rows = int32_t(rows);
+    t.shape = {int32_t(width), 0};
+    return t;
+}
+
+ProfilingBackend::Traced ProfilingBackend::traced(std::string_view prefix, const Weight& w,
+                                                  int64_t rows) {
+    if (!tracing_ || !timing()) return {};
+    const WeightOpKey key{prefix.data(), w.data};
+    auto it = weight_ops_.find(key);
+    if (it == weight_ops_.end()) {
+        const TensorOpName t = tensor_op_name(w.name);
+        const std::string name = prefix.empty()
+                                     ? std::string(t.op)
+                                     : std::string(prefix) + "(" + std::string(t.op) + ")";
+        it = weight_ops_.emplace(key, std::pair{intern(name), t.layer}).first;
+    }
+    layer_ = it->second.second;
+    Traced t;
+    t.name = it->second.first;
+    t.layer = layer_;
+    t.rows = int32_t(rows);
+    t.shape = {int32_t(w.n_in()), 0};
+    return t;
+}
+
+std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
+    auto t = std::make_shared<StepTrace>();
+    t->names = names_;
+    t->ops = std::move(ops_);
+    ops_ = {};
+    if (tracing_) ops_.reserve(std::max<size_t>(t->ops.size(), 64));
+    for (OpSpan& op : t->ops) {
+        op.start_ns -= run_start_ns;
+        op.end_ns -= run_start_ns;
+    }
+    t->threads = int32_t(inner_.threads());
+    if (workers_) {
+        worker_spans_.clear();
+        t->dropped = workers_->drain(worker_spans_);
+        t->workers = worker_spans_;
+        for (WorkerBusy& w : t->workers) {
+            w.start_ns -= run_start_ns;
+            w.end_ns -= run_start_ns;
+        }
+    }
+    layer_ = -1;
+    return t;
+}
+
+void ProfilingBackend::discard_trace() {
+    ops_.clear();
+    if (workers_) {
+        worker_spans_.clear();
+        workers_->drain(worker_spans_);
+        worker_spans_.clear();
+    }
+    layer_ = -1;
 }
 
 Weight ProfilingBackend::load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) {
@@ -43,58 +144,103 @@ void ProfilingBackend::reserve(int64_t max_tokens, int64_t max_width) {
 }
 
 void ProfilingBackend::get_rows(const Weight& table, std::span<const int32_t> ids, Act y) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("get_rows", table, int64_t(ids.size())));
     inner_.get_rows(table, ids, y);
 }
 
-void ProfilingBackend::count_matmul(const Weight& w, int64_t rows, OpCategory cat) {
-    if (!timing()) return;
+std::pair<double, double> ProfilingBackend::count_matmul(const Weight& w, int64_t rows,
+                                                         OpCategory cat) {
+    if (!timing()) return {0, 0};
     const size_t c = size_t(time_category(cat));
-    traffic_.bytes[c] += double(w.row_bytes) * double(w.n_out());
-    traffic_.flops[c] += 2.0 * double(w.n_in()) * double(w.n_out()) * double(rows);
+    const double bytes = double(w.row_bytes) * double(w.n_out());
+    const double flops = 2.0 * double(w.n_in()) * double(w.n_out()) * double(rows);
+    traffic_.bytes[c] += bytes;
+    traffic_.flops[c] += flops;
+    return {bytes, flops};
 }
 
 void ProfilingBackend::matmul(const Weight& w, const Act& x, Act y, OpCategory cat) {
-    count_matmul(w, x.rows, cat);
-    Scope s(*this, cat);
+    const auto [bytes, flops] = count_matmul(w, x.rows, cat);
+    // The LM head is named as such whatever its weight ("lm_head(output)", or "lm_head(token_embd)"
+    // when tied to the embedding); the other matmuls by their weight alone.
+    Traced t = cat == OpCategory::LmHead ? traced("lm_head", w, x.rows) : traced("", w, x.rows);
+    t.bytes = bytes;
+    t.flops = flops;
+    t.weight_type = int32_t(w.type);
+    t.shape = {int32_t(w.n_in()), int32_t(w.n_out())};
+    Scope s(*this, cat, t);
     inner_.matmul(w, x, y, cat);
 }
 
 void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs, OpCategory cat) {
-    for (const MatmulOut& o : outs) count_matmul(*o.w, x.rows, cat);
-    Scope s(*this, cat);
+    double bytes = 0, flops = 0;
+    for (const MatmulOut& o : outs) {
+        const auto [b, f] = count_matmul(*o.w, x.rows, cat);
+        bytes += b;
+        flops += f;
+    }
+    Traced t;
+    if (tracing_ && timing() && !outs.empty()) {
+        static constexpr char kMany[] = "+";
+        const WeightOpKey key{kMany, outs[0].w->data};
+        auto it = weight_ops_.find(key);
+        if (it == weight_ops_.end()) {
+            std::string name;
+            int32_t layer = -1;
+            for (const MatmulOut& o : outs) {
+                const TensorOpName n = tensor_op_name(o.w->name);
+                if (!name.empty()) name += '+';
+                name += n.op;
+                layer = n.layer;
+            }
+            it = weight_ops_.emplace(key, std::pair{intern(name), layer}).first;
+        }
+        layer_ = it->second.second;
+        t.name = it->second.first;
+        t.layer = layer_;
+        t.rows = int32_t(x.rows);
+        t.bytes = bytes;
+        t.flops = flops;
+        t.weight_type = int32_t(outs[0].w->type);
+        int64_t n_out = 0;
+        for (const MatmulOut& o : outs) n_out += o.w->n_out();
+        t.shape = {int32_t(outs[0].w->n_in()), int32_t(n_out)};
+    }
+    Scope s(*this, cat, t);
     inner_.matmul_many(x, outs, cat);
 }
 
 void ProfilingBackend::rope_qk(Act q, int64_t n_head_q, Act k, int64_t n_head_k, int64_t head_dim,
                                const RopeParams& p, std::span<const int32_t> positions) {
-    Scope s(*this, OpCategory::NormRope);
+    Scope s(*this, OpCategory::NormRope, traced("rope_qk", q.rows, q.width));
     inner_.rope_qk(q, n_head_q, k, n_head_k, head_dim, p, positions);
 }
 
 void ProfilingBackend::add_rms_norm(Act x, const Act& y, const Weight& w, float eps, Act out) {
-    Scope s(*this, OpCategory::NormRope);
+    Scope s(*this, OpCategory::NormRope, traced("add_rms_norm", w, x.rows));
     inner_.add_rms_norm(x, y, w, eps, out);
 }
 
 void ProfilingBackend::add_bias(Act y, const Weight& bias) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("add_bias", bias, y.rows));
     inner_.add_bias(y, bias);
 }
 
 void ProfilingBackend::rms_norm(const Act& x, const Weight& w, float eps, Act y) {
-    Scope s(*this, OpCategory::NormRope);
+    Scope s(*this, OpCategory::NormRope, traced("rms_norm", w, x.rows));
     inner_.rms_norm(x, w, eps, y);
 }
 
 void ProfilingBackend::rope(Act x, int64_t n_head, int64_t head_dim, const RopeParams& p,
                             std::span<const int32_t> positions) {
-    Scope s(*this, OpCategory::NormRope);
+    Scope s(*this, OpCategory::NormRope, traced("rope", x.rows, x.width));
     inner_.rope(x, n_head, head_dim, p, positions);
 }
 
 void ProfilingBackend::attention(const AttentionParams& p, const Act& q, const Act& k, const Act& v,
                                  const Batch& batch, KvCache& kv, Act out) {
+    Traced op = traced("attention", batch.size(), 0);
+    if (tracing_ && timing()) layer_ = op.layer = int32_t(p.layer);
     if (timing() && batch.size() > 0) {
         int64_t keys = 0, key_flops = 0;  // rows read once per call; q·k and p·v per query
         for (int64_t t = 0; t < batch.size(); ++t) {
@@ -105,58 +251,59 @@ void ProfilingBackend::attention(const AttentionParams& p, const Act& q, const A
         }
         const KvShape& sh = kv.shape();
         const size_t c = size_t(TimeCategory::Attention);
-        traffic_.bytes[c] +=
-            double(keys) * double(sh.k_row_bytes(p.layer) + sh.v_row_bytes(p.layer));
-        traffic_.flops[c] +=
-            2.0 * double(key_flops) * double(p.n_head) * double(p.head_dim_k + p.head_dim_v);
+        op.shape = {int32_t(keys), int32_t(p.n_head)};
+        op.bytes = double(keys) * double(sh.k_row_bytes(p.layer) + sh.v_row_bytes(p.layer));
+        op.flops = 2.0 * double(key_flops) * double(p.n_head) * double(p.head_dim_k + p.head_dim_v);
+        traffic_.bytes[c] += op.bytes;
+        traffic_.flops[c] += op.flops;
     }
-    Scope s(*this, OpCategory::Attention);
+    Scope s(*this, OpCategory::Attention, op);
     inner_.attention(p, q, k, v, batch, kv, out);
 }
 
 void ProfilingBackend::add(Act x, const Act& y) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("add", x.rows, x.width));
     inner_.add(x, y);
 }
 
 void ProfilingBackend::scale(Act x, float f) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("scale", x.rows, x.width));
     inner_.scale(x, f);
 }
 
 void ProfilingBackend::swiglu(Act gate, const Act& up) {
-    Scope s(*this, OpCategory::Ffn);
+    Scope s(*this, OpCategory::Ffn, traced("swiglu", gate.rows, gate.width));
     inner_.swiglu(gate, up);
 }
 
 void ProfilingBackend::swiglu_oai(Act gate, const Act& up, float alpha, float limit) {
-    Scope s(*this, OpCategory::Ffn);
+    Scope s(*this, OpCategory::Ffn, traced("swiglu_oai", gate.rows, gate.width));
     inner_.swiglu_oai(gate, up, alpha, limit);
 }
 
 void ProfilingBackend::geglu_tanh(Act gate, const Act& up) {
-    Scope s(*this, OpCategory::Ffn);
+    Scope s(*this, OpCategory::Ffn, traced("geglu_tanh", gate.rows, gate.width));
     inner_.geglu_tanh(gate, up);
 }
 
 void ProfilingBackend::softcap(Act x, float cap) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("softcap", x.rows, x.width));
     inner_.softcap(x, cap);
 }
 
 void ProfilingBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("gather_rows", y.rows, y.width));
     inner_.gather_rows(x, rows, y);
 }
 
 void ProfilingBackend::add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
                                        std::span<const float> scales) {
-    Scope s(*this, OpCategory::Ffn);
+    Scope s(*this, OpCategory::Ffn, traced("add_rows_scaled", y.rows, y.width));
     inner_.add_rows_scaled(x, y, rows, scales);
 }
 
 void ProfilingBackend::read(const Act& x, std::span<float> host) {
-    Scope s(*this, OpCategory::Other);
+    Scope s(*this, OpCategory::Other, traced("read", x.rows, x.width));
     inner_.read(x, host);
 }
 

@@ -10,8 +10,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "backend/backend.h"
+#include "telemetry/op_trace.h"
 #include "telemetry/time_category.h"
 
 namespace fluoro {
@@ -19,6 +24,9 @@ namespace fluoro {
 class ProfilingBackend final : public Backend {
   public:
     explicit ProfilingBackend(Backend& inner) : inner_(inner) {}
+    ~ProfilingBackend() override;
+    ProfilingBackend(const ProfilingBackend&) = delete;
+    ProfilingBackend& operator=(const ProfilingBackend&) = delete;
 
     Backend& inner() const { return inner_; }
     void set_timing(bool on) { timing_.store(on, std::memory_order_relaxed); }
@@ -34,6 +42,18 @@ class ProfilingBackend final : public Backend {
         std::array<double, kTimeCategories> bytes{}, flops{};
     };
     const Traffic& traffic() const { return traffic_; }
+
+    // Tracing (telemetry level Trace; implies timing): every timed call also records an OpSpan
+    // (telemetry/op_trace.h) into a buffer reused from step to step, and the inner backend's
+    // host pool records its workers' busy spans (backend/worker_trace.h). Engine thread only.
+    void set_tracing(bool on);
+    bool tracing() const { return tracing_; }
+    // The spans recorded since the last take (the op names table whole), their steady_clock
+    // times made run-relative by subtracting run_start_ns (steady_clock since its epoch); the
+    // buffer starts empty again. The layer of the ops that follow restarts unknown (-1).
+    std::shared_ptr<StepTrace> take_trace(int64_t run_start_ns);
+    // Drops what was recorded since the last take.
+    void discard_trace();
     int64_t weights_bytes() const { return weights_bytes_; }
     int64_t scratch_bytes() const { return scratch_bytes_; }
 
@@ -84,20 +104,36 @@ class ProfilingBackend final : public Backend {
     void synchronize() override { inner_.synchronize(); }
 
   private:
-    void count_matmul(const Weight& w, int64_t rows, OpCategory cat);  // into traffic_
+    // What a traced op is: its interned name, layer, rows, bytes and FLOPs (name -1: untraced).
+    struct Traced {
+        int32_t name = -1, layer = -1, rows = 0;
+        double bytes = 0, flops = 0;
+        int32_t weight_type = -1;
+        std::array<int32_t, 2> shape{0, 0};
+    };
+    // A matmul's bytes and FLOPs, added to traffic_ (while timing) and returned.
+    std::pair<double, double> count_matmul(const Weight& w, int64_t rows, OpCategory cat);
+    int32_t intern(std::string_view name);
+    // While tracing: a plain op (named after the call, in the current layer), an op on a weight
+    // ("rms_norm(attn_norm)" with prefix "rms_norm"; a matmul's is the bare weight), which sets
+    // the current layer; untraced (name -1) otherwise.
+    Traced traced(std::string_view call, int64_t rows, int64_t width);
+    Traced traced(std::string_view prefix, const Weight& w, int64_t rows);
     // Times one forwarded call into a category when timing is on; a no-op otherwise. An
     // asynchronous backend (CUDA) is synchronized before and after the call, so the time is the
     // operation's own (and timing costs a wait per op: it is on at telemetry level Full only).
     class Scope {
       public:
-        Scope(ProfilingBackend& b, OpCategory c);
+        Scope(ProfilingBackend& b, OpCategory c, Traced t);
         ~Scope();
         Scope(const Scope&) = delete;
         Scope& operator=(const Scope&) = delete;
 
       private:
-        Backend& inner_;
+        ProfilingBackend& b_;
         int64_t* slot_;
+        OpCategory cat_;
+        Traced t_;
         std::chrono::steady_clock::time_point start_;
     };
 
@@ -107,6 +143,27 @@ class ProfilingBackend final : public Backend {
     Traffic traffic_{};
     int64_t weights_bytes_ = 0;
     int64_t scratch_bytes_ = 0;
+
+    struct NameHash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    bool tracing_ = false;
+    int32_t layer_ = -1;              // the current op's layer (the last weight's)
+    std::vector<std::string> names_;  // interned op names, index = OpSpan::name
+    std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> name_ids_;
+    // (the prefix literal's address, weight data) -> (name, layer): a weight's op name is parsed
+    // once.
+    using WeightOpKey = std::pair<const void*, const void*>;
+    struct WeightOpHash {
+        size_t operator()(const WeightOpKey& k) const {
+            return std::hash<const void*>{}(k.first) * 31 ^ std::hash<const void*>{}(k.second);
+        }
+    };
+    std::unordered_map<WeightOpKey, std::pair<int32_t, int32_t>, WeightOpHash> weight_ops_;
+    std::vector<OpSpan> ops_;
+    std::unique_ptr<WorkerTrace> workers_;
+    std::vector<WorkerBusy> worker_spans_;  // drained from workers_ at each take
 };
 
 }  // namespace fluoro

@@ -18,6 +18,8 @@ class StepMeter {
     StepMeter(const ProfilingBackend& backend, Clock::time_point run_start);
 
     int64_t now_ns() const;
+    // The run's start as steady_clock nanoseconds since its epoch (to make spans run-relative).
+    int64_t run_start_ns() const { return run_start_.time_since_epoch().count(); }
     // Backend time (all categories) since the current step began.
     int64_t backend_ns_in_step() const;
     // Closes the current step at now and starts the next one. With split, op_ns holds the

@@ -23,6 +23,7 @@ class CpuBackend final : public Backend {
 
     std::string_view name() const override { return "cpu"; }
     int threads() const override { return pool_.size(); }
+    void set_worker_trace(WorkerTrace* trace) override { pool_.set_trace(trace); }
     ThreadPool& pool() { return pool_; }
 
     Weight load_weight(const gguf::GgufFile& file, const gguf::TensorInfo& info) override;

@@ -91,6 +91,8 @@ void ThreadPool::stop_workers() {
 
 void ThreadPool::work(int worker) {
     const ActiveRegion active(this);
+    WorkerTrace* const trace = trace_.load(std::memory_order_relaxed);
+    WorkerBusy busy{0, 0, worker, 0};
     uint64_t claim = claim_.load(std::memory_order_acquire);
     for (;;) {
         // A successful CAS proves claim_ still held `claim`, so the region could not have been
@@ -98,10 +100,23 @@ void ThreadPool::work(int worker) {
         const auto task = static_cast<int64_t>(claim & 0xFFFFFFFFu);
         // Acquire: a task count of a newer region than claim's implies claim_ has moved past
         // claim (run_impl closes the old region first), so the CAS below fails.
-        if (task >= n_tasks_.load(std::memory_order_acquire)) return;
+        if (task >= n_tasks_.load(std::memory_order_acquire)) {
+            if (trace && busy.tasks > 0) {
+                busy.end_ns = WorkerTrace::now_ns();
+                trace->record(busy);
+                tracing_.fetch_sub(1, std::memory_order_release);  // run() may return now
+            }
+            return;
+        }
         if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acquire,
                                           std::memory_order_acquire)) {
             continue;  // claim now holds the current value
+        }
+        if (trace && busy.tasks++ == 0) {
+            busy.start_ns = WorkerTrace::now_ns();
+            // Before this task's done_ increment: run() sees the count once all tasks are done
+            // (the increments form one release sequence) and waits for the span's record.
+            tracing_.fetch_add(1, std::memory_order_relaxed);
         }
         if (!failed_.load(std::memory_order_relaxed)) {
             try {
@@ -123,7 +138,13 @@ void ThreadPool::run_impl(int64_t n_tasks, TaskFn fn, void* ctx) {
     // Inline: a single thread or task, or a nested run() from inside one of our own tasks (the
     // workers are busy with the outer region; waiting for them would deadlock).
     if (n_threads_ == 1 || n_tasks == 1 || tls_active_pool == this) {
+        WorkerTrace* const trace =
+            tls_active_pool == this ? nullptr : trace_.load(std::memory_order_relaxed);
+        const int64_t t0 = trace ? WorkerTrace::now_ns() : 0;
         for (int64_t t = 0; t < n_tasks; ++t) fn(ctx, t, 0);
+        if (trace)
+            trace->record(
+                {t0, WorkerTrace::now_ns(), 0, int32_t(std::min<int64_t>(n_tasks, INT32_MAX))});
         return;
     }
     constexpr int64_t kMaxTasks = int64_t{1} << (kTaskBits - 1);  // task index never carries
@@ -164,7 +185,15 @@ void ThreadPool::run_impl(int64_t n_tasks, TaskFn fn, void* ctx) {
         wake_.notify_all();
     }
     work(0);
+    WorkerTrace* const trace = trace_.load(std::memory_order_relaxed);
+    const int64_t wait_from = trace ? WorkerTrace::now_ns() : 0;
     spin_until([&] { return done_.load(std::memory_order_acquire) == n_tasks; }, false);
+    if (trace) {
+        trace->record({wait_from, WorkerTrace::now_ns(), 0, 0});
+        // The workers record their span just after their last task: wait for it, so a region's
+        // spans are all recorded when run() returns (the step that ran it drains them).
+        spin_until([&] { return tracing_.load(std::memory_order_acquire) == 0; }, false);
+    }
     if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 

@@ -22,6 +22,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/worker_trace.h"
+
 namespace fluoro::cpu {
 
 class ThreadPool {
@@ -33,6 +35,10 @@ class ThreadPool {
     ThreadPool& operator=(const ThreadPool&) = delete;
 
     int size() const { return n_threads_; }
+    // While set, every region records each worker's busy span and the caller's wait into `trace`
+    // (backend/worker_trace.h), all of them before run() returns; nullptr stops it. Set between
+    // regions, from the calling thread.
+    void set_trace(WorkerTrace* trace) { trace_.store(trace, std::memory_order_relaxed); }
 
     // fn(task_index, worker_index); worker_index in [0, size()). Tasks are claimed dynamically
     // (an atomic counter), which balances uneven rows. Exceptions from fn are rethrown here.
@@ -73,6 +79,8 @@ class ThreadPool {
     std::atomic<void*> ctx_{nullptr};
     std::atomic<bool> failed_{false};  // a task threw: skip the rest of the region
     std::atomic<bool> stop_{false};
+    std::atomic<WorkerTrace*> trace_{nullptr};
+    std::atomic<int> tracing_{0};  // workers of the region whose busy span is not recorded yet
     std::exception_ptr error_;
     std::mutex error_mutex_;
 };

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "../store/store_test_util.h"
+#include "chrome_trace_check.h"
 #include "core/error.h"
 #include "export/csv_export.h"
 #include "export/json_export.h"
@@ -308,59 +309,99 @@ TEST(MarkdownExport, SpeculativeTotalsAreInTheStats) {
 TEST(ChromeTrace, EventsHaveTheirFieldsAndSlicesNest) {
     const ConversationRecord c = recorded("trace");
     const json trace = run_to_chrome_trace(c.runs.at(0));
-    ASSERT_TRUE(trace["traceEvents"].is_array());
-    std::map<int, std::vector<std::pair<double, double>>> slices;  // tid -> (ts, end)
-    std::map<std::string, int> by_phase;
-    std::set<std::string> counters, thread_names;
-    for (const auto& e : trace["traceEvents"]) {
-        const std::string ph = e.at("ph");
-        ++by_phase[ph];
-        EXPECT_TRUE(e.at("name").is_string());
-        EXPECT_TRUE(e.at("pid").is_number_integer());
-        if (ph == "M") {
-            EXPECT_TRUE(e.at("args").is_object());
-            if (e["name"] == "thread_name") thread_names.insert(e["args"]["name"]);
-            continue;
-        }
-        EXPECT_TRUE(e.at("ts").is_number());
-        EXPECT_GE(e["ts"].get<double>(), 0);
-        if (ph == "X") {
-            EXPECT_TRUE(e.at("tid").is_number_integer());
-            EXPECT_GE(e.at("dur").get<double>(), 0);
-            slices[e["tid"]].push_back({e["ts"], e["ts"].get<double>() + e["dur"].get<double>()});
-        } else if (ph == "C") {
-            ASSERT_TRUE(e.at("args").is_object());
-            for (const auto& [k, v] : e["args"].items()) EXPECT_TRUE(v.is_number()) << k;
-            counters.insert(e["name"]);
-        } else if (ph == "i") {
-            EXPECT_TRUE(e.at("s") == "t" || e.at("s") == "p" || e.at("s") == "g");
-        } else {
-            ADD_FAILURE() << "unexpected phase " << ph;
-        }
-    }
-    EXPECT_EQ(by_phase["X"], 4 + 4 * 2);  // 4 steps, each with matmul and sampling slices
-    EXPECT_EQ(by_phase["i"], 4 + 1);      // tokens, one cache event
-    EXPECT_TRUE(counters.count("tok/s"));
-    EXPECT_TRUE(counters.count("KV bytes"));
-    EXPECT_TRUE(counters.count("cache hit rate"));
-    EXPECT_TRUE(thread_names.count("steps"));
+    const fluoro::test::ChromeTraceSummary sum = fluoro::test::check_chrome_trace(trace);
+    // 4 steps, each with matmul and sampling slices; the request.
+    EXPECT_EQ(sum.by_phase.at("X"), 4 + 4 * 2 + 1);
+    EXPECT_EQ(sum.by_phase.at("i"), 4 + 1);  // tokens, one cache event
+    EXPECT_EQ(sum.flows, 4);                 // the request to each step
+    EXPECT_TRUE(sum.counters.count("tok/s"));
+    EXPECT_TRUE(sum.counters.count("KV bytes"));
+    EXPECT_TRUE(sum.counters.count("cache hit rate"));
+    EXPECT_FALSE(sum.counters.count("achieved GB/s"));  // no trace, no bytes per step
+    EXPECT_EQ(sum.thread_names.at(1), "steps");
+    EXPECT_EQ(sum.thread_names.at(6), "request");
     // The synthetic steps start at multiples of 1000 ns: microseconds, not nanoseconds.
-    EXPECT_DOUBLE_EQ(slices[1][0].first, 0.0);
-    // Proper nesting per track: sorted by start (longer first at a tie), every slice either lies
-    // inside the enclosing open slice or starts after it ended.
-    for (auto& [tid, list] : slices) {
-        std::sort(list.begin(), list.end(), [](auto a, auto b) {
-            return a.first != b.first ? a.first < b.first : a.second > b.second;
-        });
-        std::vector<double> open;
-        for (const auto& [ts, end] : list) {
-            while (!open.empty() && ts >= open.back() - 1e-9) open.pop_back();
-            if (!open.empty()) {
-                EXPECT_LE(end, open.back() + 1e-9) << "tid " << tid << " at " << ts;
-            }
-            open.push_back(end);
+    EXPECT_DOUBLE_EQ(sum.slices.at(1).at(0).ts, 0.0);
+}
+
+// A run recorded at level Trace: each step holds its layers in order, each layer its ops in the
+// order they ran with their args, under each matmul the engine thread's tasks and wait, the host
+// time after the last op; worker 1 has a track of its own; the achieved-bandwidth counter is the
+// step's bytes over its wall time.
+TEST(ChromeTrace, TracedStepsShowLayersOpsAndWorkersInTheirOrder) {
+    const auto path = test::temp_db("trace_timeline");
+    {
+        StoreWriter w(path);
+        for (Event& e : test::synthetic_run(1, 1, RunKind::Send, 0, "hi", {"a", "b", "c"})) {
+            if (auto* s = std::get_if<StepEvent>(&e))
+                s->trace = test::synthetic_trace(s->start_ns, int32_t(s->tokens));
+            w.record(e);
         }
     }
+    Store store(path);
+    const ConversationRecord c = store.load_conversation(store.list_conversations().at(0).id);
+    const json trace = run_to_chrome_trace(c.runs.at(0));
+    const fluoro::test::ChromeTraceSummary sum = fluoro::test::check_chrome_trace(trace);
+    EXPECT_EQ(sum.thread_names.at(1), "engine thread (steps)");
+    EXPECT_EQ(sum.thread_names.at(11), "worker 1");
+    EXPECT_TRUE(sum.counters.count("achieved GB/s"));
+    EXPECT_EQ(sum.flows, 3);
+
+    // Step 1 (a decode step, 1000..1900 ns) on the engine thread, in file order.
+    std::vector<std::string> names;
+    const json* qkv = nullptr;
+    for (const fluoro::test::ChromeSlice& s : sum.slices.at(1)) {
+        if (s.ts < 1.0 || s.ts >= 1.9) continue;
+        names.push_back(s.name);
+        if (s.name == "attn_q+attn_k+attn_v" && !qkv) qkv = s.event;
+    }
+    const std::vector<std::string> want = {"decode",
+                                           "get_rows(token_embd)",
+                                           "layer 0",
+                                           "rms_norm(attn_norm)",
+                                           "attn_q+attn_k+attn_v",
+                                           "tasks",
+                                           "wait",
+                                           "attention",
+                                           "tasks",
+                                           "wait",
+                                           "ffn_down",
+                                           "tasks",
+                                           "wait",
+                                           "layer 1",
+                                           "rms_norm(attn_norm)",
+                                           "attn_q+attn_k+attn_v",
+                                           "tasks",
+                                           "wait",
+                                           "attention",
+                                           "tasks",
+                                           "wait",
+                                           "ffn_down",
+                                           "tasks",
+                                           "wait",
+                                           "lm_head(output)",
+                                           "tasks",
+                                           "wait",
+                                           "host"};
+    EXPECT_EQ(names, want);
+    ASSERT_NE(qkv, nullptr);
+    const json& args = (*qkv)["args"];
+    EXPECT_EQ(args["layer"], 0);
+    EXPECT_EQ(args["rows"], 1);
+    EXPECT_EQ(args["category"], "matmul");
+    EXPECT_EQ(args["bytes"], 6000.0);
+    EXPECT_EQ(args["weight_type"], "q4_1");
+    EXPECT_EQ(args["shape"], json::array({64, 300}));
+    EXPECT_DOUBLE_EQ(args["GB/s"].get<double>(), 6000.0 / 60e-9 / 1e9);  // 60 ns
+    EXPECT_DOUBLE_EQ(args["GFLOP/s"].get<double>(), 4000.0 / 60e-9 / 1e9);
+    // Worker 1: one busy span per matmul and attention call (7 per step), 3 steps.
+    EXPECT_EQ(sum.slices.at(11).size(), 7u * 3u);
+    // The counter: a step's bytes (2 x (6000 + 1200 + 3000) + 12000) over its 900 ns.
+    double gbs = -1;
+    for (const json& e : trace["traceEvents"])
+        if (e["ph"] == "C" && e["name"] == "achieved GB/s" && e["ts"] == 1.9)
+            gbs = e["args"]["GB/s"];
+    EXPECT_DOUBLE_EQ(gbs, 32400.0 / 900e-9 / 1e9);
 }
 
 TEST(CsvExport, OneQuotedRowPerToken) {

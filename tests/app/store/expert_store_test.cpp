@@ -167,7 +167,8 @@ TEST(ExpertStore, AVersion6FileIsMigratedWithItsStepsKept) {
     {
         Database raw(path, SQLITE_OPEN_READWRITE);
         raw.exec(
-            "ALTER TABLE steps DROP COLUMN experts; DROP TABLE measurements; "
+            "ALTER TABLE steps DROP COLUMN trace; ALTER TABLE steps DROP COLUMN experts; "
+            "DROP TABLE measurements; "
             "ALTER TABLE cache_events DROP COLUMN tree; "
             "PRAGMA user_version = 6");
     }

@@ -62,6 +62,44 @@ inline RunStarted run_started(uint64_t run, uint64_t conversation, RunKind kind,
     return e;
 }
 
+// A step's trace as level Trace records it, inside [start_ns, start_ns + 900): the embedding, two
+// layers of (norm, QKV matmul, attention, FFN down matmul), the LM head, each op 60 ns after a
+// 10 ns gap; two threads: worker 0's tasks and wait under each matmul, worker 1's tasks beside.
+inline std::shared_ptr<const StepTrace> synthetic_trace(int64_t start_ns, int32_t rows = 1) {
+    auto t = std::make_shared<StepTrace>();
+    t->names = {"get_rows(token_embd)",
+                "rms_norm(attn_norm)",
+                "attn_q+attn_k+attn_v",
+                "attention",
+                "ffn_down",
+                "lm_head(output)"};
+    t->threads = 2;
+    int64_t at = start_ns + 10;
+    const auto op = [&](int32_t name, int32_t layer, TimeCategory c, double bytes, double flops) {
+        OpSpan s{at, at + 60, name, layer, rows, c, bytes, flops};
+        if (c == TimeCategory::Matmul || c == TimeCategory::LmHead) {
+            s.weight_type = int32_t(GgmlType::Q4_1);
+            s.shape = {64, int32_t(bytes / 20)};
+        }
+        t->ops.push_back(s);
+        if (bytes > 0) {
+            t->workers.push_back({at + 5, at + 40, 0, 3});
+            t->workers.push_back({at + 40, at + 55, 0, 0});
+            t->workers.push_back({at + 6, at + 50, 1, 2});
+        }
+        at += 70;
+    };
+    op(0, -1, TimeCategory::Other, 0, 0);
+    for (int32_t layer = 0; layer < 2; ++layer) {
+        op(1, layer, TimeCategory::NormRope, 0, 0);
+        op(2, layer, TimeCategory::Matmul, 6000, 4000 * rows);
+        op(3, layer, TimeCategory::Attention, 1200, 800 * rows);
+        op(4, layer, TimeCategory::Matmul, 3000, 2000 * rows);
+    }
+    op(5, -1, TimeCategory::LmHead, 12000, 8000 * rows);
+    return t;
+}
+
 inline std::vector<Event> synthetic_run(uint64_t run, uint64_t conversation, RunKind kind,
                                         int64_t kept, const std::string& user_text,
                                         const std::vector<std::string>& pieces,

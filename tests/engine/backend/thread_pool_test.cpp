@@ -145,6 +145,53 @@ TEST(ThreadPool, DestructionWhileIdleOrBeforeWorkersStart) {
     SUCCEED();
 }
 
+// Tracing (backend/worker_trace.h): each worker that ran tasks of a region records its busy span
+// and the caller its wait. Two tasks that each wait until both have started force the second
+// onto the other worker (the caller is busy with the first), so both workers must show up;
+// without a trace nothing is recorded; an inline region is the caller's span.
+TEST(ThreadPool, TracingRecordsEachWorkersBusySpanAndTheCallersWait) {
+    ThreadPool pool(2);
+    WorkerTrace trace(2);
+    pool.set_trace(&trace);
+    std::atomic<int> started{0};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool met = true;
+    pool.run(2, [&](int64_t, int) {
+        started.fetch_add(1);
+        while (started.load() < 2)
+            if (std::chrono::steady_clock::now() > deadline) {
+                met = false;  // read after run(): a worker never came
+                return;
+            }
+    });
+    ASSERT_TRUE(met) << "the second task never started on the other worker";
+    std::vector<WorkerBusy> spans;
+    EXPECT_EQ(trace.drain(spans), 0);
+    int busy0 = 0, busy1 = 0, waits = 0;
+    for (const WorkerBusy& w : spans) {
+        EXPECT_LE(w.start_ns, w.end_ns);
+        if (w.worker == 0 && w.tasks == 1) ++busy0;
+        if (w.worker == 1 && w.tasks == 1) ++busy1;
+        if (w.worker == 0 && w.tasks == 0) ++waits;
+    }
+    EXPECT_EQ(busy0, 1);
+    EXPECT_EQ(busy1, 1);
+    EXPECT_EQ(waits, 1);
+
+    spans.clear();
+    pool.run(1, [](int64_t, int) {});  // inline: the caller's span
+    trace.drain(spans);
+    ASSERT_EQ(spans.size(), 1u);
+    EXPECT_EQ(spans[0].worker, 0);
+    EXPECT_EQ(spans[0].tasks, 1);
+
+    spans.clear();
+    pool.set_trace(nullptr);
+    pool.run(8, [](int64_t, int) {});
+    trace.drain(spans);
+    EXPECT_TRUE(spans.empty());
+}
+
 TEST(ThreadPool, SingleThreadRunsInlineInOrder) {
     ThreadPool pool(1);
     EXPECT_EQ(pool.size(), 1);

@@ -238,6 +238,59 @@ TEST_F(RunTelemetryTest, FullReportsMemoryEveryStepAndTheKvAfterThePrefillAndEve
     EXPECT_TRUE(prof_.timing());
 }
 
+TEST_F(RunTelemetryTest, TraceAttachesEachStepsOpsInRunTimeAndFullDoesNot) {
+    RunTelemetry t = make(TelemetryLevel::Trace);
+    const Act a = prof_.alloc_act(1, 8);
+    prof_.add(a, a);  // before the run's announcement: not part of any step
+    t.announce({1, 2}, {"a", "b"});
+    EXPECT_TRUE(prof_.tracing());
+    EXPECT_TRUE(prof_.timing());
+    prof_.add(a, a);
+    prof_.scale(a, 2.0f);
+    t.decoded(sampled(1));  // the prefill: add, scale
+    prof_.add(a, a);
+    level_.store(TelemetryLevel::Full);
+    t.decoded(sampled(2));  // a step at Full: its op is timed but not traced
+    prof_.add(a, a);
+    level_.store(TelemetryLevel::Trace);
+    t.decoded(sampled(3));  // Full's token turned tracing off: this step's add is not traced
+    prof_.add(a, a);
+    t.decoded(sampled(4));
+    const auto steps = all<StepEvent>();
+    ASSERT_EQ(steps.size(), 4u);
+    ASSERT_TRUE(steps[0].trace);
+    ASSERT_EQ(steps[0].trace->ops.size(), 2u);
+    EXPECT_EQ(steps[0].trace->name_of(steps[0].trace->ops[0]), "add");
+    EXPECT_EQ(steps[0].trace->name_of(steps[0].trace->ops[1]), "scale");
+    for (const OpSpan& op : steps[0].trace->ops) {
+        EXPECT_GE(op.start_ns, steps[0].start_ns);  // run time, inside its step
+        EXPECT_LE(op.end_ns, steps[0].end_ns);
+        EXPECT_EQ(op.layer, -1);
+        EXPECT_EQ(op.rows, 1);
+    }
+    EXPECT_LE(steps[0].trace->ops[0].end_ns, steps[0].trace->ops[1].start_ns);
+    EXPECT_FALSE(steps[1].trace);  // Full
+    // Trace again when it closed, but its add ran while tracing was off: no trace rather than
+    // an empty one that would claim the step ran no op.
+    EXPECT_FALSE(steps[2].trace);
+    ASSERT_TRUE(steps[3].trace);
+    EXPECT_EQ(steps[3].trace->ops.size(), 1u);
+    // Every step's times per category still come from the same scopes.
+    for (const StepEvent& s : steps) EXPECT_GT(s.op_ns[size_t(TimeCategory::Other)], 0);
+}
+
+TEST_F(RunTelemetryTest, TracingStopsWhenTheRunEnds) {
+    {
+        RunTelemetry t = make(TelemetryLevel::Trace);
+        t.announce({1}, {"a"});
+        EXPECT_TRUE(prof_.tracing());
+    }
+    EXPECT_FALSE(prof_.tracing());
+    const Act a = prof_.alloc_act(1, 8);
+    prof_.add(a, a);
+    EXPECT_TRUE(prof_.take_trace(0)->ops.empty());
+}
+
 TEST_F(RunTelemetryTest, TheLevelIsReadAtEveryStep) {
     RunTelemetry t = make(TelemetryLevel::Summary);
     t.announce({1, 2}, {"a", "b"});

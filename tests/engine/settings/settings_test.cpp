@@ -43,7 +43,7 @@ TEST(Settings, EveryListCoversItsEnumOnceInOrder) {
     expect_well_formed(kv_types(), 4, parse_kv_type);
     expect_well_formed(attention_impls(), 2, parse_attention_impl);
     expect_well_formed(backend_kinds(), 2, parse_backend_kind);
-    expect_well_formed(telemetry_levels(), 3, parse_telemetry_level);
+    expect_well_formed(telemetry_levels(), 4, parse_telemetry_level);
     expect_well_formed(spec_modes(), 4, parse_spec_mode);
 }
 
@@ -53,7 +53,7 @@ TEST(Settings, NamesAreTheOnesTheCliAndStoredRunsUse) {
     EXPECT_EQ(setting_names(kv_types(), ", ", ", "), "f32, f16, q8_0, q4_0");
     EXPECT_EQ(setting_names(attention_impls()), "standard or flash");
     EXPECT_EQ(setting_names(backend_kinds()), "cpu or cuda");
-    EXPECT_EQ(setting_names(telemetry_levels(), ",", ","), "off,summary,full");
+    EXPECT_EQ(setting_names(telemetry_levels(), ",", ","), "off,summary,full,trace");
     EXPECT_EQ(setting_names(spec_modes()), "off, prompt_lookup, draft_model or self_speculative");
     EXPECT_EQ(kv_policy_name(KvPolicyKind::SnapKV), "snapkv");
     EXPECT_EQ(kv_type_name(KvType::Q8_0), "q8_0");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "backend/cpu/cpu_backend.h"
 #include "decode/sequence.h"
@@ -80,6 +81,107 @@ TEST(StepMeter, CategoriesNeverExceedTheStepsWallTime) {
     for (int64_t v : next.op_ns) EXPECT_EQ(v, 0);
 }
 
+// Tracing a prefill of the tiny llama (2 layers) on two threads: one span per backend call, in
+// order and never overlapping, each layer's ops under its layer number with the embedding before
+// and the LM head after; per category the spans add up to the category's time to the nanosecond
+// (both come from the same clock readings); a matmul's bytes are its weight's; the pool's spans
+// lie inside the ops (which workers ran tasks depends on scheduling: on a loaded machine the
+// caller may take every task before the other worker wakes; thread_pool_test.cpp forces both).
+TEST(ProfilingBackend, TracingRecordsEveryCallInOrderWithItsLayer) {
+    const auto path = tiny_model();
+    cpu::CpuBackend inner(2);
+    ProfilingBackend prof(inner);
+    auto m = Model::load(path, prof);
+    const std::vector<int32_t> prompt = {1, 5, 9, 42, 7, 3, 8, 11};
+    logits_of(*m, prompt);  // warm-up, untraced
+    prof.set_tracing(true);
+    prof.discard_trace();
+    const CategoryTimes before = prof.totals();
+    const double bytes_before = prof.traffic().bytes[size_t(TimeCategory::Matmul)];
+    logits_of(*m, prompt);
+    const std::shared_ptr<StepTrace> t = prof.take_trace(0);
+    ASSERT_FALSE(t->ops.empty());
+    EXPECT_EQ(t->threads, 2);
+    EXPECT_TRUE(step_trace_error(*t).empty()) << step_trace_error(*t);
+
+    CategoryTimes sum{};
+    double matmul_bytes = 0;
+    std::vector<int32_t> layers;
+    int attention = 0;
+    for (size_t i = 0; i < t->ops.size(); ++i) {
+        const OpSpan& op = t->ops[i];
+        if (i > 0) {
+            EXPECT_GE(op.start_ns, t->ops[i - 1].end_ns) << i;
+        }
+        sum[size_t(op.category)] += op.end_ns - op.start_ns;
+        if (op.category == TimeCategory::Matmul) matmul_bytes += op.bytes;
+        if (layers.empty() || layers.back() != op.layer) layers.push_back(op.layer);
+        if (t->name_of(op) == "attention") {
+            EXPECT_EQ(op.layer, attention++);
+            EXPECT_GT(op.bytes, 0);
+            EXPECT_GT(op.flops, 0);
+            EXPECT_EQ(op.rows, int32_t(prompt.size()));
+        }
+        EXPECT_GE(op.rows, 1) << t->name_of(op);
+    }
+    EXPECT_EQ(attention, 2);
+    EXPECT_EQ(layers, (std::vector<int32_t>{-1, 0, 1, -1}));
+    EXPECT_EQ(t->name_of(t->ops.front()), "get_rows(token_embd)");
+    bool lm_head = false;
+    for (const OpSpan& op : t->ops) lm_head |= t->name_of(op).starts_with("lm_head(");
+    EXPECT_TRUE(lm_head);
+    for (size_t c = 0; c < kTimeCategories; ++c) EXPECT_EQ(sum[c], prof.totals()[c] - before[c]);
+    EXPECT_DOUBLE_EQ(matmul_bytes,
+                     prof.traffic().bytes[size_t(TimeCategory::Matmul)] - bytes_before);
+
+    std::set<int32_t> workers;
+    for (const WorkerBusy& w : t->workers) {
+        workers.insert(w.worker);
+        EXPECT_TRUE(w.worker == 0 || w.worker == 1) << w.worker;
+        EXPECT_GE(w.start_ns, t->ops.front().start_ns);
+        EXPECT_LE(w.start_ns, w.end_ns);
+        if (w.worker == 0) {
+            EXPECT_LE(w.end_ns, t->ops.back().end_ns);
+        }
+    }
+    EXPECT_TRUE(workers.count(0));  // the caller always runs tasks of its own regions
+
+    // Off: nothing more is recorded, the pool's spans included.
+    prof.set_tracing(false);
+    logits_of(*m, prompt);
+    const std::shared_ptr<StepTrace> none = prof.take_trace(0);
+    EXPECT_TRUE(none->ops.empty());
+    EXPECT_TRUE(none->workers.empty());
+}
+
+TEST(OpTrace, TensorNamesGiveLayerAndOp) {
+    EXPECT_EQ(tensor_op_name("blk.12.attn_q.weight").layer, 12);
+    EXPECT_EQ(tensor_op_name("blk.12.attn_q.weight").op, "attn_q");
+    EXPECT_EQ(tensor_op_name("blk.3.attn_q.bias").op, "attn_q.bias");
+    EXPECT_EQ(tensor_op_name("output.weight").layer, -1);
+    EXPECT_EQ(tensor_op_name("output.weight").op, "output");
+    for (const char* odd : {"blk.x.attn_q.weight", "blk..attn_q", "blk.-1.a", "blk.7"})
+        EXPECT_EQ(tensor_op_name(odd).layer, -1) << odd;
+}
+
+TEST(WorkerTrace, AFullRingDropsAndCountsWhatItCannotHold) {
+    WorkerTrace w(2, 3);
+    for (int i = 0; i < 5; ++i) w.record({i, i + 1, 1, 1});
+    w.record({7, 8, 0, 0});
+    w.record({9, 9, 2, 0});  // no such worker: ignored
+    std::vector<WorkerBusy> out;
+    EXPECT_EQ(w.drain(out), 2);
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[0].start_ns, 7);  // worker 0's ring first
+    EXPECT_EQ(out[1].start_ns, 0);
+    EXPECT_EQ(out[3].start_ns, 2);
+    out.clear();
+    w.record({10, 11, 1, 1});  // the drained slots are free again
+    EXPECT_EQ(w.drain(out), 0);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].start_ns, 10);
+}
+
 TEST(TimeCategory, NamesRoundTrip) {
     for (size_t i = 0; i < kTimeCategories; ++i) {
         const auto c = TimeCategory(int(i));
@@ -87,6 +189,7 @@ TEST(TimeCategory, NamesRoundTrip) {
     }
     EXPECT_FALSE(parse_time_category("flops").has_value());
     EXPECT_EQ(parse_telemetry_level("full"), TelemetryLevel::Full);
+    EXPECT_EQ(parse_telemetry_level("trace"), TelemetryLevel::Trace);
     EXPECT_FALSE(parse_telemetry_level("verbose").has_value());
 }
 
