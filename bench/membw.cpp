@@ -8,8 +8,17 @@
 //          its add chain and outstanding loads, not by memory (an AMD EPYC Zen 3 VM read 5.9 GB/s
 //          per thread that way, 11.4 with AVX2; decode's kernels load weights 16-32 bytes at once)
 //   triad  a[i] = b[i] + q*c[i] (double; STREAM's triad, counted as 2 reads + 1 write)
-// GB/s = 1e9 bytes per second. No engine code: plain C++ and std::thread.
+// and two compute peaks, the denominators of a compute-bound op's roofline (fluoro profile):
+//   fma    float32 fused multiply-adds in registers: 12 independent accumulators of the widest
+//          vector the CPU has (AVX-512 or AVX2 + FMA), 2 FLOPs per lane per FMA
+//   int8   u8 x s8 dot products into int32 as the quantized matmul kernels do them: VPDPBUSD
+//          (AVX-512 VNNI) where the CPU has it, else VPMADDUBSW + VPMADDWD + VPADDD (AVX2);
+//          2 ops per multiply-add
+// GB/s = 1e9 bytes per second, GFLOP/s and GOP/s 1e9 operations per second. No engine code:
+// plain C++ and std::thread.
 //   fluoro_membw [--size-mib 1024] [--threads N] [--runs 7] [--json]
+// JSON: {"results": [{"kernel", "threads", "best_gbs", "median_gbs"} or, for fma and int8,
+// {"kernel", "threads", "best_gops", "median_gops"}]}.
 #include <algorithm>
 #include <barrier>
 #include <chrono>
@@ -42,8 +51,9 @@ struct Options {
 struct Result {
     std::string kernel;
     int threads = 0;
-    double best_gbs = 0;
+    double best_gbs = 0;  // GOP/s for the compute kernels
     double median_gbs = 0;
+    bool compute = false;
 };
 
 // Page-aligned storage that is not zero-filled by the allocator: the first touch happens in the
@@ -178,6 +188,108 @@ Result triad_bw(const Options& o, int threads) {
     return summarize("triad", threads, double(3 * n * sizeof(double)), s);
 }
 
+// The compute peaks: `iterations` loop trips per thread slice, each a fixed number of operations
+// on registers only; the accumulators are folded into a per-thread sink so nothing is dead.
+#if FLUORO_MEMBW_AVX2
+constexpr int kAccumulators = 12;  // > FMA latency (4-5) x ports (2): the pipes stay full
+
+__attribute__((target("avx2,fma"))) float fma_avx2(size_t iterations) {
+    __m256 acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_ps(float(k) * 1e-3f);
+    const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+    for (size_t i = 0; i < iterations; ++i)
+        for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_fmadd_ps(acc[k], a, b);
+    __m256 s = acc[0];
+    for (int k = 1; k < kAccumulators; ++k) s = _mm256_add_ps(s, acc[k]);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, s);
+    return lanes[0] + lanes[7];
+}
+
+__attribute__((target("avx512f"))) float fma_avx512(size_t iterations) {
+    __m512 acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_ps(float(k) * 1e-3f);
+    const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+    for (size_t i = 0; i < iterations; ++i)
+        for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+    __m512 s = acc[0];
+    for (int k = 1; k < kAccumulators; ++k) s = _mm512_add_ps(s, acc[k]);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    return lanes[0] + lanes[15];
+}
+
+__attribute__((target("avx2"))) int32_t int8_avx2(size_t iterations) {
+    __m256i acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm256_set1_epi32(k);
+    const __m256i u = _mm256_set1_epi8(3), v = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    for (size_t i = 0; i < iterations; ++i)
+        for (int k = 0; k < kAccumulators; ++k)
+            acc[k] = _mm256_add_epi32(acc[k], _mm256_madd_epi16(_mm256_maddubs_epi16(u, v), ones));
+    __m256i s = acc[0];
+    for (int k = 1; k < kAccumulators; ++k) s = _mm256_add_epi32(s, acc[k]);
+    return _mm256_extract_epi32(s, 0);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) int32_t int8_vnni512(size_t iterations) {
+    __m512i acc[kAccumulators];
+    for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_set1_epi32(k);
+    const __m512i u = _mm512_set1_epi8(3), v = _mm512_set1_epi8(-2);
+    for (size_t i = 0; i < iterations; ++i)
+        for (int k = 0; k < kAccumulators; ++k) acc[k] = _mm512_dpbusd_epi32(acc[k], u, v);
+    __m512i s = acc[0];
+    for (int k = 1; k < kAccumulators; ++k) s = _mm512_add_epi32(s, acc[k]);
+    alignas(64) int32_t lanes[16];
+    _mm512_store_si512(lanes, s);
+    return lanes[0] + lanes[15];
+}
+#endif
+
+// Operations per loop trip of each compute kernel on this CPU; 0 when it has no such kernel.
+double fma_ops_per_trip() {
+#if FLUORO_MEMBW_AVX2
+    if (__builtin_cpu_supports("avx512f")) return kAccumulators * 16 * 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return kAccumulators * 8 * 2;
+#endif
+    return 0;
+}
+
+double int8_ops_per_trip() {
+#if FLUORO_MEMBW_AVX2
+    if (__builtin_cpu_supports("avx512vnni")) return kAccumulators * 64 * 2;
+    if (__builtin_cpu_supports("avx2")) return kAccumulators * 32 * 2;
+#endif
+    return 0;
+}
+
+Result compute_peak(const Options& o, int threads, bool int8) {
+    const double per_trip = int8 ? int8_ops_per_trip() : fma_ops_per_trip();
+    // ~0.2 s of work per thread at ~100 GOP/s per core.
+    const size_t trips_per_thread = size_t(2e10 / std::max(per_trip, 1.0));
+    std::vector<double> sinks(size_t(threads) * 8);
+    const auto s =
+        timed(threads, trips_per_thread * size_t(threads), o.runs,
+              [&](int t, size_t begin, size_t end, bool) {
+#if FLUORO_MEMBW_AVX2
+                  const size_t n = end - begin;
+                  double v = 0;
+                  if (int8)
+                      v = __builtin_cpu_supports("avx512vnni") ? int8_vnni512(n) : int8_avx2(n);
+                  else
+                      v = __builtin_cpu_supports("avx512f") ? fma_avx512(n) : fma_avx2(n);
+                  sinks[size_t(t) * 8] += v;
+#else
+                             (void)t, (void)begin, (void)end;
+#endif
+              });
+    if (sinks[0] == 12345.678) std::printf(" ");  // keeps the sums alive
+    Result r =
+        summarize(int8 ? "int8" : "fma", threads, per_trip * double(trips_per_thread) * threads, s);
+    r.compute = true;
+    return r;
+}
+
 int usage(const char* argv0) {
     std::fprintf(stderr, "usage: %s [--size-mib N] [--threads N] [--runs N] [--json]\n", argv0);
     return 2;
@@ -206,22 +318,25 @@ int main(int argc, char** argv) {
     for (int threads : o.threads == 1 ? std::vector<int>{1} : std::vector<int>{1, o.threads}) {
         results.push_back(read_bw(o, threads));
         results.push_back(triad_bw(o, threads));
+        if (fma_ops_per_trip() > 0) results.push_back(compute_peak(o, threads, false));
+        if (int8_ops_per_trip() > 0) results.push_back(compute_peak(o, threads, true));
     }
     if (o.json) {
         std::printf("{\"size_mib\": %zu, \"runs\": %d, \"results\": [", o.size_mib, o.runs);
         for (size_t i = 0; i < results.size(); ++i)
             std::printf(
-                "%s\n  {\"kernel\": \"%s\", \"threads\": %d, \"best_gbs\": %.3f, "
-                "\"median_gbs\": %.3f}",
-                i ? "," : "", results[i].kernel.c_str(), results[i].threads, results[i].best_gbs,
-                results[i].median_gbs);
+                "%s\n  {\"kernel\": \"%s\", \"threads\": %d, \"best_%s\": %.3f, "
+                "\"median_%s\": %.3f}",
+                i ? "," : "", results[i].kernel.c_str(), results[i].threads,
+                results[i].compute ? "gops" : "gbs", results[i].best_gbs,
+                results[i].compute ? "gops" : "gbs", results[i].median_gbs);
         std::printf("\n]}\n");
         return 0;
     }
     std::printf("array %zu MiB, best of %d runs (GB/s = 1e9 B/s)\n", o.size_mib, o.runs);
-    std::printf("| kernel | threads | best GB/s | median GB/s |\n| --- | --- | --- | --- |\n");
+    std::printf("| kernel | threads | best | median |\n| --- | --- | --- | --- |\n");
     for (const auto& r : results)
-        std::printf("| %s | %d | %.2f | %.2f |\n", r.kernel.c_str(), r.threads, r.best_gbs,
-                    r.median_gbs);
+        std::printf("| %s | %d | %.2f %s | %.2f %s |\n", r.kernel.c_str(), r.threads, r.best_gbs,
+                    r.compute ? "GOP/s" : "GB/s", r.median_gbs, r.compute ? "GOP/s" : "GB/s");
     return 0;
 }

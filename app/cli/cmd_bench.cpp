@@ -45,7 +45,7 @@ void add_bench_command(CLI::App& app) {
     cmd->add_option("--telemetry", o->telemetry,
                     "Decode speed through the Engine at a telemetry level: " +
                         setting_help(telemetry_levels()) +
-                        "; or compare (off and full alternated; prints the overhead)");
+                        "; or compare (off, full and trace alternated; prints the overheads)");
     cmd->add_option("--capture", o->capture,
                     "compare: decode through the Engine with attention capture off and on "
                     "alternated, after a --capture-tokens prompt (needs a larger -c)");

@@ -9,10 +9,17 @@
 // step against its roofline: bytes per token ÷ bandwidth is the fastest a token can be.
 // A category's time includes its own overheads (thread wake-ups, activation quantization); the
 // steps' wall time minus the categories is what lies outside the backend.
+// The same passes are traced (telemetry level Trace's spans, telemetry/op_trace.h), which gives
+// the same split per operation (summed over the layers) and per layer, each op against its own
+// roofline: the larger of its bytes over the bandwidth and its operations over the compute peak
+// (fluoro_membw's fma for float arithmetic, int8 for the quantized matmuls, which multiply int8
+// activations by int8-expanded weights) is the least time it can take; and how busy each host
+// thread was.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/thread_pool.h"
@@ -22,6 +29,7 @@
 #include "model/model.h"
 #include "session/backend_factory.h"
 #include "telemetry/profiling_backend.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro::cli {
 namespace {
@@ -33,8 +41,32 @@ struct ProfileOpts {
     std::string model;
     int threads = 0;
     int64_t prompt_tokens = 512, decode_tokens = 64;
-    double bandwidth = 0;  // GB/s; 0: measure with fluoro_membw
-    bool json = false;
+    double bandwidth = 0;                  // GB/s; 0: measure with fluoro_membw
+    double fma_gflops = 0, int8_gops = 0;  // compute peaks; 0: fluoro_membw's (unless --bandwidth)
+    bool json = false, layers = false;
+};
+
+// The machine's limits: read bandwidth (GB/s), fp32 FMA and int8 dot peaks (G ops/s); 0: unknown.
+struct Machine {
+    double read_gbs = 0, fma_gflops = 0, int8_gops = 0;
+};
+
+// One op name's cost over a phase (all layers), or one layer's, or one host thread's.
+struct OpCost {
+    std::string name;
+    TimeCategory category = TimeCategory::Other;
+    int32_t weight_type = -1;
+    int64_t calls = 0, ns = 0;
+    double bytes = 0, flops = 0;
+};
+struct LayerCost {
+    int32_t layer = -1;
+    int64_t ns = 0;
+    double bytes = 0, flops = 0, floor_s = 0;
+};
+struct ThreadCost {
+    int32_t worker = 0;
+    int64_t busy_ns = 0, wait_ns = 0;
 };
 
 // What one phase cost: wall time, and the decorator's per-category time, bytes and FLOPs.
@@ -43,7 +75,33 @@ struct PhaseCost {
     double wall_s = 0;
     CategoryTimes ns{};
     ProfilingBackend::Traffic traffic{};
+    std::shared_ptr<const StepTrace> trace;  // the phase's spans
 };
+
+// Appends a later take of the same profiler: its names table is the earlier one's, grown.
+void append_trace(StepTrace& into, const StepTrace& from) {
+    into.names = from.names;
+    into.threads = from.threads;
+    into.dropped += from.dropped;
+    into.ops.insert(into.ops.end(), from.ops.begin(), from.ops.end());
+    into.workers.insert(into.workers.end(), from.workers.begin(), from.workers.end());
+}
+
+// Whether a matmul of this weight type runs on the int8 dot kernels (a quantized type) rather
+// than float arithmetic (F32, F16, BF16).
+bool int8_kernel(int32_t weight_type) {
+    return weight_type >= 0 && weight_type != int32_t(GgmlType::F32) &&
+           weight_type != int32_t(GgmlType::F16) && weight_type != int32_t(GgmlType::BF16);
+}
+
+// The least time an op can take on this machine: its bytes at the bandwidth or its operations at
+// the compute peak that applies, whichever is longer (0 when neither limit is known).
+double floor_seconds(const Machine& m, double bytes, double flops, int32_t weight_type) {
+    const double peak = int8_kernel(weight_type) ? m.int8_gops : m.fma_gflops;
+    const double mem = m.read_gbs > 0 ? bytes / (m.read_gbs * 1e9) : 0;
+    const double compute = peak > 0 ? flops / (peak * 1e9) : 0;
+    return std::max(mem, compute);
+}
 
 PhaseCost since(const ProfilingBackend& p, const CategoryTimes& ns0,
                 const ProfilingBackend::Traffic& t0, double wall_s, int64_t tokens) {
@@ -58,12 +116,12 @@ PhaseCost since(const ProfilingBackend& p, const CategoryTimes& ns0,
     return c;
 }
 
-// The read bandwidth of fluoro_membw (built beside this binary: bench/, or installed next to it)
-// with `threads` threads, in GB/s; 0 when it is not found or fails.
-double measure_bandwidth(int threads) {
+// fluoro_membw's read bandwidth and compute peaks (built beside this binary: bench/, or installed
+// next to it) with `threads` threads; zeros when it is not found or fails.
+Machine measure_machine(int threads) {
     std::error_code ec;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) return 0;
+    if (ec) return {};
     for (const std::filesystem::path& p :
          {self.parent_path() / "fluoro_membw",
           self.parent_path().parent_path() / "bench" / "fluoro_membw"}) {
@@ -71,23 +129,127 @@ double measure_bandwidth(int threads) {
         const std::string cmd = "'" + p.string() + "' --size-mib 512 --runs 5 --threads " +
                                 std::to_string(threads) + " --json 2>/dev/null";
         FILE* pipe = popen(cmd.c_str(), "r");
-        if (!pipe) return 0;
+        if (!pipe) return {};
         std::string out;
         char buf[4096];
         while (const size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-        if (pclose(pipe) != 0) return 0;
+        if (pclose(pipe) != 0) return {};
         const json j = json::parse(out, nullptr, false);
-        if (!j.is_object() || !j.contains("results")) return 0;
-        for (const json& r : j["results"])
-            if (r.value("kernel", "") == "read" && r.value("threads", 0) == threads)
-                return r.value("best_gbs", 0.0);
+        if (!j.is_object() || !j.contains("results")) return {};
+        Machine m;
+        for (const json& r : j["results"]) {
+            if (r.value("threads", 0) != threads) continue;
+            const std::string kernel = r.value("kernel", "");
+            if (kernel == "read") m.read_gbs = r.value("best_gbs", 0.0);
+            if (kernel == "fma") m.fma_gflops = r.value("best_gops", 0.0);
+            if (kernel == "int8") m.int8_gops = r.value("best_gops", 0.0);
+        }
+        return m;
     }
-    return 0;
+    return {};
+}
+
+// The phase's spans summed per op name (in the order the names first ran), per layer and per host
+// thread, each op and layer with its achieved rates and its share of its own roofline.
+void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
+    if (!c.trace) return;
+    const StepTrace& t = *c.trace;
+    const double n = double(std::max<int64_t>(1, c.tokens));
+    std::vector<OpCost> ops;
+    std::map<std::string, size_t, std::less<>> op_index;
+    std::map<int32_t, LayerCost> layers;
+    double floor_total = 0, op_s = 0;
+    for (const OpSpan& s : t.ops) {
+        const std::string_view name = t.name_of(s);
+        auto it = op_index.find(name);
+        if (it == op_index.end()) {
+            it = op_index.emplace(std::string(name), ops.size()).first;
+            ops.push_back({std::string(name), s.category, s.weight_type});
+        }
+        OpCost& o = ops[it->second];
+        const int64_t ns = s.end_ns - s.start_ns;
+        ++o.calls;
+        o.ns += ns;
+        o.bytes += s.bytes;
+        o.flops += s.flops;
+        LayerCost& l = layers[s.layer];
+        l.layer = s.layer;
+        l.ns += ns;
+        l.bytes += s.bytes;
+        l.flops += s.flops;
+        const double fl = floor_seconds(m, s.bytes, s.flops, s.weight_type);
+        l.floor_s += fl;
+        floor_total += fl;
+        op_s += double(ns) * 1e-9;
+    }
+    const auto rates = [&](json& row, int64_t ns, double bytes, double flops) {
+        const double s = double(ns) * 1e-9;
+        row["ms_per_token"] = s * 1e3 / n;
+        row["share"] = c.wall_s > 0 ? s / c.wall_s : 0;
+        row["mib_per_token"] = bytes / n / (1 << 20);
+        row["gb_per_s"] = s > 0 ? bytes / s * 1e-9 : 0;
+        row["gflop_per_s"] = s > 0 ? flops / s * 1e-9 : 0;
+        if (m.read_gbs > 0) row["of_bandwidth"] = row["gb_per_s"].get<double>() / m.read_gbs;
+    };
+    json op_rows = json::array();
+    for (const OpCost& o : ops) {
+        json row = {{"op", o.name},
+                    {"category", std::string(time_category_name(o.category))},
+                    {"calls_per_token", double(o.calls) / n}};
+        if (o.weight_type >= 0) row["weight_type"] = type_name(GgmlType(o.weight_type));
+        rates(row, o.ns, o.bytes, o.flops);
+        if (o.bytes > 0 || o.flops > 0) {
+            const bool int8 = int8_kernel(o.weight_type);
+            const double peak = int8 ? m.int8_gops : m.fma_gflops;
+            if (peak > 0) {
+                row["peak"] = int8 ? "int8" : "fma";
+                row["of_peak"] = row["gflop_per_s"].get<double>() / peak;
+            }
+            // Memory-bound when its bytes take longer than its arithmetic at the peaks.
+            const double mem = m.read_gbs > 0 ? o.bytes / (m.read_gbs * 1e9) : 0;
+            const double cmp = peak > 0 ? o.flops / (peak * 1e9) : 0;
+            if (mem > 0 || cmp > 0) {
+                row["bound"] = mem >= cmp ? "memory" : "compute";
+                row["of_roofline"] = o.ns > 0 ? std::max(mem, cmp) / (double(o.ns) * 1e-9) : 0;
+            }
+        }
+        op_rows.push_back(row);
+    }
+    json layer_rows = json::array();
+    for (const auto& [layer, l] : layers) {
+        json row = {{"layer", layer}};
+        rates(row, l.ns, l.bytes, l.flops);
+        if (l.floor_s > 0 && l.ns > 0) row["of_roofline"] = l.floor_s / (double(l.ns) * 1e-9);
+        layer_rows.push_back(row);
+    }
+    // Host threads: each worker's time running tasks; the engine thread's time waiting for the
+    // others at the end of a region.
+    std::map<int32_t, ThreadCost> threads;
+    for (int32_t w = 0; w < t.threads; ++w) threads[w].worker = w;
+    for (const WorkerBusy& b : t.workers) {
+        ThreadCost& tc = threads[b.worker];
+        (b.tasks > 0 ? tc.busy_ns : tc.wait_ns) += b.end_ns - b.start_ns;
+    }
+    json thread_rows = json::array();
+    for (const auto& [w, tc] : threads)
+        thread_rows.push_back(
+            {{"worker", w},
+             {"busy_share", c.wall_s > 0 ? double(tc.busy_ns) * 1e-9 / c.wall_s : 0},
+             {"wait_share", c.wall_s > 0 ? double(tc.wait_ns) * 1e-9 / c.wall_s : 0}});
+    j["ops"] = op_rows;
+    j["layers"] = layer_rows;
+    j["threads_busy"] = thread_rows;
+    j["worker_spans_dropped"] = t.dropped;
+    if (floor_total > 0 && op_s > 0) {
+        j["ops_floor_ms_per_token"] = floor_total * 1e3 / n;
+        j["ops_of_roofline"] = floor_total / op_s;
+    }
 }
 
 // memory_bound: the phase's floor is its bytes over the bandwidth (decode: one token per step);
 // a prefill's is its arithmetic, so it gets no bandwidth roofline.
-json phase_json(const PhaseCost& c, double bandwidth, bool memory_bound) {
+json phase_json(const PhaseCost& c, const Machine& m, bool memory_bound) {
+    const double bandwidth = m.read_gbs;
     json cats = json::array();
     double bytes = 0, flops = 0, op_s = 0;
     const double n = double(std::max<int64_t>(1, c.tokens));
@@ -120,10 +282,56 @@ json phase_json(const PhaseCost& c, double bandwidth, bool memory_bound) {
         j["roofline_tokens_per_s"] = roofline_tps;
         j["of_roofline"] = roofline_tps > 0 ? j["tokens_per_s"].get<double>() / roofline_tps : 0;
     }
+    add_trace_json(j, c, m);
     return j;
 }
 
-void print_phase(const std::string& name, const json& p) {
+void print_ops(const json& p, bool layers) {
+    if (!p.contains("ops")) return;
+    std::printf("\n  %-26s %6s %9s %6s %9s %8s %8s %8s %8s\n", "op (all layers)", "calls",
+                "ms/token", "share", "MiB/token", "GB/s", "GFLOP/s", "bound", "roofline");
+    for (const json& o : p["ops"]) {
+        char roof[16] = "—", bound[16] = "—";
+        if (o.contains("of_roofline"))
+            std::snprintf(roof, sizeof roof, "%.1f %%", 100 * o["of_roofline"].get<double>());
+        if (o.contains("bound"))
+            std::snprintf(bound, sizeof bound, "%s", o["bound"].get<std::string>().c_str());
+        std::printf("  %-26.26s %6.1f %9.4f %5.1f%% %9.3f %8.2f %8.2f %8s %8s\n",
+                    o["op"].get<std::string>().c_str(), o["calls_per_token"].get<double>(),
+                    o["ms_per_token"].get<double>(), 100 * o["share"].get<double>(),
+                    o["mib_per_token"].get<double>(), o["gb_per_s"].get<double>(),
+                    o["gflop_per_s"].get<double>(), bound, roof);
+    }
+    if (p.contains("ops_of_roofline"))
+        std::printf("  the ops' own floors add up to %.3f ms/token: %.1f %% of their roofline\n",
+                    p["ops_floor_ms_per_token"].get<double>(),
+                    100 * p["ops_of_roofline"].get<double>());
+    std::printf("  host threads:");
+    for (const json& w : p["threads_busy"]) {
+        const int worker = w["worker"];
+        if (worker == 0)
+            std::printf(" engine thread busy %.1f %%, waiting for the workers %.1f %%;",
+                        100 * w["busy_share"].get<double>(), 100 * w["wait_share"].get<double>());
+        else
+            std::printf(" worker %d busy %.1f %%;", worker, 100 * w["busy_share"].get<double>());
+    }
+    std::printf("\n");
+    if (!layers) return;
+    std::printf("\n  %-8s %9s %6s %9s %8s %8s\n", "layer", "ms/token", "share", "MiB/token", "GB/s",
+                "roofline");
+    for (const json& l : p["layers"]) {
+        char roof[16] = "—";
+        if (l.contains("of_roofline"))
+            std::snprintf(roof, sizeof roof, "%.1f %%", 100 * l["of_roofline"].get<double>());
+        const int layer = l["layer"];
+        std::printf("  %-8s %9.4f %5.1f%% %9.3f %8.2f %8s\n",
+                    layer < 0 ? "outside" : std::to_string(layer).c_str(),
+                    l["ms_per_token"].get<double>(), 100 * l["share"].get<double>(),
+                    l["mib_per_token"].get<double>(), l["gb_per_s"].get<double>(), roof);
+    }
+}
+
+void print_phase(const std::string& name, const json& p, bool layers) {
     std::printf(
         "\n%s: %lld tokens, %.3f ms/token (%.1f tok/s), %.2f MiB and %.3f GFLOP read/done "
         "per token",
@@ -146,6 +354,7 @@ void print_phase(const std::string& name, const json& p) {
     }
     std::printf("  %-10s %10.3f   (the steps' wall time outside the backend's operations)\n",
                 "outside", p["outside_backend_ms_per_token"].get<double>());
+    print_ops(p, layers);
 }
 
 void run_profile(const ProfileOpts& o) {
@@ -153,7 +362,8 @@ void run_profile(const ProfileOpts& o) {
         throw Error("--prompt-tokens must be 2..8192, not " + std::to_string(o.prompt_tokens));
     if (o.decode_tokens < 1 || o.decode_tokens > 4096)
         throw Error("--decode-tokens must be 1..4096, not " + std::to_string(o.decode_tokens));
-    if (o.bandwidth < 0) throw Error("--bandwidth must be positive (GB/s)");
+    if (o.bandwidth < 0 || o.fma_gflops < 0 || o.int8_gops < 0)
+        throw Error("--bandwidth, --fma-gflops and --int8-gops must be positive");
     const int threads = o.threads > 0 ? o.threads : cpu::ThreadPool::default_threads();
     const std::unique_ptr<Backend> cpu = app::make_backend(BackendKind::Cpu, threads);
     ProfilingBackend prof(*cpu);
@@ -186,31 +396,49 @@ void run_profile(const ProfileOpts& o) {
     seq.prefill(std::span(prompt).first(1));
 
     prof.set_timing(true);
+    prof.set_tracing(true);
+    prof.discard_trace();
     CategoryTimes ns0 = prof.totals();
     ProfilingBackend::Traffic t0 = prof.traffic();
     auto start = Clock::now();
     std::span<const float> logits = seq.prefill(prompt);
-    const PhaseCost prefill =
+    PhaseCost prefill =
         since(prof, ns0, t0, std::chrono::duration<double>(Clock::now() - start).count(),
               o.prompt_tokens);
+    prefill.trace = prof.take_trace(0);
     ns0 = prof.totals();
     t0 = prof.traffic();
-    start = Clock::now();
-    for (int64_t i = 0; i < o.decode_tokens; ++i) logits = seq.decode(argmax(logits));
-    const PhaseCost decode =
-        since(prof, ns0, t0, std::chrono::duration<double>(Clock::now() - start).count(),
-              o.decode_tokens);
+    // The spans are taken after every step (a whole phase's worker spans would overflow the
+    // pool's rings), outside the steps' timed wall time.
+    auto decode_trace = std::make_shared<StepTrace>();
+    double decode_wall = 0;
+    for (int64_t i = 0; i < o.decode_tokens; ++i) {
+        start = Clock::now();
+        logits = seq.decode(argmax(logits));
+        decode_wall += std::chrono::duration<double>(Clock::now() - start).count();
+        append_trace(*decode_trace, *prof.take_trace(0));
+    }
+    PhaseCost decode = since(prof, ns0, t0, decode_wall, o.decode_tokens);
+    decode.trace = decode_trace;
+    prof.set_tracing(false);
     prof.set_timing(false);
 
-    const double bandwidth = o.bandwidth > 0 ? o.bandwidth : measure_bandwidth(threads);
+    // Given limits win; --bandwidth alone skips the probe (no compute peaks then).
+    Machine m = o.bandwidth > 0 ? Machine{} : measure_machine(threads);
+    if (o.bandwidth > 0) m.read_gbs = o.bandwidth;
+    if (o.fma_gflops > 0) m.fma_gflops = o.fma_gflops;
+    if (o.int8_gops > 0) m.int8_gops = o.int8_gops;
+    const double bandwidth = m.read_gbs;
     json j = {{"model", o.model},
               {"threads", threads},
               {"read_bandwidth_gbs", bandwidth},
+              {"fma_peak_gflops", m.fma_gflops},
+              {"int8_peak_gops", m.int8_gops},
               {"bandwidth_source", o.bandwidth > 0 ? "--bandwidth"
                                    : bandwidth > 0 ? "fluoro_membw"
                                                    : "none"},
-              {"decode", phase_json(decode, bandwidth, true)},
-              {"prefill", phase_json(prefill, bandwidth, false)}};
+              {"decode", phase_json(decode, m, true)},
+              {"prefill", phase_json(prefill, m, false)}};
     if (o.json) {
         std::cout << j.dump(2) << '\n';
         return;
@@ -220,11 +448,14 @@ void run_profile(const ProfileOpts& o) {
                                  j["bandwidth_source"].get<std::string>() + ")")
                                     .c_str()
                               : "not measured (fluoro_membw not found; --bandwidth GB/s)");
+    if (m.fma_gflops > 0 || m.int8_gops > 0)
+        std::printf("compute peaks: fp32 FMA %.1f GFLOP/s, int8 dot %.1f GOP/s\n", m.fma_gflops,
+                    m.int8_gops);
     print_phase(
         "decode (KV up to " + std::to_string(o.prompt_tokens + o.decode_tokens) + " tokens)",
-        j["decode"]);
+        j["decode"], o.layers);
     print_phase("prefill (" + std::to_string(o.prompt_tokens) + " tokens in one batch)",
-                j["prefill"]);
+                j["prefill"], o.layers);
 }
 
 }  // namespace
@@ -243,6 +474,11 @@ void add_profile_command(CLI::App& app) {
         ->capture_default_str();
     cmd->add_option("--bandwidth", o->bandwidth,
                     "Read bandwidth in GB/s (default: fluoro_membw's, same threads)");
+    cmd->add_option("--fma-gflops", o->fma_gflops,
+                    "fp32 FMA peak in GFLOP/s (default: fluoro_membw's, same threads)");
+    cmd->add_option("--int8-gops", o->int8_gops,
+                    "int8 dot-product peak in GOP/s (default: fluoro_membw's, same threads)");
+    cmd->add_flag("--layers", o->layers, "Also the table per layer");
     cmd->add_flag("--json", o->json, "JSON instead of the tables");
     cmd->callback([o] { run_profile(*o); });
 }

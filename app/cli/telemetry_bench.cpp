@@ -36,7 +36,7 @@ double sd(const std::vector<double>& v) {
 void run_telemetry_bench(const TelemetryBenchOptions& o) {
     std::vector<TelemetryLevel> levels;
     if (o.level == "compare") {
-        levels = {TelemetryLevel::Off, TelemetryLevel::Full};
+        levels = {TelemetryLevel::Off, TelemetryLevel::Full, TelemetryLevel::Trace};
     } else if (const auto l = parse_telemetry_level(o.level)) {
         levels = {*l};
     } else {
@@ -77,8 +77,10 @@ void run_telemetry_bench(const TelemetryBenchOptions& o) {
                                     {"mean_tps", mean(v)},
                                     {"sd_tps", sd(v)},
                                     {"samples_tps", v}});
-        if (levels.size() == 2)
+        if (levels.size() > 1) {
             j["full_over_off"] = mean(tps[TelemetryLevel::Full]) / mean(tps[TelemetryLevel::Off]);
+            j["trace_over_off"] = mean(tps[TelemetryLevel::Trace]) / mean(tps[TelemetryLevel::Off]);
+        }
         std::cout << j.dump(2) << '\n';
         return;
     }
@@ -87,13 +89,13 @@ void run_telemetry_bench(const TelemetryBenchOptions& o) {
         std::printf("| %s | %lld | %.2f ± %.2f |\n",
                     std::string(telemetry_level_name(level)).c_str(),
                     static_cast<long long>(tokens), mean(v), sd(v));
-    if (levels.size() == 2)
-        std::printf(
-            "full / off = %.3f (%.1f%% %s)\n",
-            mean(tps[TelemetryLevel::Full]) / mean(tps[TelemetryLevel::Off]),
-            100.0 *
-                std::abs(1.0 - mean(tps[TelemetryLevel::Full]) / mean(tps[TelemetryLevel::Off])),
-            mean(tps[TelemetryLevel::Full]) < mean(tps[TelemetryLevel::Off]) ? "slower" : "faster");
+    if (levels.size() > 1)
+        for (TelemetryLevel level : {TelemetryLevel::Full, TelemetryLevel::Trace}) {
+            const double ratio = mean(tps[level]) / mean(tps[TelemetryLevel::Off]);
+            std::printf("%s / off = %.3f (%.1f%% %s)\n",
+                        std::string(telemetry_level_name(level)).c_str(), ratio,
+                        100.0 * std::abs(1.0 - ratio), ratio < 1 ? "slower" : "faster");
+        }
 }
 
 }  // namespace fluoro::cli

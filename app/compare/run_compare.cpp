@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -97,29 +99,77 @@ PhaseSum sum_phase(const RunRecord& r, bool prefill) {
     return s;
 }
 
+double per_token(int64_t ns, int64_t tokens) {
+    return tokens > 0 ? double(ns) * 1e-3 / double(tokens) : 0.0;
+}
+
+// One operation (a category or an op name) of both runs: µs per token, share of the phase.
+CompareOp compare_op(std::string name, int64_t ns_a, int64_t ns_b, const PhaseSum& sa,
+                     const PhaseSum& sb) {
+    CompareOp op;
+    op.category = std::move(name);
+    op.us_a = per_token(ns_a, sa.tokens);
+    op.us_b = per_token(ns_b, sb.tokens);
+    op.share_a = sa.wall_ns > 0 ? double(ns_a) / double(sa.wall_ns) : 0.0;
+    op.share_b = sb.wall_ns > 0 ? double(ns_b) / double(sb.wall_ns) : 0.0;
+    const double delta = std::abs(op.us_b - op.us_a);
+    op.changed = sa.tokens > 0 && sb.tokens > 0 && delta > kOpChange * op.us_a &&
+                 (op.share_b > kOpShare || op.share_a > kOpShare);
+    return op;
+}
+
+// A phase's op time per name from its steps' traces, in first-run order; nullopt when a step
+// of the phase has no trace (or the phase has no step).
+struct NamedSum {
+    std::vector<std::string> order;
+    std::map<std::string, int64_t> ns;
+};
+std::optional<NamedSum> sum_named(const RunRecord& r, bool prefill) {
+    NamedSum s;
+    bool any = false;
+    for (const StepEvent& st : r.steps) {
+        if ((st.phase == StepPhase::Prefill) != prefill) continue;
+        if (!st.trace) return std::nullopt;
+        any = true;
+        for (const OpSpan& op : st.trace->ops) {
+            const std::string name(st.trace->name_of(op));
+            auto [it, added] = s.ns.emplace(name, 0);
+            if (added) s.order.push_back(name);
+            it->second += op.end_ns - op.start_ns;
+        }
+    }
+    if (!any) return std::nullopt;
+    return s;
+}
+
+void compare_named(const RunRecord& a, const RunRecord& b, bool prefill, ComparePhase& p,
+                   const PhaseSum& sa, const PhaseSum& sb) {
+    const std::optional<NamedSum> na = sum_named(a, prefill), nb = sum_named(b, prefill);
+    if (!na || !nb) return;
+    std::vector<std::string> names = na->order;
+    for (const std::string& n : nb->order)
+        if (!na->ns.count(n)) names.push_back(n);
+    for (const std::string& n : names) {
+        const auto ns_of = [&](const NamedSum& s) {
+            const auto it = s.ns.find(n);
+            return it == s.ns.end() ? int64_t(0) : it->second;
+        };
+        p.named_ops.push_back(compare_op(n, ns_of(*na), ns_of(*nb), sa, sb));
+    }
+}
+
 ComparePhase compare_phase(const RunRecord& a, const RunRecord& b, bool prefill) {
     const PhaseSum sa = sum_phase(a, prefill), sb = sum_phase(b, prefill);
     ComparePhase p;
     p.phase = prefill ? "prefill" : "decode";
     p.tokens_a = sa.tokens;
     p.tokens_b = sb.tokens;
-    const auto per_token = [](int64_t ns, int64_t tokens) {
-        return tokens > 0 ? double(ns) * 1e-3 / double(tokens) : 0.0;
-    };
     p.step_us_a = per_token(sa.wall_ns, sa.tokens);
     p.step_us_b = per_token(sb.wall_ns, sb.tokens);
-    for (size_t c = 0; c < kTimeCategories; ++c) {
-        CompareOp op;
-        op.category = std::string(time_category_name(TimeCategory(c)));
-        op.us_a = per_token(sa.op_ns[c], sa.tokens);
-        op.us_b = per_token(sb.op_ns[c], sb.tokens);
-        op.share_a = sa.wall_ns > 0 ? double(sa.op_ns[c]) / double(sa.wall_ns) : 0.0;
-        op.share_b = sb.wall_ns > 0 ? double(sb.op_ns[c]) / double(sb.wall_ns) : 0.0;
-        const double delta = std::abs(op.us_b - op.us_a);
-        op.changed = sa.tokens > 0 && sb.tokens > 0 && delta > kOpChange * op.us_a &&
-                     (op.share_b > kOpShare || op.share_a > kOpShare);
-        p.ops.push_back(op);
-    }
+    for (size_t c = 0; c < kTimeCategories; ++c)
+        p.ops.push_back(compare_op(std::string(time_category_name(TimeCategory(c))), sa.op_ns[c],
+                                   sb.op_ns[c], sa, sb));
+    compare_named(a, b, prefill, p, sa, sb);
     return p;
 }
 
@@ -197,13 +247,15 @@ std::string comparison_markdown(const RunComparison& c, const RunRecord& a, cons
     for (const CompareStat& s : c.stats)
         if (s.setting && s.differs) settings.push_back(s.name + " " + s.text_a + " → " + s.text_b);
     for (const ComparePhase& p : c.phases)
-        for (const CompareOp& op : p.ops)
-            if (op.changed)
-                ops.push_back(
-                    p.phase + " " + op.category + " " + format_number("%.1f", op.us_a) + " → " +
-                    format_number("%.1f µs/token", op.us_b) + " (" +
-                    format_number("%+.0f%%", op.us_a > 0 ? 100.0 * (op.us_b / op.us_a - 1) : 0.0) +
-                    ")");
+        for (const std::vector<CompareOp>* list : {&p.ops, &p.named_ops})
+            for (const CompareOp& op : *list)
+                if (op.changed)
+                    ops.push_back(
+                        p.phase + " " + op.category + " " + format_number("%.1f", op.us_a) + " → " +
+                        format_number("%.1f µs/token", op.us_b) + " (" +
+                        format_number("%+.0f%%",
+                                      op.us_a > 0 ? 100.0 * (op.us_b / op.us_a - 1) : 0.0) +
+                        ")");
     o << "## Summary\n\n";
     o << "- settings that differ:" << (settings.empty() ? " none" : "") << "\n";
     for (const std::string& s : settings) o << "  - " << s << "\n";
@@ -238,6 +290,17 @@ std::string comparison_markdown(const RunComparison& c, const RunRecord& a, cons
         for (const CompareOp& op : p.ops)
             o << "| " << op.category << " | " << format_number("%.1f", op.us_a) << " | "
               << format_number("%.0f%%", 100 * op.share_a) << " | "
+              << format_number("%.1f", op.us_b) << " | "
+              << format_number("%.0f%%", 100 * op.share_b) << " | "
+              << format_number("%+.1f", op.us_b - op.us_a) << " | " << (op.changed ? "yes" : "")
+              << " |\n";
+        if (p.named_ops.empty()) continue;
+        o << "\nPer operation (both runs traced; every layer summed):\n\n| op | " << label_a
+          << " µs | share | " << label_b
+          << " µs | share | Δ µs | changed |\n|---|---:|---:|---:|---:|---:|---|\n";
+        for (const CompareOp& op : p.named_ops)
+            o << "| " << table_cell_text(op.category) << " | " << format_number("%.1f", op.us_a)
+              << " | " << format_number("%.0f%%", 100 * op.share_a) << " | "
               << format_number("%.1f", op.us_b) << " | "
               << format_number("%.0f%%", 100 * op.share_b) << " | "
               << format_number("%+.1f", op.us_b - op.us_a) << " | " << (op.changed ? "yes" : "")
@@ -283,21 +346,26 @@ json comparison_json(const RunComparison& c, const std::string& label_a,
     }
     j["stats"] = stats;
     json phases = json::array();
+    const auto op_rows = [](const std::vector<CompareOp>& list, const char* key) {
+        json rows = json::array();
+        for (const CompareOp& op : list)
+            rows.push_back({{key, op.category},
+                            {"us_per_token_a", op.us_a},
+                            {"us_per_token_b", op.us_b},
+                            {"share_a", op.share_a},
+                            {"share_b", op.share_b},
+                            {"changed", op.changed}});
+        return rows;
+    };
     for (const ComparePhase& p : c.phases) {
-        json ops = json::array();
-        for (const CompareOp& op : p.ops)
-            ops.push_back({{"category", op.category},
-                           {"us_per_token_a", op.us_a},
-                           {"us_per_token_b", op.us_b},
-                           {"share_a", op.share_a},
-                           {"share_b", op.share_b},
-                           {"changed", op.changed}});
-        phases.push_back({{"phase", p.phase},
-                          {"tokens_a", p.tokens_a},
-                          {"tokens_b", p.tokens_b},
-                          {"step_us_per_token_a", p.step_us_a},
-                          {"step_us_per_token_b", p.step_us_b},
-                          {"ops", ops}});
+        json phase = {{"phase", p.phase},
+                      {"tokens_a", p.tokens_a},
+                      {"tokens_b", p.tokens_b},
+                      {"step_us_per_token_a", p.step_us_a},
+                      {"step_us_per_token_b", p.step_us_b},
+                      {"ops", op_rows(p.ops, "category")}};
+        if (!p.named_ops.empty()) phase["named_ops"] = op_rows(p.named_ops, "op");
+        phases.push_back(phase);
     }
     j["phases"] = phases;
     j["tokens"] = {

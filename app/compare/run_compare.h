@@ -2,7 +2,9 @@
 // shows): their figures and settings key by key, where their token streams part, and where the
 // time went per operation category (the profiler's Matmul, Attention, NormRope, FFN, LM head,
 // Other, Sampling), per decoded token and per prompt token, with the categories that changed
-// named. Only the runs' recorded numbers are rearranged: nothing is re-measured.
+// named — and, where both runs were recorded at telemetry level trace, per operation (every
+// layer's QKV projection, attention, FFN... summed). Only the runs' recorded numbers are
+// rearranged: nothing is re-measured.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,10 @@ struct ComparePhase {
     int64_t tokens_a = 0, tokens_b = 0;
     double step_us_a = 0, step_us_b = 0;  // wall time of the phase's steps, per token
     std::vector<CompareOp> ops;           // every category, in time_category order
+    // When every step of the phase was traced in both runs (telemetry level trace): the same per
+    // op name (category holds the name: "attn_q+attn_k+attn_v", "attention", ...), every layer
+    // summed, a's order first then b's new names; empty otherwise.
+    std::vector<CompareOp> named_ops;
 };
 
 struct RunComparison {

@@ -143,6 +143,69 @@ TEST(RunCompare, IdenticalRunsAndAnUnfinishedOne) {
     for (const ComparePhase& p : c.phases) EXPECT_EQ(p.step_us_a, 0.0);
 }
 
+// Traces for run()'s steps: each decode step's matmul time split into a QKV op (a quarter) and
+// an FFN op (the rest), one per layer of two, and its attention one op per layer.
+void add_traces(RunRecord& r, bool prefill_too = true) {
+    for (StepEvent& s : r.steps) {
+        if (s.phase == StepPhase::Prefill && !prefill_too) continue;
+        auto t = std::make_shared<StepTrace>();
+        t->names = {"attn_qkv", "attention", "ffn"};
+        int64_t at = s.start_ns;
+        const int64_t mm = s.op_ns[cat(TimeCategory::Matmul)] / 2,
+                      attn = s.op_ns[cat(TimeCategory::Attention)] / 2;
+        for (int32_t layer = 0; layer < 2; ++layer)
+            for (const auto& [name, ns] :
+                 {std::pair{0, mm / 4}, std::pair{1, attn}, std::pair{2, mm - mm / 4}}) {
+                t->ops.push_back({at, at + ns, name, layer, int32_t(s.tokens)});
+                at += ns;
+            }
+        s.trace = t;
+    }
+}
+
+const CompareOp& named(const RunComparison& c, const std::string& name) {
+    for (const CompareOp& o : c.phases.at(0).named_ops)
+        if (o.category == name) return o;
+    throw std::runtime_error("no op " + name);
+}
+
+TEST(RunCompare, TracedRunsAreComparedPerOperation) {
+    // b: the same matmuls, attention 3x slower: only attention changed, per op as per category.
+    RunRecord a = run("2", 4000, 500, {"a", "b", "c"});
+    RunRecord b = run("2", 4000, 1500, {"a", "b", "c"});
+    add_traces(a);
+    add_traces(b);
+    RunComparison c = compare_runs(a, b);
+    ASSERT_EQ(c.phases.at(0).phase, "decode");
+    ASSERT_EQ(c.phases.at(0).named_ops.size(), 3u);
+    EXPECT_DOUBLE_EQ(named(c, "attention").us_a, 500);  // two layers of 250 µs per token
+    EXPECT_DOUBLE_EQ(named(c, "attention").us_b, 1500);
+    EXPECT_TRUE(named(c, "attention").changed);
+    EXPECT_DOUBLE_EQ(named(c, "attn_qkv").us_a, 1000);
+    EXPECT_FALSE(named(c, "attn_qkv").changed);
+    EXPECT_FALSE(named(c, "ffn").changed);
+    EXPECT_FALSE(c.phases.at(1).named_ops.empty());  // the prefill was traced too
+    const std::string md = comparison_markdown(c, a, b, "a", "b");
+    for (const char* needle :
+         {"Per operation (both runs traced; every layer summed)",
+          "  - decode attention 500.0 → 1500.0 µs/token (+200%)", "| attn_qkv | 1000.0 |"})
+        EXPECT_NE(md.find(needle), std::string::npos) << needle << "\n" << md;
+    const nlohmann::json j = comparison_json(c, "a", "b");
+    EXPECT_EQ(j["phases"][0]["named_ops"][1]["op"], "attention");
+    EXPECT_TRUE(j["phases"][0]["named_ops"][1]["changed"].get<bool>());
+
+    // A phase with an untraced step in either run is not compared per op.
+    RunRecord partly = run("2", 4000, 1500, {"a", "b", "c"});
+    add_traces(partly, /*prefill_too=*/false);
+    c = compare_runs(a, partly);
+    EXPECT_FALSE(c.phases.at(0).named_ops.empty());
+    EXPECT_TRUE(c.phases.at(1).named_ops.empty());
+    partly.steps.back().trace = nullptr;
+    c = compare_runs(a, partly);
+    EXPECT_TRUE(c.phases.at(0).named_ops.empty());
+    EXPECT_FALSE(comparison_json(c, "a", "b")["phases"][0].contains("named_ops"));
+}
+
 TEST(FluoroCompare, ComparesTwoExportedRunsAndRefusesBadOnes) {
     if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
     ConversationRecord conv;
