@@ -35,6 +35,7 @@ bool ProfilerState::consume(const Event& event) {
     }
     if (const auto* s = std::get_if<StepEvent>(&event)) {
         steps_.push_back(*s);
+        if (s->trace) last_traced_ = steps_.size() - 1;
         for (int64_t ns : s->op_ns) has_op_times_ |= ns > 0;
         last_t_ns_ = std::max(last_t_ns_, s->end_ns);
         return true;

@@ -32,6 +32,8 @@ class ProfilerState {
     const std::vector<MemoryCounters>& memory() const { return memory_; }
     // True when some step carries op times (telemetry level Full).
     bool has_op_times() const { return has_op_times_; }
+    // The last step that carries a trace (telemetry level trace), nullptr when none.
+    const StepEvent* last_traced() const { return last_traced_ ? &steps_[*last_traced_] : nullptr; }
     bool finished() const { return finished_.has_value(); }
     TimeSplit split() const;
 
@@ -40,6 +42,7 @@ class ProfilerState {
     std::vector<MemoryCounters> memory_;
     std::optional<RunFinished> finished_;
     bool has_op_times_ = false;
+    std::optional<size_t> last_traced_;
     int64_t last_t_ns_ = 0;
 };
 

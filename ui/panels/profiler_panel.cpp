@@ -15,6 +15,7 @@
 
 #include "panels/line_chart.h"
 #include "panels/panel_util.h"
+#include "panels/step_timeline.h"
 
 namespace fluoro::ui {
 
@@ -168,6 +169,7 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
       notice_(make_notice(QStringLiteral("No steps yet — the profile fills in "
                                          "as a run prefills and decodes."),
                           this)),
+      timeline_(new StepTimeline(this)),
       steps_(new StepStackChart(this)),
       speed_(new LineChart(QStringLiteral("Decode speed"), QStringLiteral("s"),
                            QStringLiteral("tok/s"), this)),
@@ -188,6 +190,7 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
 
     auto* charts = new QTabWidget(this);
     charts->addTab(steps_, QStringLiteral("Per step"));
+    charts->addTab(timeline_, QStringLiteral("Timeline"));
     charts->addTab(speed_, QStringLiteral("Decode speed"));
     charts->addTab(memory_, QStringLiteral("Memory"));
     auto* split = new AdaptiveSplitter(900, this);
@@ -231,6 +234,13 @@ QString ProfilerPanel::notice() const {
 void ProfilerPanel::refresh() {
     stack_->setCurrentIndex(state_.steps().empty() && state_.memory().empty() ? 0 : 1);
     steps_->set_state(&state_);
+    const StepEvent* traced = state_.last_traced();
+    if (!traced) {
+        if (timeline_->step()) timeline_->set_step(std::nullopt);
+    } else if (!timeline_->step() || timeline_->step()->index != traced->index ||
+               timeline_->step()->trace != traced->trace) {
+        timeline_->set_step(*traced);
+    }
     model_->set_split(state_.split());
     // The charts get only the points of steps and counters that arrived since the last refresh.
     const auto& steps = state_.steps();

@@ -1,5 +1,6 @@
-// The profiler dock: per-step stacked time by op category, tok/s and memory over the run, and the
-// "why is it slow" split (load, prefill, decode, sampling, draft, verify, between steps).
+// The profiler dock: per-step stacked time by op category, the latest traced step's timeline
+// (step_timeline.h), tok/s and memory over the run, and the "why is it slow" split (load, prefill,
+// decode, sampling, draft, verify, between steps).
 #pragma once
 
 #include "panels/event_panel.h"
@@ -12,6 +13,7 @@ class QTableView;
 namespace fluoro::ui {
 
 class LineChart;
+class StepTimeline;
 
 // One bar per step, stacked by TimeCategory (or the step's wall time when no op times came).
 class StepStackChart : public QWidget {
@@ -47,6 +49,7 @@ class ProfilerPanel : public EventPanel {
     const ProfilerState& state() const { return state_; }
     ProfileSplitModel* split_model() const { return model_; }
     StepStackChart* step_chart() const { return steps_; }
+    StepTimeline* timeline() const { return timeline_; }
     LineChart* speed_chart() const { return speed_; }
     LineChart* memory_chart() const { return memory_; }
     QString notice() const;
@@ -58,6 +61,7 @@ class ProfilerPanel : public EventPanel {
     ProfilerState state_;
     QStackedWidget* stack_ = nullptr;
     QLabel* notice_ = nullptr;
+    StepTimeline* timeline_ = nullptr;
     StepStackChart* steps_ = nullptr;
     LineChart* speed_ = nullptr;
     LineChart* memory_ = nullptr;

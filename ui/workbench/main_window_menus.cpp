@@ -25,6 +25,7 @@
 #include "export/run_collector.h"
 #include "export/trace_export.h"
 #include "panels/event_panel.h"
+#include "runtime/engine.h"
 #include "workbench/advisor_dialog.h"
 #include "workbench/compare_dialog.h"
 #include "workbench/engine_bridge.h"
@@ -104,6 +105,24 @@ void MainWindow::build_menus() {
     dark_action_->setCheckable(true);
     dark_action_->setChecked(QSettings().value("dark_theme", false).toBool());
     connect(dark_action_, &QAction::toggled, this, [this](bool dark) { set_dark(dark); });
+    // Telemetry level trace instead of full: every op of every step, for the profiler's timeline
+    // and the exported Chrome trace; remembered.
+    QAction* trace = view->addAction(tr("&Trace every operation"));
+    trace->setObjectName("trace_ops");
+    trace->setCheckable(true);
+    trace->setToolTip(
+        tr("Record each step's every operation and the worker threads' spans "
+           "(telemetry level trace): the profiler's Timeline tab and the Chrome "
+           "trace export show them"));
+    const auto apply_trace = [this](bool on) {
+        bridge_->engine().set_telemetry_level(on ? TelemetryLevel::Trace : TelemetryLevel::Full);
+    };
+    trace->setChecked(QSettings().value("trace_ops", false).toBool());
+    apply_trace(trace->isChecked());
+    connect(trace, &QAction::toggled, this, [apply_trace](bool on) {
+        QSettings().setValue("trace_ops", on);
+        apply_trace(on);
+    });
     view->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>()) view->addAction(d->toggleViewAction());
     view->addSeparator();

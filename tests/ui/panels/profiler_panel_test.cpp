@@ -3,6 +3,7 @@
 
 #include "panels/line_chart.h"
 #include "panels/profiler_panel.h"
+#include "panels/step_timeline.h"
 #include "synthetic_events.h"
 
 using namespace fluoro;
@@ -17,6 +18,7 @@ class ProfilerPanelTest : public QObject {
     void charts_over_the_run();
     void step_tooltip_lists_categories();
     void reset_forgets_everything();
+    void timeline_shows_the_latest_traced_step();
 };
 
 void ProfilerPanelTest::says_no_steps_yet() {
@@ -102,6 +104,64 @@ void ProfilerPanelTest::reset_forgets_everything() {
                  .data(Qt::UserRole)
                  .toDouble(),
              0.0);
+}
+
+// Decode steps 2 and 3 traced (two layers of a matmul and attention, then the LM head; two
+// threads): the timeline shows step 3, the latest; hovering its ops row names an op with its
+// layer, time and GB/s, its layers row a layer, the engine row the thread's work.
+void ProfilerPanelTest::timeline_shows_the_latest_traced_step() {
+    ProfilerPanel panel;
+    panel.resize(1000, 600);
+    panel.show();
+    std::vector<Event> ev = test::synthetic_run(1, 4);
+    for (Event& e : ev) {
+        auto* s = std::get_if<StepEvent>(&e);
+        if (!s || s->index < 2 || s->index > 3) continue;  // step 4, the last, is not traced
+        auto t = std::make_shared<StepTrace>();
+        t->names = {"attn_q+attn_k+attn_v", "attention", "lm_head(output)"};
+        t->threads = 2;
+        const int64_t q = (s->end_ns - s->start_ns) / 6;  // five ops of a sixth each
+        int64_t at = s->start_ns;
+        for (int32_t layer = 0; layer < 2; ++layer)
+            for (int32_t name : {0, 1}) {
+                t->ops.push_back({at, at + q, name, layer, 1, TimeCategory(name), 2e6, 1e6});
+                t->workers.push_back({at, at + q / 2, 0, 4});
+                t->workers.push_back({at + q / 2, at + q, 0, 0});
+                t->workers.push_back({at, at + q, 1, 4});
+                at += q;
+            }
+        t->ops.push_back({at, at + q, 2, -1, 1, TimeCategory::LmHead, 8e6, 4e6});
+        s->trace = t;
+    }
+    QVERIFY(panel.timeline()->headline().startsWith(QStringLiteral("No traced step")));
+    panel.consume(ev);
+    StepTimeline* tl = panel.timeline();
+    QVERIFY(tl->step().has_value());
+    QCOMPARE(tl->step()->index, int64_t(3));
+    QVERIFY2(
+        tl->headline().startsWith(QStringLiteral("decode step 3 · 12.00 ms · 5 ops in 2 layers")),
+        qPrintable(tl->headline()));
+    tl->resize(900, 200);
+    const QFontMetrics fm(tl->font());
+    const int h = fm.height() + 4, top = fm.height() + 8;
+    const auto row_y = [&](int row) { return top + row * (h + 2) + h / 2; };
+    // x of the middle of the first op: the plot starts after the labels; scan for it instead.
+    QString op_tip, layer_tip, engine_tip;
+    for (int x = 0; x < tl->width() && (op_tip.isEmpty() || layer_tip.isEmpty()); ++x) {
+        if (op_tip.isEmpty()) op_tip = tl->tooltip_at(QPoint(x, row_y(1)));
+        if (layer_tip.isEmpty()) layer_tip = tl->tooltip_at(QPoint(x, row_y(0)));
+        if (engine_tip.isEmpty()) engine_tip = tl->tooltip_at(QPoint(x, row_y(2)));
+    }
+    // 2e6 bytes in 2 ms: 1 GB/s.
+    QVERIFY2(op_tip.startsWith(QStringLiteral("attn_q+attn_k+attn_v · layer 0 · matmul · 2.00 ms")),
+             qPrintable(op_tip));
+    QVERIFY2(op_tip.contains(QStringLiteral("1.00 GB/s")), qPrintable(op_tip));
+    QVERIFY2(layer_tip.startsWith(QStringLiteral("layer 0 · 4.00 ms · 2 ops")),
+             qPrintable(layer_tip));
+    QVERIFY2(engine_tip.startsWith(QStringLiteral("engine thread · 4 task(s)")),
+             qPrintable(engine_tip));
+    panel.reset();
+    QVERIFY(!panel.timeline()->step().has_value());
 }
 
 QTEST_MAIN(ProfilerPanelTest)
