@@ -288,7 +288,7 @@ json phase_json(const PhaseCost& c, const Machine& m, bool memory_bound) {
 
 void print_ops(const json& p, bool layers) {
     if (!p.contains("ops")) return;
-    std::printf("\n  %-26s %6s %9s %6s %9s %8s %8s %8s %8s\n", "op (all layers)", "calls",
+    std::printf("\n  %-30s %6s %9s %6s %9s %8s %8s %8s %8s\n", "op (all layers)", "calls",
                 "ms/token", "share", "MiB/token", "GB/s", "GFLOP/s", "bound", "roofline");
     for (const json& o : p["ops"]) {
         char roof[16] = "—", bound[16] = "—";
@@ -296,7 +296,7 @@ void print_ops(const json& p, bool layers) {
             std::snprintf(roof, sizeof roof, "%.1f %%", 100 * o["of_roofline"].get<double>());
         if (o.contains("bound"))
             std::snprintf(bound, sizeof bound, "%s", o["bound"].get<std::string>().c_str());
-        std::printf("  %-26.26s %6.1f %9.4f %5.1f%% %9.3f %8.2f %8.2f %8s %8s\n",
+        std::printf("  %-30.30s %6.1f %9.4f %5.1f%% %9.3f %8.2f %8.2f %8s %8s\n",
                     o["op"].get<std::string>().c_str(), o["calls_per_token"].get<double>(),
                     o["ms_per_token"].get<double>(), 100 * o["share"].get<double>(),
                     o["mib_per_token"].get<double>(), o["gb_per_s"].get<double>(),

@@ -251,7 +251,9 @@ std::string comparison_markdown(const RunComparison& c, const RunRecord& a, cons
             for (const CompareOp& op : *list)
                 if (op.changed)
                     ops.push_back(
-                        p.phase + " " + op.category + " " + format_number("%.1f", op.us_a) + " → " +
+                        // A traced op by name ("op attention"), a category by its own.
+                        p.phase + (list == &p.named_ops ? " op " : " ") + op.category + " " +
+                        format_number("%.1f", op.us_a) + " → " +
                         format_number("%.1f µs/token", op.us_b) + " (" +
                         format_number("%+.0f%%",
                                       op.us_a > 0 ? 100.0 * (op.us_b / op.us_a - 1) : 0.0) +

@@ -188,6 +188,7 @@ TEST(RunCompare, TracedRunsAreComparedPerOperation) {
     const std::string md = comparison_markdown(c, a, b, "a", "b");
     for (const char* needle :
          {"Per operation (both runs traced; every layer summed)",
+          "  - decode op attention 500.0 → 1500.0 µs/token (+200%)",
           "  - decode attention 500.0 → 1500.0 µs/token (+200%)", "| attn_qkv | 1000.0 |"})
         EXPECT_NE(md.find(needle), std::string::npos) << needle << "\n" << md;
     const nlohmann::json j = comparison_json(c, "a", "b");
