@@ -34,13 +34,13 @@ void add_save_flags(CLI::App& cmd, DriverOptions& o, std::string& level) {
     cmd.add_option("--db", o.db,
                    "Session database (default: $XDG_DATA_HOME/fluoroscope/sessions.db)");
     cmd.add_option("--telemetry", level,
-                   "Telemetry level with --save/--trace: off, summary or full")
+                   "Telemetry level with --save/--trace: off, summary, full or trace (every op)")
         ->capture_default_str();
 }
 
 void apply_level(DriverOptions& o, const std::string& level) {
     const auto l = parse_telemetry_level(level);
-    if (!l) throw Error("--telemetry must be off, summary or full, not '" + level + "'");
+    if (!l) throw Error("--telemetry must be off, summary, full or trace, not '" + level + "'");
     o.level = *l;
 }
 

@@ -67,7 +67,12 @@ QString StepTimeline::headline() const {
 }
 
 int StepTimeline::row_height() const {
-    return QFontMetrics(font()).height() + 4;
+    // The rows (layers, ops, one per host thread) share the height above the time axis, between
+    // one and three text lines each.
+    const int line = QFontMetrics(font()).height();
+    const int rows = 2 + (step_ && step_->trace ? std::max(1, step_->trace->threads) : 1);
+    const double room = plot_rect().height() - line - 4;  // the axis' labels below
+    return std::clamp(int(room / rows) - 2, line + 4, 3 * line);
 }
 
 QRectF StepTimeline::plot_rect() const {
@@ -81,6 +86,11 @@ double StepTimeline::x_of(int64_t ns) const {
     const QRectF r = plot_rect();
     const double span = double(std::max<int64_t>(1, step_->end_ns - step_->start_ns));
     return r.left() + r.width() * std::clamp(double(ns - step_->start_ns) / span, 0.0, 1.0);
+}
+
+int StepTimeline::row_middle(int row) const {
+    const int h = row_height();
+    return int(plot_rect().top()) + row * (h + 2) + h / 2;
 }
 
 void StepTimeline::paintEvent(QPaintEvent*) {
@@ -129,6 +139,16 @@ void StepTimeline::paintEvent(QPaintEvent*) {
         p.fillRect(QRectF(x0, row_top(2 + w.worker) + 2, std::max(1.0, x1 - x0), h - 4),
                    w.tasks > 0 ? category_color(0) : pal.color(QPalette::Dark));
     }
+    // The time axis: the step's start and end, and its middle.
+    const double axis = row_top(2 + t.threads) + 2;
+    p.setPen(pal.color(QPalette::Mid));
+    p.drawLine(QPointF(r.left(), axis), QPointF(r.right(), axis));
+    p.setPen(pal.color(QPalette::Text));
+    const int64_t dur = step_->end_ns - step_->start_ns;
+    const QRectF labels(r.left(), axis + 2, r.width(), fm.height());
+    p.drawText(labels, Qt::AlignLeft, QStringLiteral("0"));
+    p.drawText(labels, Qt::AlignHCenter, duration_text(dur / 2));
+    p.drawText(labels, Qt::AlignRight, duration_text(dur));
 }
 
 QString StepTimeline::tooltip_at(QPoint pos) const {

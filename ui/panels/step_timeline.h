@@ -21,6 +21,8 @@ class StepTimeline : public QWidget {
     void set_step(std::optional<StepEvent> step);
     const std::optional<StepEvent>& step() const { return step_; }
     QString tooltip_at(QPoint pos) const;
+    // The vertical middle of a row: 0 layers, 1 ops, 2 + w host thread w.
+    int row_middle(int row) const;
     QString headline() const;
     QSize sizeHint() const override { return {480, 200}; }
 

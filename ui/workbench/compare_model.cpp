@@ -264,22 +264,29 @@ void CompareStatsModel::set_runs(std::shared_ptr<const CompareRun> a,
     label_b_ = b ? b->label : QString();
     if (a && b) {
         // The figures and settings as app/compare computes them for `fluoro compare`, then the
-        // time per token of each operation category that either run recorded.
+        // time per token of each operation category that either run recorded, and of each op
+        // (every layer summed) when both runs were traced.
         const app::RunComparison c = app::compare_runs(a->run, b->run);
         rows_.push_back({tr("run"), a->label, b->label, std::nullopt, std::nullopt, {}});
         for (const app::CompareStat& st : c.stats)
             rows_.push_back({QString::fromStdString(st.name), QString::fromStdString(st.text_a),
                              QString::fromStdString(st.text_b), st.a, st.b,
                              QString::fromStdString(st.unit)});
+        const auto us = [](double v) { return QString::number(v, 'f', 1) + " µs"; };
         for (const app::ComparePhase& p : c.phases)
             for (const app::CompareOp& op : p.ops) {
                 if (op.us_a == 0 && op.us_b == 0) continue;
-                const auto us = [](double v) { return QString::number(v, 'f', 1) + " µs"; };
                 rows_.push_back(
                     {QStringLiteral("%1 %2 µs/token")
                          .arg(QString::fromStdString(p.phase), QString::fromStdString(op.category)),
                      us(op.us_a), us(op.us_b), op.us_a, op.us_b, QStringLiteral("µs")});
             }
+        for (const app::ComparePhase& p : c.phases)
+            for (const app::CompareOp& op : p.named_ops)
+                rows_.push_back(
+                    {QStringLiteral("%1 op %2 µs/token")
+                         .arg(QString::fromStdString(p.phase), QString::fromStdString(op.category)),
+                     us(op.us_a), us(op.us_b), op.us_a, op.us_b, QStringLiteral("µs")});
     }
     endResetModel();
 }

@@ -142,9 +142,7 @@ void ProfilerPanelTest::timeline_shows_the_latest_traced_step() {
         tl->headline().startsWith(QStringLiteral("decode step 3 · 12.00 ms · 5 ops in 2 layers")),
         qPrintable(tl->headline()));
     tl->resize(900, 200);
-    const QFontMetrics fm(tl->font());
-    const int h = fm.height() + 4, top = fm.height() + 8;
-    const auto row_y = [&](int row) { return top + row * (h + 2) + h / 2; };
+    const auto row_y = [&](int row) { return tl->row_middle(row); };
     // x of the middle of the first op: the plot starts after the labels; scan for it instead.
     QString op_tip, layer_tip, engine_tip;
     for (int x = 0; x < tl->width() && (op_tip.isEmpty() || layer_tip.isEmpty()); ++x) {

@@ -183,7 +183,30 @@ void CompareTest::stats_side_by_side() {
     QCOMPARE(text("stop reason", C::RunA), QStringLiteral("eos"));
     QCOMPARE(text("stop reason", C::RunB), QStringLiteral("max_tokens"));
     QVERIFY(differs("stop reason"));
-    QCOMPARE(row("acceptance rate"), -1);  // no speculative decoding in either run
+    QCOMPARE(row("acceptance rate"), -1);               // no speculative decoding in either run
+    QCOMPARE(row("decode op attention µs/token"), -1);  // untraced: no rows per op
+
+    // Both runs traced (one decode step each, one "attention" op of 300 and 900 µs): a row per
+    // op, per generated token (a's 5 tokens, b's 4).
+    app::RunRecord ta = run_a(), tb = run_b();
+    for (app::RunRecord* r : {&ta, &tb}) {
+        StepEvent s;
+        s.phase = StepPhase::Decode;
+        s.tokens = 1;
+        s.start_ns = 0;
+        s.end_ns = 1'000'000;
+        auto t = std::make_shared<StepTrace>();
+        t->names = {"attention"};
+        const int64_t ns = r == &ta ? 300'000 : 900'000;
+        t->ops.push_back({0, ns, 0, 0, 1, TimeCategory::Attention});
+        s.trace = t;
+        r->steps = {s};
+    }
+    m.set_runs(std::make_shared<const CompareRun>(compare_run(ta, "run 7")),
+               std::make_shared<const CompareRun>(compare_run(tb, "run 8")));
+    QVERIFY(row("decode op attention µs/token") >= 0);
+    QCOMPARE(text("decode op attention µs/token", C::RunA), QStringLiteral("60.0 µs"));
+    QCOMPARE(text("decode op attention µs/token", C::RunB), QStringLiteral("225.0 µs"));
     m.clear();
     QCOMPARE(m.rowCount(), 0);
 }
