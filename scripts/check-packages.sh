@@ -31,7 +31,7 @@ fi
 root=$work/root
 dpkg-deb -x "$deb" "$root"
 app_id=io.fluoroscope.Fluoroscope
-for f in usr/bin/fluoroscope usr/bin/fluoro usr/share/applications/$app_id.desktop \
+for f in usr/bin/fluoroscope usr/bin/fluoro usr/bin/fluoro_membw usr/share/applications/$app_id.desktop \
     usr/share/metainfo/$app_id.metainfo.xml usr/share/icons/hicolor/scalable/apps/$app_id.svg; do
     [ -e "$root/$f" ] || fail "DEB lacks $f"
 done

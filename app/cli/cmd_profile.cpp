@@ -17,7 +17,6 @@
 // thread was.
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -26,8 +25,10 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "decode/sequence.h"
+#include "measure/machine_limits.h"
 #include "model/model.h"
 #include "session/backend_factory.h"
+#include "telemetry/op_costs.h"
 #include "telemetry/profiling_backend.h"
 #include "tensor/ggml_type.h"
 
@@ -46,19 +47,9 @@ struct ProfileOpts {
     bool json = false, layers = false;
 };
 
-// The machine's limits: read bandwidth (GB/s), fp32 FMA and int8 dot peaks (G ops/s); 0: unknown.
-struct Machine {
-    double read_gbs = 0, fma_gflops = 0, int8_gops = 0;
-};
+using Machine = app::MachineLimits;  // 0 where a limit is unknown
 
-// One op name's cost over a phase (all layers), or one layer's, or one host thread's.
-struct OpCost {
-    std::string name;
-    TimeCategory category = TimeCategory::Other;
-    int32_t weight_type = -1;
-    int64_t calls = 0, ns = 0;
-    double bytes = 0, flops = 0;
-};
+// One layer's cost over a phase, or one host thread's (an op's: telemetry/op_costs.h).
 struct LayerCost {
     int32_t layer = -1;
     int64_t ns = 0;
@@ -87,22 +78,6 @@ void append_trace(StepTrace& into, const StepTrace& from) {
     into.workers.insert(into.workers.end(), from.workers.begin(), from.workers.end());
 }
 
-// Whether a matmul of this weight type runs on the int8 dot kernels (a quantized type) rather
-// than float arithmetic (F32, F16, BF16).
-bool int8_kernel(int32_t weight_type) {
-    return weight_type >= 0 && weight_type != int32_t(GgmlType::F32) &&
-           weight_type != int32_t(GgmlType::F16) && weight_type != int32_t(GgmlType::BF16);
-}
-
-// The least time an op can take on this machine: its bytes at the bandwidth or its operations at
-// the compute peak that applies, whichever is longer (0 when neither limit is known).
-double floor_seconds(const Machine& m, double bytes, double flops, int32_t weight_type) {
-    const double peak = int8_kernel(weight_type) ? m.int8_gops : m.fma_gflops;
-    const double mem = m.read_gbs > 0 ? bytes / (m.read_gbs * 1e9) : 0;
-    const double compute = peak > 0 ? flops / (peak * 1e9) : 0;
-    return std::max(mem, compute);
-}
-
 PhaseCost since(const ProfilingBackend& p, const CategoryTimes& ns0,
                 const ProfilingBackend::Traffic& t0, double wall_s, int64_t tokens) {
     PhaseCost c;
@@ -116,68 +91,23 @@ PhaseCost since(const ProfilingBackend& p, const CategoryTimes& ns0,
     return c;
 }
 
-// fluoro_membw's read bandwidth and compute peaks (built beside this binary: bench/, or installed
-// next to it) with `threads` threads; zeros when it is not found or fails.
-Machine measure_machine(int threads) {
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    for (const std::filesystem::path& p :
-         {self.parent_path() / "fluoro_membw",
-          self.parent_path().parent_path() / "bench" / "fluoro_membw"}) {
-        if (!std::filesystem::exists(p, ec)) continue;
-        const std::string cmd = "'" + p.string() + "' --size-mib 512 --runs 5 --threads " +
-                                std::to_string(threads) + " --json 2>/dev/null";
-        FILE* pipe = popen(cmd.c_str(), "r");
-        if (!pipe) return {};
-        std::string out;
-        char buf[4096];
-        while (const size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-        if (pclose(pipe) != 0) return {};
-        const json j = json::parse(out, nullptr, false);
-        if (!j.is_object() || !j.contains("results")) return {};
-        Machine m;
-        for (const json& r : j["results"]) {
-            if (r.value("threads", 0) != threads) continue;
-            const std::string kernel = r.value("kernel", "");
-            if (kernel == "read") m.read_gbs = r.value("best_gbs", 0.0);
-            if (kernel == "fma") m.fma_gflops = r.value("best_gops", 0.0);
-            if (kernel == "int8") m.int8_gops = r.value("best_gops", 0.0);
-        }
-        return m;
-    }
-    return {};
-}
-
 // The phase's spans summed per op name (in the order the names first ran), per layer and per host
 // thread, each op and layer with its achieved rates and its share of its own roofline.
 void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
     if (!c.trace) return;
     const StepTrace& t = *c.trace;
     const double n = double(std::max<int64_t>(1, c.tokens));
-    std::vector<OpCost> ops;
-    std::map<std::string, size_t, std::less<>> op_index;
+    const std::vector<OpCost> ops = op_costs(t);
     std::map<int32_t, LayerCost> layers;
     double floor_total = 0, op_s = 0;
     for (const OpSpan& s : t.ops) {
-        const std::string_view name = t.name_of(s);
-        auto it = op_index.find(name);
-        if (it == op_index.end()) {
-            it = op_index.emplace(std::string(name), ops.size()).first;
-            ops.push_back({std::string(name), s.category, s.weight_type});
-        }
-        OpCost& o = ops[it->second];
         const int64_t ns = s.end_ns - s.start_ns;
-        ++o.calls;
-        o.ns += ns;
-        o.bytes += s.bytes;
-        o.flops += s.flops;
         LayerCost& l = layers[s.layer];
         l.layer = s.layer;
         l.ns += ns;
         l.bytes += s.bytes;
         l.flops += s.flops;
-        const double fl = floor_seconds(m, s.bytes, s.flops, s.weight_type);
+        const double fl = app::floor_seconds(m, s.bytes, s.flops, s.weight_type);
         l.floor_s += fl;
         floor_total += fl;
         op_s += double(ns) * 1e-9;
@@ -199,8 +129,8 @@ void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
         if (o.weight_type >= 0) row["weight_type"] = type_name(GgmlType(o.weight_type));
         rates(row, o.ns, o.bytes, o.flops);
         if (o.bytes > 0 || o.flops > 0) {
-            const bool int8 = int8_kernel(o.weight_type);
-            const double peak = int8 ? m.int8_gops : m.fma_gflops;
+            const bool int8 = uses_int8_dot(o.weight_type);
+            const double peak = app::compute_peak(m, o.weight_type);
             if (peak > 0) {
                 row["peak"] = int8 ? "int8" : "fma";
                 row["of_peak"] = row["gflop_per_s"].get<double>() / peak;
@@ -424,7 +354,8 @@ void run_profile(const ProfileOpts& o) {
     prof.set_timing(false);
 
     // Given limits win; --bandwidth alone skips the probe (no compute peaks then).
-    Machine m = o.bandwidth > 0 ? Machine{} : measure_machine(threads);
+    Machine m =
+        o.bandwidth > 0 ? Machine{} : app::measure_machine_limits(threads).value_or(Machine{});
     if (o.bandwidth > 0) m.read_gbs = o.bandwidth;
     if (o.fma_gflops > 0) m.fma_gflops = o.fma_gflops;
     if (o.int8_gops > 0) m.int8_gops = o.int8_gops;

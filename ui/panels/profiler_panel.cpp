@@ -15,6 +15,7 @@
 
 #include "panels/line_chart.h"
 #include "panels/panel_util.h"
+#include "panels/roofline_chart.h"
 #include "panels/step_timeline.h"
 
 namespace fluoro::ui {
@@ -170,6 +171,7 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
                                          "as a run prefills and decodes."),
                           this)),
       timeline_(new StepTimeline(this)),
+      roofline_(new RooflineChart(this)),
       steps_(new StepStackChart(this)),
       speed_(new LineChart(QStringLiteral("Decode speed"), QStringLiteral("s"),
                            QStringLiteral("tok/s"), this)),
@@ -191,6 +193,7 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
     auto* charts = new QTabWidget(this);
     charts->addTab(steps_, QStringLiteral("Per step"));
     charts->addTab(timeline_, QStringLiteral("Timeline"));
+    charts->addTab(roofline_, QStringLiteral("Roofline"));
     charts->addTab(speed_, QStringLiteral("Decode speed"));
     charts->addTab(memory_, QStringLiteral("Memory"));
     auto* split = new AdaptiveSplitter(900, this);
@@ -236,10 +239,14 @@ void ProfilerPanel::refresh() {
     steps_->set_state(&state_);
     const StepEvent* traced = state_.last_traced();
     if (!traced) {
-        if (timeline_->step()) timeline_->set_step(std::nullopt);
+        if (timeline_->step()) {
+            timeline_->set_step(std::nullopt);
+            roofline_->set_ops({}, -1, StepPhase::Decode);
+        }
     } else if (!timeline_->step() || timeline_->step()->index != traced->index ||
                timeline_->step()->trace != traced->trace) {
         timeline_->set_step(*traced);
+        roofline_->set_ops(op_costs(*traced->trace), traced->index, traced->phase);
     }
     model_->set_split(state_.split());
     // The charts get only the points of steps and counters that arrived since the last refresh.

@@ -1,6 +1,6 @@
 // The profiler dock: per-step stacked time by op category, the latest traced step's timeline
-// (step_timeline.h), tok/s and memory over the run, and the "why is it slow" split (load, prefill,
-// decode, sampling, draft, verify, between steps).
+// (step_timeline.h) and roofline (roofline_chart.h), tok/s and memory over the run, and the "why is
+// it slow" split (load, prefill, decode, sampling, draft, verify, between steps).
 #pragma once
 
 #include "panels/event_panel.h"
@@ -13,6 +13,7 @@ class QTableView;
 namespace fluoro::ui {
 
 class LineChart;
+class RooflineChart;
 class StepTimeline;
 
 // One bar per step, stacked by TimeCategory (or the step's wall time when no op times came).
@@ -50,6 +51,7 @@ class ProfilerPanel : public EventPanel {
     ProfileSplitModel* split_model() const { return model_; }
     StepStackChart* step_chart() const { return steps_; }
     StepTimeline* timeline() const { return timeline_; }
+    RooflineChart* roofline() const { return roofline_; }
     LineChart* speed_chart() const { return speed_; }
     LineChart* memory_chart() const { return memory_; }
     QString notice() const;
@@ -62,6 +64,7 @@ class ProfilerPanel : public EventPanel {
     QStackedWidget* stack_ = nullptr;
     QLabel* notice_ = nullptr;
     StepTimeline* timeline_ = nullptr;
+    RooflineChart* roofline_ = nullptr;
     StepStackChart* steps_ = nullptr;
     LineChart* speed_ = nullptr;
     LineChart* memory_ = nullptr;

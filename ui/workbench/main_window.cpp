@@ -45,6 +45,7 @@ MainWindow::MainWindow(const WorkbenchOptions& opt, QWidget* parent)
     build_layout();
     build_docks();
     build_menus();
+    connect_roofline();
 
     connect(bridge_.get(), &EngineBridge::events_arrived, this, &MainWindow::on_events);
     connect(bridge_.get(), &EngineBridge::error, this, &MainWindow::show_error);

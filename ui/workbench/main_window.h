@@ -165,6 +165,11 @@ class MainWindow : public QMainWindow {
     void remember_model(const QString& path);
     void rebuild_recent_menu();
 
+    // main_window_roofline.cpp
+    void connect_roofline();
+    void show_stored_limits();
+    void measure_limits();
+
     // main_window_menus.cpp
     void build_menus();
     void export_run(const QString& format);

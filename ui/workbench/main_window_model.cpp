@@ -57,6 +57,7 @@ void MainWindow::open_model(const QString& path) {
 void MainWindow::on_model_changed() {
     const auto& m = bridge_->model();
     if (measurements_) measurements_->set_model(m ? QString::fromStdString(m->path) : QString());
+    show_stored_limits();
     if (m) {
         saw_model_ = true;
         // "template jinja": the file's own chat template renders the prompts; a family name

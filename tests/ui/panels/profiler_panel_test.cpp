@@ -1,8 +1,11 @@
 #include <QAbstractItemModelTester>
+#include <QPushButton>
+#include <QSignalSpy>
 #include <QTest>
 
 #include "panels/line_chart.h"
 #include "panels/profiler_panel.h"
+#include "panels/roofline_chart.h"
 #include "panels/step_timeline.h"
 #include "synthetic_events.h"
 
@@ -124,7 +127,9 @@ void ProfilerPanelTest::timeline_shows_the_latest_traced_step() {
         int64_t at = s->start_ns;
         for (int32_t layer = 0; layer < 2; ++layer)
             for (int32_t name : {0, 1}) {
-                t->ops.push_back({at, at + q, name, layer, 1, TimeCategory(name), 2e6, 1e6});
+                // QKV reads 2e6 bytes, attention 1e6; both do 1e6 operations.
+                t->ops.push_back(
+                    {at, at + q, name, layer, 1, TimeCategory(name), name == 0 ? 2e6 : 1e6, 1e6});
                 t->workers.push_back({at, at + q / 2, 0, 4});
                 t->workers.push_back({at + q / 2, at + q, 0, 0});
                 t->workers.push_back({at, at + q, 1, 4});
@@ -158,8 +163,28 @@ void ProfilerPanelTest::timeline_shows_the_latest_traced_step() {
              qPrintable(layer_tip));
     QVERIFY2(engine_tip.startsWith(QStringLiteral("engine thread · 4 task(s)")),
              qPrintable(engine_tip));
+
+    // The same step's roofline: one point per op that read bytes and computed (QKV, attention,
+    // the LM head); no roofs until limits are given. Attention, both layers summed, read 2e6
+    // bytes and did 2e6 operations in 4 ms: 1 operation per byte at 0.5 GFLOP/s; under a 10 GB/s
+    // roof it could reach 10 x 1 = 10 GFLOP/s (below the FMA peak of 100): 5 %.
+    RooflineChart* roof = panel.roofline();
+    QCOMPARE(roof->point_count(), size_t(3));
+    QVERIFY2(roof->headline().contains(QStringLiteral("no roofs")), qPrintable(roof->headline()));
+    roof->resize(900, 400);
+    roof->set_limits(RooflineChart::Limits{10.0, 100.0, 400.0, 2});
+    const std::optional<QPointF> at = roof->point_of(QStringLiteral("attention"));
+    QVERIFY(at.has_value());
+    const QString tip = roof->tooltip_at(at->toPoint());
+    QVERIFY2(tip.startsWith(QStringLiteral("attention · 2 call(s) · 4000.0 µs")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("5.0 % of its roof (FMA)")), qPrintable(tip));
+    QSignalSpy asked(roof, &RooflineChart::measure_requested);
+    roof->measure_button()->click();
+    QCOMPARE(asked.count(), 1);
+
     panel.reset();
     QVERIFY(!panel.timeline()->step().has_value());
+    QCOMPARE(panel.roofline()->point_count(), size_t(0));
 }
 
 QTEST_MAIN(ProfilerPanelTest)
