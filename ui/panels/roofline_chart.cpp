@@ -1,10 +1,8 @@
 #include "panels/roofline_chart.h"
 
-#include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPushButton>
-#include <QToolTip>
 #include <algorithm>
 #include <cmath>
 
@@ -44,7 +42,6 @@ QString rate_text(double v) {
 
 RooflineChart::RooflineChart(QWidget* parent)
     : QWidget(parent), measure_(new QPushButton(tr("Measure this machine's limits"), this)) {
-    setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
     measure_->setObjectName("measure_limits");
     measure_->setToolTip(
@@ -245,12 +242,9 @@ QString RooflineChart::tooltip_at(QPoint pos) const {
     return {};
 }
 
-void RooflineChart::mouseMoveEvent(QMouseEvent* event) {
-    const QString tip = tooltip_at(event->position().toPoint());
-    if (tip.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(event->globalPosition().toPoint(), tip, this);
+bool RooflineChart::event(QEvent* event) {
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 }  // namespace fluoro::ui

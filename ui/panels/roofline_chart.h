@@ -43,7 +43,7 @@ class RooflineChart : public QWidget {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
+    bool event(QEvent* event) override;  // hover tooltips
     void resizeEvent(QResizeEvent* event) override;
 
   private:

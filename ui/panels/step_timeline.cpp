@@ -1,8 +1,6 @@
 #include "panels/step_timeline.h"
 
-#include <QMouseEvent>
 #include <QPainter>
-#include <QToolTip>
 #include <algorithm>
 
 #include "panels/panel_util.h"
@@ -42,7 +40,6 @@ std::vector<LayerSpan> layer_spans(const StepTrace& t) {
 }  // namespace
 
 StepTimeline::StepTimeline(QWidget* parent) : QWidget(parent) {
-    setMouseTracking(true);
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
@@ -207,12 +204,9 @@ QString StepTimeline::tooltip_at(QPoint pos) const {
     return {};
 }
 
-void StepTimeline::mouseMoveEvent(QMouseEvent* event) {
-    const QString tip = tooltip_at(event->position().toPoint());
-    if (tip.isEmpty())
-        QToolTip::hideText();
-    else
-        QToolTip::showText(event->globalPosition().toPoint(), tip, this);
+bool StepTimeline::event(QEvent* event) {
+    return show_hover_tooltip(this, event, [this](QPoint p) { return tooltip_at(p); }) ||
+           QWidget::event(event);
 }
 
 }  // namespace fluoro::ui

@@ -28,7 +28,7 @@ class StepTimeline : public QWidget {
 
   protected:
     void paintEvent(QPaintEvent* event) override;
-    void mouseMoveEvent(QMouseEvent* event) override;
+    bool event(QEvent* event) override;  // hover tooltips
 
   private:
     QRectF plot_rect() const;
