@@ -193,7 +193,7 @@ void RooflineChart::paintEvent(QPaintEvent*) {
             roof.moveTo(to_screen(x_lo_, limits_->read_gbs * x_lo_));
             roof.lineTo(to_screen(ridge, peak));
             roof.lineTo(to_screen(x_hi_, peak));
-            p.setPen(QPen(category_color(size_t(6 + i)), 2));
+            p.setPen(QPen(category_color(i == 0 ? 4 : 6), 2));  // FMA, int8
             p.setBrush(Qt::NoBrush);
             p.save();
             p.setClipRect(r);
@@ -205,15 +205,34 @@ void RooflineChart::paintEvent(QPaintEvent*) {
             ++i;
         }
     }
-    // The ops.
+    // The ops; a name where it does not cover another (right of the point, else above, else
+    // below; hover names them all).
+    std::vector<QRectF> taken;
     for (const OpCost& op : ops_) {
         if (!drawn(op)) continue;
         const QPointF c = to_screen(intensity_of(op), gflops_of(op));
         p.setPen(pal.color(QPalette::Text));
         p.setBrush(category_color(size_t(op.category)));
         p.drawEllipse(c, 4.5, 4.5);
-        p.drawText(QPointF(c.x() + 7, c.y() + fm.ascent() / 2.0 - 1),
-                   QString::fromStdString(op.name));
+        taken.push_back(QRectF(c.x() - 5, c.y() - 5, 10, 10));
+    }
+    for (const OpCost& op : ops_) {
+        if (!drawn(op)) continue;
+        const QPointF c = to_screen(intensity_of(op), gflops_of(op));
+        const QString name = QString::fromStdString(op.name);
+        const double w = fm.horizontalAdvance(name), h = fm.height() + 2;
+        for (const QRectF& box :
+             {QRectF(c.x() + 7, c.y() - h / 2, w, h), QRectF(c.x() - w / 2, c.y() - 6 - h, w, h),
+              QRectF(c.x() - w / 2, c.y() + 6, w, h)}) {
+            const bool free =
+                r.contains(box) && std::none_of(taken.begin(), taken.end(),
+                                                [&](const QRectF& t) { return t.intersects(box); });
+            if (!free) continue;
+            p.setPen(pal.color(QPalette::Text));
+            p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, name);
+            taken.push_back(box);
+            break;
+        }
     }
     p.setPen(pal.color(QPalette::Mid));
     p.setBrush(Qt::NoBrush);
