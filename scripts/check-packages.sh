@@ -42,7 +42,11 @@ if command -v appstreamcli >/dev/null; then
     appstreamcli validate --no-net "$root/usr/share/metainfo/$app_id.metainfo.xml" >"$work/as.log" 2>&1 ||
         { cat "$work/as.log" >&2; fail "invalid AppStream metadata"; }
 fi
-tar -tzf "$tgz" | grep -q '/bin/fluoroscope$' || fail "TGZ lacks bin/fluoroscope"
+# Listed to a file first: `tar | grep -q` fails under pipefail when grep exits before tar is done.
+tar -tzf "$tgz" >"$work/tgz.txt"
+for f in bin/fluoroscope bin/fluoro bin/fluoro_membw; do
+    grep -q "/$f\$" "$work/tgz.txt" || fail "TGZ lacks $f"
+done
 
 export QT_QPA_PLATFORM=offscreen
 version=$("$root/usr/bin/fluoroscope" --version) || fail "unpacked fluoroscope --version failed"
