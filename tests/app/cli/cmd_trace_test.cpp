@@ -92,7 +92,7 @@ TEST(CmdTrace, SmolLM2DecodeStepsShowTheirLayersAndOps) {
     ASSERT_FALSE(covered.empty());
     // The op and host slices are disjoint parts of the step, so they cover at most all of it;
     // what they leave is the forward pass's own host code between two backend calls and the
-    // tracing's cost (two clock reads and a store per call, ~280 calls). The issue asks that
+    // tracing's cost (two clock reads and a store per call, 276 calls). The issue asks that
     // the slices account for the step within 5 %; the median step is taken so that one step
     // descheduled on a shared 2-core runner does not decide it.
     std::sort(covered.begin(), covered.end());
