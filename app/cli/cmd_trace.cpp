@@ -36,6 +36,8 @@ void add_trace_command(CLI::App& app) {
     cmd->add_flag("-q,--quiet", o->quiet, "No statistics line");
     o->d.engine.add_to(*cmd);
     o->d.sampling.add_to(*cmd);
+    o->d.spec.add_to(*cmd);  // draft and verify steps are traced like the others
+    o->d.kv.add_to(*cmd);
     cmd->callback([o] {
         const auto level = parse_telemetry_level(o->level);
         if (level != TelemetryLevel::Trace && level != TelemetryLevel::Full)

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -99,6 +100,44 @@ TEST(CmdTrace, SmolLM2DecodeStepsShowTheirLayersAndOps) {
     const double median = covered[covered.size() / 2];
     EXPECT_LE(covered.back(), 1.0 + 1e-6);
     EXPECT_GE(median, 0.95);
+}
+
+// Self-speculative decoding traced: a draft pass runs the first half of the layers (15 of 30:
+// --exit-layer 0 means half), the target all 30; a step holds the passes that ran since the
+// previous one (a draft pass that produced no token is timed in the next step, as the step meter
+// always did), so every step is whole 15-layer passes; the file is well formed, with the
+// speculative track's draft and verify slices.
+TEST(CmdTrace, SelfSpeculativeDraftsShowHalfTheLayers) {
+    if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    const auto out = test::unique_temp_path("smollm2_spec_trace.json");
+    const test::CliResult r = test::run_fluoro(
+        "trace " + test::quoted(path.string()) +
+        "'Repeat after me: the cat sat on the mat, the cat sat on the mat' -n 16 -t 2 --temp 0 " +
+        "--spec self_speculative -q -o " + test::quoted(out.string()));
+    ASSERT_EQ(r.rc, 0) << r.out;
+    std::ifstream in(out);
+    const test::ChromeTraceSummary sum = test::check_chrome_trace(json::parse(in));
+    const std::vector<test::ChromeSlice>& engine = sum.slices.at(1);
+    std::map<std::string, std::set<int>> layers_per_phase;
+    for (size_t i = 0; i < engine.size(); ++i) {
+        if (engine[i].cat != "step") continue;
+        int layers = 0;
+        for (size_t j = i + 1; j < engine.size() && engine[j].cat != "step"; ++j)
+            layers += engine[j].cat == "layer";
+        layers_per_phase[engine[i].name].insert(layers);
+    }
+    EXPECT_EQ(layers_per_phase["prefill"], std::set<int>{30});
+    ASSERT_TRUE(layers_per_phase.count("draft")) << "no draft step";
+    // Every step is whole passes of 15 (a draft) or 30 layers (the target), as the callbacks cut
+    // them: some drafts are a single draft pass, every verification holds a target pass.
+    for (const auto& [phase, counts] : layers_per_phase)
+        for (int n : counts) EXPECT_EQ(n % 15, 0) << phase << " step with " << n << " layers";
+    EXPECT_TRUE(layers_per_phase["draft"].count(15));
+    for (int n : layers_per_phase["verify"]) EXPECT_GE(n, 30);
+    bool draft_slice = false;
+    for (const test::ChromeSlice& s : sum.slices.at(4)) draft_slice |= s.name == "draft";
+    EXPECT_TRUE(draft_slice);
 }
 
 }  // namespace
