@@ -77,6 +77,7 @@ QString StepStackChart::tooltip_at(QPoint pos) const {
         if (e.op_ns[c] > 0)
             text += QStringLiteral("\n%1: %2")
                         .arg(category_name(c), format_ms(double(e.op_ns[c]) * 1e-6));
+    if (e.trace) text += QStringLiteral("\nclick: its timeline and roofline");
     return text;
 }
 
@@ -86,6 +87,10 @@ void StepStackChart::mouseMoveEvent(QMouseEvent* event) {
         QToolTip::hideText();
     else
         QToolTip::showText(event->globalPosition().toPoint(), text, this);
+}
+
+void StepStackChart::mousePressEvent(QMouseEvent* event) {
+    if (const int i = step_at(event->position().toPoint()); i >= 0) emit step_clicked(i);
 }
 
 void StepStackChart::paintEvent(QPaintEvent*) {
@@ -190,7 +195,7 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
     table_->horizontalHeader()->setStretchLastSection(true);
     table_->setAlternatingRowColors(true);
 
-    auto* charts = new QTabWidget(this);
+    auto* charts = charts_ = new QTabWidget(this);
     charts->addTab(steps_, QStringLiteral("Per step"));
     charts->addTab(timeline_, QStringLiteral("Timeline"));
     charts->addTab(roofline_, QStringLiteral("Roofline"));
@@ -201,6 +206,9 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
     split->addWidget(table_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
+    connect(steps_, &StepStackChart::step_clicked, this, [this](int i) {
+        if (pick_step(i)) charts_->setCurrentWidget(timeline_);
+    });
     stack_->addWidget(notice_);
     stack_->addWidget(split);
     auto* layout = new QVBoxLayout(this);
@@ -212,7 +220,10 @@ ProfilerPanel::ProfilerPanel(QWidget* parent)
 void ProfilerPanel::consume(const std::vector<Event>& batch) {
     bool changed = false;
     for (const Event& e : batch) {
-        if (std::holds_alternative<RunStarted>(e)) restart_charts();  // the state resets too
+        if (std::holds_alternative<RunStarted>(e)) {
+            restart_charts();  // the state resets too
+            picked_.reset();
+        }
         changed |= state_.consume(e);
     }
     if (changed) refresh();
@@ -220,6 +231,7 @@ void ProfilerPanel::consume(const std::vector<Event>& batch) {
 
 void ProfilerPanel::reset() {
     state_.reset();
+    picked_.reset();
     restart_charts();
     refresh();
 }
@@ -230,6 +242,15 @@ void ProfilerPanel::restart_charts() {
     charted_steps_ = charted_memory_ = 0;
 }
 
+bool ProfilerPanel::pick_step(int position) {
+    if (position < 0 || size_t(position) >= state_.steps().size() ||
+        !state_.steps()[size_t(position)].trace)
+        return false;
+    picked_ = size_t(position);
+    refresh();
+    return true;
+}
+
 QString ProfilerPanel::notice() const {
     return stack_->currentWidget() == notice_ ? notice_->text() : QString();
 }
@@ -237,7 +258,9 @@ QString ProfilerPanel::notice() const {
 void ProfilerPanel::refresh() {
     stack_->setCurrentIndex(state_.steps().empty() && state_.memory().empty() ? 0 : 1);
     steps_->set_state(&state_);
-    const StepEvent* traced = state_.last_traced();
+    const StepEvent* traced = picked_ && *picked_ < state_.steps().size()
+                                  ? &state_.steps()[*picked_]
+                                  : state_.last_traced();
     if (!traced) {
         if (timeline_->step()) {
             timeline_->set_step(std::nullopt);

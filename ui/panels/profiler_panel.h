@@ -3,11 +3,14 @@
 // it slow" split (load, prefill, decode, sampling, draft, verify, between steps).
 #pragma once
 
+#include <optional>
+
 #include "panels/event_panel.h"
 #include "panels/profiler_model.h"
 
 class QLabel;
 class QStackedWidget;
+class QTabWidget;
 class QTableView;
 
 namespace fluoro::ui {
@@ -23,15 +26,21 @@ class StepStackChart : public QWidget {
     explicit StepStackChart(QWidget* parent = nullptr);
     void set_state(const ProfilerState* state);
     QString tooltip_at(QPoint pos) const;
+    // The step (index into the state's steps) drawn at pos, -1 for none.
+    int step_at(QPoint pos) const;
     QSize sizeHint() const override { return {480, 200}; }
+
+  signals:
+    // A bar was clicked: its position in the state's steps.
+    void step_clicked(int position);
 
   protected:
     void paintEvent(QPaintEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
 
   private:
     QRectF plot_rect() const;
-    int step_at(QPoint pos) const;
     const ProfilerState* state_ = nullptr;
     double max_ms_ = 0;
     size_t measured_ = 0;  // steps max_ms_ covers
@@ -52,6 +61,9 @@ class ProfilerPanel : public EventPanel {
     StepStackChart* step_chart() const { return steps_; }
     StepTimeline* timeline() const { return timeline_; }
     RooflineChart* roofline() const { return roofline_; }
+    // Shows step `position` of the run (a traced one) in the Timeline and Roofline tabs instead of
+    // the latest traced step, until the next run; false when it has no trace.
+    bool pick_step(int position);
     LineChart* speed_chart() const { return speed_; }
     LineChart* memory_chart() const { return memory_; }
     QString notice() const;
@@ -65,6 +77,8 @@ class ProfilerPanel : public EventPanel {
     QLabel* notice_ = nullptr;
     StepTimeline* timeline_ = nullptr;
     RooflineChart* roofline_ = nullptr;
+    QTabWidget* charts_ = nullptr;
+    std::optional<size_t> picked_;  // the step the Timeline shows, else the latest traced
     StepStackChart* steps_ = nullptr;
     LineChart* speed_ = nullptr;
     LineChart* memory_ = nullptr;

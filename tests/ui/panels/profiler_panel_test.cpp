@@ -182,6 +182,22 @@ void ProfilerPanelTest::timeline_shows_the_latest_traced_step() {
     roof->measure_button()->click();
     QCOMPARE(asked.count(), 1);
 
+    // Picking the other traced step (decode step 2, position 2 after the prefill) shows it; an
+    // untraced one cannot be picked; clicking its bar in the per-step chart picks it too.
+    QVERIFY(panel.pick_step(2));
+    QCOMPARE(tl->step()->index, int64_t(2));
+    QVERIFY(!panel.pick_step(1));
+    QCOMPARE(tl->step()->index, int64_t(2));
+    StepStackChart* chart = panel.step_chart();
+    int x3 = -1;
+    for (int x = 0; x < chart->width() && x3 < 0; ++x)
+        if (chart->step_at(QPoint(x, chart->height() - 40)) == 3) x3 = x;
+    QVERIFY(x3 >= 0);
+    QVERIFY(chart->tooltip_at(QPoint(x3, chart->height() - 40))
+                .contains(QStringLiteral("click: its timeline")));
+    QTest::mouseClick(chart, Qt::LeftButton, {}, QPoint(x3, chart->height() - 40));
+    QCOMPARE(tl->step()->index, int64_t(3));
+
     panel.reset();
     QVERIFY(!panel.timeline()->step().has_value());
     QCOMPARE(panel.roofline()->point_count(), size_t(0));
