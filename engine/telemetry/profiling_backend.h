@@ -44,8 +44,9 @@ class ProfilingBackend final : public Backend {
     const Traffic& traffic() const { return traffic_; }
 
     // Tracing (telemetry level Trace; implies timing): every timed call also records an OpSpan
-    // (telemetry/op_trace.h) into a buffer reused from step to step, and the inner backend's
-    // host pool records its workers' busy spans (backend/worker_trace.h). Engine thread only.
+    // (telemetry/op_trace.h) into a buffer reserved ahead (take_trace moves it out and reserves
+    // the next at the size it reached), and the inner backend's host pool records its workers'
+    // busy spans (backend/worker_trace.h). Engine thread only.
     void set_tracing(bool on);
     bool tracing() const { return tracing_; }
     // The spans recorded since the last take (the op names table whole), their steady_clock
