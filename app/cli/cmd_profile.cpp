@@ -92,12 +92,33 @@ PhaseCost since(const ProfilingBackend& p, const CategoryTimes& ns0,
 }
 
 // The phase's spans summed per op name (in the order the names first ran), per layer and per host
-// thread, each op and layer with its achieved rates and its share of its own roofline.
+// thread, each op and layer with its achieved rates and its share of its own roofline, each op
+// with the share of its time the engine thread spent waiting for the other workers.
 void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
     if (!c.trace) return;
     const StepTrace& t = *c.trace;
     const double n = double(std::max<int64_t>(1, c.tokens));
     const std::vector<OpCost> ops = op_costs(t);
+    // The engine thread's waits for the other workers inside each op (an uneven split of the
+    // op's tasks), by op name: both lists are in time order within a step, and the steps are
+    // appended in order.
+    std::vector<const WorkerBusy*> waits;
+    for (const WorkerBusy& b : t.workers)
+        if (b.worker == 0 && b.tasks == 0) waits.push_back(&b);
+    std::sort(waits.begin(), waits.end(),
+              [](const WorkerBusy* a, const WorkerBusy* b) { return a->start_ns < b->start_ns; });
+    std::map<std::string, int64_t, std::less<>> wait_ns;
+    size_t next_wait = 0;
+    std::vector<const OpSpan*> by_time;
+    for (const OpSpan& s : t.ops) by_time.push_back(&s);
+    std::sort(by_time.begin(), by_time.end(),
+              [](const OpSpan* a, const OpSpan* b) { return a->start_ns < b->start_ns; });
+    for (const OpSpan* s : by_time) {
+        while (next_wait < waits.size() && waits[next_wait]->start_ns < s->start_ns) ++next_wait;
+        for (; next_wait < waits.size() && waits[next_wait]->start_ns < s->end_ns; ++next_wait)
+            wait_ns[std::string(t.name_of(*s))] +=
+                std::min(waits[next_wait]->end_ns, s->end_ns) - waits[next_wait]->start_ns;
+    }
     std::map<int32_t, LayerCost> layers;
     double floor_total = 0, op_s = 0;
     for (const OpSpan& s : t.ops) {
@@ -128,6 +149,8 @@ void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
                     {"calls_per_token", double(o.calls) / n}};
         if (o.weight_type >= 0) row["weight_type"] = type_name(GgmlType(o.weight_type));
         rates(row, o.ns, o.bytes, o.flops);
+        if (const auto w = wait_ns.find(o.name); w != wait_ns.end() && o.ns > 0)
+            row["engine_wait_share"] = double(w->second) / double(o.ns);
         if (o.bytes > 0 || o.flops > 0) {
             const bool int8 = uses_int8_dot(o.weight_type);
             const double peak = app::compute_peak(m, o.weight_type);
@@ -218,19 +241,22 @@ json phase_json(const PhaseCost& c, const Machine& m, bool memory_bound) {
 
 void print_ops(const json& p, bool layers) {
     if (!p.contains("ops")) return;
-    std::printf("\n  %-30s %6s %9s %6s %9s %8s %8s %8s %8s\n", "op (all layers)", "calls",
-                "ms/token", "share", "MiB/token", "GB/s", "GFLOP/s", "bound", "roofline");
+    std::printf("\n  %-30s %6s %9s %6s %9s %8s %8s %8s %8s %6s\n", "op (all layers)", "calls",
+                "ms/token", "share", "MiB/token", "GB/s", "GFLOP/s", "bound", "roofline", "wait");
     for (const json& o : p["ops"]) {
         char roof[16] = "—", bound[16] = "—";
         if (o.contains("of_roofline"))
             std::snprintf(roof, sizeof roof, "%.1f %%", 100 * o["of_roofline"].get<double>());
         if (o.contains("bound"))
             std::snprintf(bound, sizeof bound, "%s", o["bound"].get<std::string>().c_str());
-        std::printf("  %-30.30s %6.1f %9.4f %5.1f%% %9.3f %8.2f %8.2f %8s %8s\n",
+        char wait[16] = "—";
+        if (o.contains("engine_wait_share"))
+            std::snprintf(wait, sizeof wait, "%.1f %%", 100 * o["engine_wait_share"].get<double>());
+        std::printf("  %-30.30s %6.1f %9.4f %5.1f%% %9.3f %8.2f %8.2f %8s %8s %6s\n",
                     o["op"].get<std::string>().c_str(), o["calls_per_token"].get<double>(),
                     o["ms_per_token"].get<double>(), 100 * o["share"].get<double>(),
                     o["mib_per_token"].get<double>(), o["gb_per_s"].get<double>(),
-                    o["gflop_per_s"].get<double>(), bound, roof);
+                    o["gflop_per_s"].get<double>(), bound, roof, wait);
     }
     if (p.contains("ops_of_roofline"))
         std::printf("  the ops' own floors add up to %.3f ms/token: %.1f %% of their roofline\n",

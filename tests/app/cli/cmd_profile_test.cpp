@@ -44,6 +44,14 @@ TEST(CmdProfile, SmolLM2BytesAreTheModelsMatricesAndItsKv) {
                 1e-6 * d["roofline_tokens_per_s"].get<double>());
     EXPECT_FALSE(j["prefill"].contains("roofline_tokens_per_s"));  // compute-bound: none
     EXPECT_EQ(j["bandwidth_source"], "--bandwidth");
+    // Per op: every matrix once per token again, summed over the layers; one thread never waits
+    // for another, so no op has an engine-wait share.
+    double op_bytes = 0;
+    for (const json& op : d["ops"]) {
+        if (op["op"] != "attention") op_bytes += op["mib_per_token"].get<double>() * (1 << 20);
+        EXPECT_FALSE(op.contains("engine_wait_share")) << op["op"];
+    }
+    EXPECT_NEAR(op_bytes, matrices, 1.0);
 }
 
 TEST(CmdProfile, BadArgumentsAreErrors) {
