@@ -68,25 +68,37 @@ ProfilingBackend::Traced ProfilingBackend::traced(std::string_view call, int64_t
     return t;
 }
 
-ProfilingBackend::Traced ProfilingBackend::traced(std::string_view prefix, const Weight& w,
-                                                  int64_t rows) {
-    if (!tracing_ || !timing()) return {};
-    const WeightOpKey key{prefix.data(), w.data};
+template <class WeightAt>
+ProfilingBackend::Traced ProfilingBackend::traced(std::string_view prefix, size_t n,
+                                                  WeightAt weight, int64_t rows) {
+    if (!tracing_ || !timing() || n == 0) return {};
+    const WeightOpKey key{prefix.data(), weight(0).data, n};
     auto it = weight_ops_.find(key);
     if (it == weight_ops_.end()) {
-        const TensorOpName t = tensor_op_name(w.name);
-        const std::string name = prefix.empty()
-                                     ? std::string(t.op)
-                                     : std::string(prefix) + "(" + std::string(t.op) + ")";
-        it = weight_ops_.emplace(key, std::pair{intern(name), t.layer}).first;
+        std::string name;
+        int32_t layer = -1;
+        for (size_t i = 0; i < n; ++i) {
+            const TensorOpName t = tensor_op_name(weight(i).name);
+            if (i > 0) name += '+';
+            name += t.op;
+            layer = t.layer;
+        }
+        if (!prefix.empty()) name = std::string(prefix) + "(" + name + ")";
+        it = weight_ops_.emplace(key, std::pair{intern(name), layer}).first;
     }
     layer_ = it->second.second;
     Traced t;
     t.name = it->second.first;
     t.layer = layer_;
     t.rows = int32_t(rows);
-    t.shape = {int32_t(w.n_in()), 0};
+    t.shape = {int32_t(weight(0).n_in()), 0};
     return t;
+}
+
+ProfilingBackend::Traced ProfilingBackend::traced(std::string_view prefix, const Weight& w,
+                                                  int64_t rows) {
+    return traced(
+        prefix, 1, [&w](size_t) -> const Weight& { return w; }, rows);
 }
 
 std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
@@ -101,9 +113,7 @@ std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
     }
     t->threads = int32_t(inner_.threads());
     if (workers_) {
-        worker_spans_.clear();
-        t->dropped = workers_->drain(worker_spans_);
-        t->workers = worker_spans_;
+        t->dropped = workers_->drain(t->workers);
         for (WorkerBusy& w : t->workers) {
             w.start_ns -= run_start_ns;
             w.end_ns -= run_start_ns;
@@ -116,9 +126,8 @@ std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
 void ProfilingBackend::discard_trace() {
     ops_.clear();
     if (workers_) {
-        worker_spans_.clear();
-        workers_->drain(worker_spans_);
-        worker_spans_.clear();
+        std::vector<WorkerBusy> stale;  // spans of no step
+        workers_->drain(stale);
     }
     layer_ = -1;
 }
@@ -179,26 +188,9 @@ void ProfilingBackend::matmul_many(const Act& x, std::span<const MatmulOut> outs
         bytes += b;
         flops += f;
     }
-    Traced t;
-    if (tracing_ && timing() && !outs.empty()) {
-        static constexpr char kMany[] = "+";
-        const WeightOpKey key{kMany, outs[0].w->data};
-        auto it = weight_ops_.find(key);
-        if (it == weight_ops_.end()) {
-            std::string name;
-            int32_t layer = -1;
-            for (const MatmulOut& o : outs) {
-                const TensorOpName n = tensor_op_name(o.w->name);
-                if (!name.empty()) name += '+';
-                name += n.op;
-                layer = n.layer;
-            }
-            it = weight_ops_.emplace(key, std::pair{intern(name), layer}).first;
-        }
-        layer_ = it->second.second;
-        t.name = it->second.first;
-        t.layer = layer_;
-        t.rows = int32_t(x.rows);
+    Traced t = traced(
+        "", outs.size(), [outs](size_t i) -> const Weight& { return *outs[i].w; }, x.rows);
+    if (t.name >= 0) {
         t.bytes = bytes;
         t.flops = flops;
         t.weight_type = int32_t(outs[0].w->type);

@@ -115,10 +115,14 @@ class ProfilingBackend final : public Backend {
     // A matmul's bytes and FLOPs, added to traffic_ (while timing) and returned.
     std::pair<double, double> count_matmul(const Weight& w, int64_t rows, OpCategory cat);
     int32_t intern(std::string_view name);
-    // While tracing: a plain op (named after the call, in the current layer), an op on a weight
-    // ("rms_norm(attn_norm)" with prefix "rms_norm"; a matmul's is the bare weight), which sets
-    // the current layer; untraced (name -1) otherwise.
+    // While tracing: a plain op (named after the call, in the current layer), or an op on n
+    // weights (weight(i), i < n) named after them — "rms_norm(attn_norm)" with prefix
+    // "rms_norm", a matmul's bare ("ffn_down"), a fused one's joined ("attn_q+attn_k+attn_v") —
+    // parsed once per (prefix, first weight, n), which sets the current layer (the last
+    // weight's); untraced (name -1) otherwise.
     Traced traced(std::string_view call, int64_t rows, int64_t width);
+    template <class WeightAt>
+    Traced traced(std::string_view prefix, size_t n, WeightAt weight, int64_t rows);
     Traced traced(std::string_view prefix, const Weight& w, int64_t rows);
     // Times one forwarded call into a category when timing is on; a no-op otherwise. An
     // asynchronous backend (CUDA) is synchronized before and after the call, so the time is the
@@ -153,18 +157,23 @@ class ProfilingBackend final : public Backend {
     int32_t layer_ = -1;              // the current op's layer (the last weight's)
     std::vector<std::string> names_;  // interned op names, index = OpSpan::name
     std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> name_ids_;
-    // (the prefix literal's address, weight data) -> (name, layer): a weight's op name is parsed
-    // once.
-    using WeightOpKey = std::pair<const void*, const void*>;
+    // (the prefix literal's address, the first weight's data, the weight count) -> (name,
+    // layer): an op's name is parsed once.
+    struct WeightOpKey {
+        const void* prefix;
+        const void* weight;
+        size_t n;
+        bool operator==(const WeightOpKey&) const = default;
+    };
     struct WeightOpHash {
         size_t operator()(const WeightOpKey& k) const {
-            return std::hash<const void*>{}(k.first) * 31 ^ std::hash<const void*>{}(k.second);
+            const std::hash<const void*> h;
+            return (h(k.prefix) * 31 ^ h(k.weight)) * 31 ^ k.n;
         }
     };
     std::unordered_map<WeightOpKey, std::pair<int32_t, int32_t>, WeightOpHash> weight_ops_;
     std::vector<OpSpan> ops_;
     std::unique_ptr<WorkerTrace> workers_;
-    std::vector<WorkerBusy> worker_spans_;  // drained from workers_ at each take
 };
 
 }  // namespace fluoro
