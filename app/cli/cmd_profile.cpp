@@ -100,8 +100,8 @@ void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
     const double n = double(std::max<int64_t>(1, c.tokens));
     const std::vector<OpCost> ops = op_costs(t);
     // The engine thread's waits for the other workers inside each op (an uneven split of the
-    // op's tasks), by op name: both lists are in time order within a step, and the steps are
-    // appended in order.
+    // op's tasks), by op name: waits and ops sorted by start, each wait given to the op it began
+    // in.
     std::vector<const WorkerBusy*> waits;
     for (const WorkerBusy& b : t.workers)
         if (b.worker == 0 && b.tasks == 0) waits.push_back(&b);
@@ -158,12 +158,13 @@ void add_trace_json(json& j, const PhaseCost& c, const Machine& m) {
                 row["peak"] = int8 ? "int8" : "fma";
                 row["of_peak"] = row["gflop_per_s"].get<double>() / peak;
             }
-            // Memory-bound when its bytes take longer than its arithmetic at the peaks.
-            const double mem = m.read_gbs > 0 ? o.bytes / (m.read_gbs * 1e9) : 0;
-            const double cmp = peak > 0 ? o.flops / (peak * 1e9) : 0;
-            if (mem > 0 || cmp > 0) {
-                row["bound"] = mem >= cmp ? "memory" : "compute";
-                row["of_roofline"] = o.ns > 0 ? std::max(mem, cmp) / (double(o.ns) * 1e-9) : 0;
+            // Memory-bound when its bytes take longer than its arithmetic at its peak (the floor
+            // is the longer of the two).
+            const double floor_s = app::floor_seconds(m, o.bytes, o.flops, o.weight_type);
+            if (floor_s > 0) {
+                const double mem = m.read_gbs > 0 ? o.bytes / (m.read_gbs * 1e9) : 0;
+                row["bound"] = mem >= floor_s ? "memory" : "compute";
+                row["of_roofline"] = o.ns > 0 ? floor_s / (double(o.ns) * 1e-9) : 0;
             }
         }
         op_rows.push_back(row);

@@ -286,27 +286,23 @@ std::string comparison_markdown(const RunComparison& c, const RunRecord& a, cons
         o << "Steps' wall time: " << format_number("%.1f", p.step_us_a) << " vs "
           << format_number("%.1f µs/token", p.step_us_b) << " (" << p.tokens_a << " vs "
           << p.tokens_b << " tokens; the categories are the profiler's, recorded at telemetry "
-          << "level summary or full, 0 at off).\n\n";
-        o << "| operation | " << label_a << " µs | share | " << label_b
-          << " µs | share | Δ µs | changed |\n|---|---:|---:|---:|---:|---:|---|\n";
-        for (const CompareOp& op : p.ops)
-            o << "| " << op.category << " | " << format_number("%.1f", op.us_a) << " | "
-              << format_number("%.0f%%", 100 * op.share_a) << " | "
-              << format_number("%.1f", op.us_b) << " | "
-              << format_number("%.0f%%", 100 * op.share_b) << " | "
-              << format_number("%+.1f", op.us_b - op.us_a) << " | " << (op.changed ? "yes" : "")
-              << " |\n";
+          << "level full or trace, 0 below).\n\n";
+        // One table per list: the categories, then (both runs traced) the ops by name.
+        const auto table = [&](const char* first, const std::vector<CompareOp>& list) {
+            o << "| " << first << " | " << label_a << " µs | share | " << label_b
+              << " µs | share | Δ µs | changed |\n|---|---:|---:|---:|---:|---:|---|\n";
+            for (const CompareOp& op : list)
+                o << "| " << table_cell_text(op.category) << " | " << format_number("%.1f", op.us_a)
+                  << " | " << format_number("%.0f%%", 100 * op.share_a) << " | "
+                  << format_number("%.1f", op.us_b) << " | "
+                  << format_number("%.0f%%", 100 * op.share_b) << " | "
+                  << format_number("%+.1f", op.us_b - op.us_a) << " | " << (op.changed ? "yes" : "")
+                  << " |\n";
+        };
+        table("operation", p.ops);
         if (p.named_ops.empty()) continue;
-        o << "\nPer operation (both runs traced; every layer summed):\n\n| op | " << label_a
-          << " µs | share | " << label_b
-          << " µs | share | Δ µs | changed |\n|---|---:|---:|---:|---:|---:|---|\n";
-        for (const CompareOp& op : p.named_ops)
-            o << "| " << table_cell_text(op.category) << " | " << format_number("%.1f", op.us_a)
-              << " | " << format_number("%.0f%%", 100 * op.share_a) << " | "
-              << format_number("%.1f", op.us_b) << " | "
-              << format_number("%.0f%%", 100 * op.share_b) << " | "
-              << format_number("%+.1f", op.us_b - op.us_a) << " | " << (op.changed ? "yes" : "")
-              << " |\n";
+        o << "\nPer operation (both runs traced; every layer summed):\n\n";
+        table("op", p.named_ops);
     }
 
     o << "\n## Tokens\n\n";

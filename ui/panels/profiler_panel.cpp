@@ -266,8 +266,7 @@ void ProfilerPanel::refresh() {
             timeline_->set_step(std::nullopt);
             roofline_->set_ops({}, -1, StepPhase::Decode);
         }
-    } else if (!timeline_->step() || timeline_->step()->index != traced->index ||
-               timeline_->step()->trace != traced->trace) {
+    } else if (!timeline_->step() || timeline_->step()->trace != traced->trace) {  // another step
         timeline_->set_step(*traced);
         roofline_->set_ops(op_costs(*traced->trace), traced->index, traced->phase);
     }
