@@ -40,6 +40,20 @@ struct AttentionParams {
     const Weight* sinks = nullptr;
 };
 
+// Blocks of columns copied between two activation matrices of the same rows (Backend::copy_blocks):
+// for every row r, block b < n_blocks and j < width,
+//   y[r, b * y_stride + y_offset + j] = x[r, b * x_stride + x_offset + j].
+// An x_stride of 0 repeats one block of x into every block of y (a key shared by all heads). The
+// parts of fused per-head projections: MLA's no-RoPE and RoPE parts of each head
+// (model/arch_deepseek2.cpp).
+struct BlockCopy {
+    int64_t width = 0, n_blocks = 1;
+    int64_t x_offset = 0, x_stride = 0;
+    int64_t y_offset = 0, y_stride = 0;
+};
+// Throws Error naming the operation when a block reaches past a row of x or y.
+void check_block_copy(const char* backend, const Act& x, const Act& y, const BlockCopy& c);
+
 // Operation categories for profiling (telemetry reports time per category).
 enum class OpCategory { Matmul, Attention, NormRope, Ffn, LmHead, Other, Count };
 
@@ -131,6 +145,8 @@ class Backend {
     virtual void swiglu_oai(Act gate, const Act& up, float alpha, float limit) = 0;
     virtual void softcap(Act x, float cap) = 0;  // x = cap * tanh(x / cap)
     virtual void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) = 0;
+    // BlockCopy above; x and y do not overlap.
+    virtual void copy_blocks(const Act& x, Act y, const BlockCopy& c) = 0;
     // x[rows[i]] += scales[i] * y[i] for every row i of y (rows.size() == scales.size() ==
     // y.rows, the rows distinct): a mixture-of-experts' expert outputs, weighted by the router,
     // added back into the residual rows of the tokens routed to that expert (model/moe_ffn.h).

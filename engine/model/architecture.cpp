@@ -9,19 +9,20 @@
 
 namespace fluoro {
 
-std::unique_ptr<Architecture> make_llama(const Hparams& hp);     // arch_llama.cpp
-std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);     // arch_qwen2.cpp
-std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);     // arch_qwen3.cpp
-std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);    // arch_gemma3.cpp
-std::unique_ptr<Architecture> make_gemma2(const Hparams& hp);    // arch_gemma3.cpp
-std::unique_ptr<Architecture> make_granite(const Hparams& hp);   // arch_granite.cpp
-std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);     // arch_olmo2.cpp
-std::unique_ptr<Architecture> make_phi3(const Hparams& hp);      // arch_phi3.cpp
-std::unique_ptr<Architecture> make_qwen3moe(const Hparams& hp);  // arch_moe.cpp
-std::unique_ptr<Architecture> make_olmoe(const Hparams& hp);     // arch_moe.cpp
-std::unique_ptr<Architecture> make_smollm3(const Hparams& hp);   // arch_smollm3.cpp
-std::unique_ptr<Architecture> make_mistral3(const Hparams& hp);  // arch_mistral3.cpp
-std::unique_ptr<Architecture> make_gpt_oss(const Hparams& hp);   // arch_gpt_oss.cpp
+std::unique_ptr<Architecture> make_llama(const Hparams& hp);      // arch_llama.cpp
+std::unique_ptr<Architecture> make_qwen2(const Hparams& hp);      // arch_qwen2.cpp
+std::unique_ptr<Architecture> make_qwen3(const Hparams& hp);      // arch_qwen3.cpp
+std::unique_ptr<Architecture> make_gemma3(const Hparams& hp);     // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_gemma2(const Hparams& hp);     // arch_gemma3.cpp
+std::unique_ptr<Architecture> make_granite(const Hparams& hp);    // arch_granite.cpp
+std::unique_ptr<Architecture> make_olmo2(const Hparams& hp);      // arch_olmo2.cpp
+std::unique_ptr<Architecture> make_phi3(const Hparams& hp);       // arch_phi3.cpp
+std::unique_ptr<Architecture> make_qwen3moe(const Hparams& hp);   // arch_moe.cpp
+std::unique_ptr<Architecture> make_olmoe(const Hparams& hp);      // arch_moe.cpp
+std::unique_ptr<Architecture> make_smollm3(const Hparams& hp);    // arch_smollm3.cpp
+std::unique_ptr<Architecture> make_mistral3(const Hparams& hp);   // arch_mistral3.cpp
+std::unique_ptr<Architecture> make_gpt_oss(const Hparams& hp);    // arch_gpt_oss.cpp
+std::unique_ptr<Architecture> make_deepseek2(const Hparams& hp);  // arch_deepseek2.cpp
 
 namespace {
 
@@ -116,6 +117,26 @@ constexpr KnownKey kGptOssKeys[] = {
     {"rope.freq_base_swa", KeyUse::Read},
 };
 
+// deepseek2: the latent attention's sizes, its mixture (shared experts, gating, weights, groups),
+// the dense layers before it, and YaRN's log multiplier (DeepSeek's mscale_all_dim).
+constexpr KnownKey kDeepseek2Keys[] = {
+    {"expert_count", KeyUse::Read},
+    {"expert_used_count", KeyUse::Read},
+    {"expert_feed_forward_length", KeyUse::Read},
+    {"expert_shared_count", KeyUse::Read},
+    {"expert_weights_scale", KeyUse::Read},
+    {"expert_weights_norm", KeyUse::Read},
+    {"expert_gating_func", KeyUse::Read},
+    {"expert_group_count", KeyUse::Read},
+    {"expert_group_used_count", KeyUse::Read},
+    {"leading_dense_block_count", KeyUse::Read},
+    {"attention.q_lora_rank", KeyUse::Read},
+    {"attention.kv_lora_rank", KeyUse::Read},
+    {"attention.key_length_mla", KeyUse::Read},
+    {"attention.value_length_mla", KeyUse::Read},
+    {"rope.scaling.yarn_log_multiplier", KeyUse::Read},
+};
+
 // Every architecture the engine runs, by general.architecture: adding one is one line here (and
 // its arch_*.cpp file), with the metadata keys it reads besides kDecoderKeys. The order is the
 // order of the supported list in error messages.
@@ -138,6 +159,7 @@ constexpr Entry kArchitectures[] = {
     {"smollm3", make_smollm3, {}},
     {"mistral3", make_mistral3, kMistral3Keys},
     {"gpt-oss", make_gpt_oss, kGptOssKeys},
+    {"deepseek2", make_deepseek2, kDeepseek2Keys},
 };
 
 const Entry* find_entry(const std::string& arch) {

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "model/hparams.h"
+#include "settings/settings.h"
 
 namespace fluoro::gguf {
 class GgufFile;
@@ -35,6 +36,8 @@ class Architecture {
     virtual KvShape kv_shape() const = 0;
     // The RoPE applied to layer il's keys (Model::shift_kv re-rotates cached keys with it).
     virtual RopeParams layer_rope(int64_t il) const = 0;
+    // Before bind(): the attention path of a latent-attention model (settings.h MlaPath).
+    virtual void set_mla_path(MlaPath) {}
     // A mixture-of-experts architecture appends each forward step's expert choices there from
     // the next step on (nullptr: nowhere); a dense one has nothing to record.
     virtual void set_expert_sink(ExpertChoices*) {}

@@ -140,9 +140,55 @@ void read_experts(const KeyReader& r, Hparams& hp) {
         hp.n_ff_exp = r.nonzero("expert_feed_forward_length", *ff);
 }
 
+// deepseek2's keys (Hparams): read wherever present; only deepseek2's key list accepts them.
+void read_latent_attention(const gguf::GgufFile& file, const KeyReader& r, Hparams& hp) {
+    hp.q_lora_rank = r.uint("attention.q_lora_rank").value_or(0);
+    hp.kv_lora_rank = r.uint("attention.kv_lora_rank").value_or(0);
+    const std::optional<uint64_t> k = r.uint("attention.key_length_mla"),
+                                  v = r.uint("attention.value_length_mla");
+    if (k.has_value() != v.has_value())
+        r.fail(k ? "attention.value_length_mla" : "attention.key_length_mla",
+               "is missing while its key/value counterpart is present");
+    if (k) {
+        hp.head_dim_k_mla = r.nonzero("attention.key_length_mla", *k);
+        hp.head_dim_v_mla = r.nonzero("attention.value_length_mla", *v);
+    }
+    hp.n_layer_dense_lead = r.uint("leading_dense_block_count").value_or(0);
+    hp.n_expert_shared = r.uint("expert_shared_count").value_or(0);
+    if (auto s = r.real("expert_weights_scale")) {
+        if (!(std::isfinite(*s) && *s >= 0))
+            r.fail("expert_weights_scale", "(" + std::to_string(*s) + ") must be 0 or above");
+        hp.expert_weights_scale = *s;
+    }
+    hp.expert_weights_norm = file.get_bool(r.key("expert_weights_norm")).value_or(false);
+    hp.n_expert_groups = r.uint("expert_group_count").value_or(0);
+    hp.n_group_used = r.uint("expert_group_used_count").value_or(0);
+    if (hp.n_expert_groups > 1) {
+        if (hp.n_expert % hp.n_expert_groups != 0)
+            r.fail("expert_group_count", "(" + std::to_string(hp.n_expert_groups) +
+                                             ") does not divide expert_count (" +
+                                             std::to_string(hp.n_expert) + ")");
+        if (hp.n_group_used == 0 || hp.n_group_used > hp.n_expert_groups)
+            r.fail("expert_group_used_count", "(" + std::to_string(hp.n_group_used) +
+                                                  ") must be 1 to expert_group_count (" +
+                                                  std::to_string(hp.n_expert_groups) + ")");
+        if (hp.n_group_used * (hp.n_expert / hp.n_expert_groups) < hp.n_expert_used)
+            r.fail("expert_group_used_count",
+                   "(" + std::to_string(hp.n_group_used) + ") leaves fewer experts than " +
+                       "expert_used_count (" + std::to_string(hp.n_expert_used) + ")");
+    }
+    hp.expert_gating_func = r.uint("expert_gating_func").value_or(0);
+    if (hp.expert_gating_func > 2)
+        r.fail("expert_gating_func", "is " + std::to_string(hp.expert_gating_func) +
+                                         ": only 1 (softmax) and 2 (sigmoid) are implemented");
+}
+
 }  // namespace
 
 uint64_t Hparams::kv_bytes_per_token(uint64_t elem_bytes) const {
+    // Multi-head latent attention as the engine runs it by default (absorbed: a key of RoPE dims
+    // + latent and the latent as the value, arch_deepseek2.cpp), whatever the file's head counts.
+    if (kv_lora_rank > 0) return n_layer * (n_rot + 2 * kv_lora_rank) * elem_bytes;
     uint64_t total = 0;
     for (uint64_t il = 0; il < n_layer; ++il) total += n_head_kv[il] * (head_dim_k + head_dim_v);
     return total * elem_bytes;
@@ -202,6 +248,7 @@ Hparams read_hparams(const gguf::GgufFile& file) {
     }
     hp.file_type = file.get_uint("general.file_type");
     read_experts(r, hp);
+    read_latent_attention(file, r, hp);
     return hp;
 }
 

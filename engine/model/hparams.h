@@ -59,8 +59,31 @@ struct Hparams {
     uint64_t n_expert = 0;
     uint64_t n_expert_used = 0;
     uint64_t n_ff_exp = 0;
+    // deepseek2's multi-head latent attention and its mixture (arch_deepseek2.cpp; other
+    // architectures refuse these keys): attention.q_lora_rank (0: Q projected directly),
+    // attention.kv_lora_rank (the latent), attention.key_length_mla / value_length_mla (a head's
+    // key and value sizes when the file is in the MLA form, where key_length / value_length are
+    // the latent's; 0: an older file, whose key_length / value_length are the heads'),
+    // leading_dense_block_count (layers with a dense FFN before the experts'),
+    // expert_shared_count, expert_weights_scale (0: absent), expert_weights_norm and
+    // expert_gating_func (0 absent, 1 softmax, 2 sigmoid).
+    uint64_t q_lora_rank = 0;
+    uint64_t kv_lora_rank = 0;
+    uint64_t head_dim_k_mla = 0;
+    uint64_t head_dim_v_mla = 0;
+    uint64_t n_layer_dense_lead = 0;
+    uint64_t n_expert_shared = 0;
+    double expert_weights_scale = 0;
+    bool expert_weights_norm = false;
+    uint64_t expert_gating_func = 0;
+    // Group-limited routing (DeepSeek-V3): the experts in expert_group_count equal groups, a
+    // token's k chosen among the expert_group_used_count groups whose two best experts score
+    // highest (0 or 1 group: no limit).
+    uint64_t n_expert_groups = 0;
+    uint64_t n_group_used = 0;
 
-    // Bytes of K and V for one token across all layers at the given element size (2 = F16).
+    // Bytes of K and V for one token across all layers at the given element size (2 = F16), as
+    // the engine caches them (latent attention: its absorbed path's rows).
     uint64_t kv_bytes_per_token(uint64_t elem_bytes = 2) const;
 };
 

@@ -30,8 +30,11 @@ Model::Model(gguf::GgufFile file, Backend& backend, const ModelLoadOptions& opt)
         arch_ = make_architecture(hp_);
     } catch (const UnsupportedError& e) {
         throw UnsupportedError(file_.name() + ": " + e.what());  // which file it was
+    } catch (const FormatError& e) {
+        throw FormatError(file_.name() + ": " + e.what());
     }
     check_metadata_keys(file_, hp_);
+    arch_->set_mla_path(opt_.mla);
     WeightBinder binder(backend_, file_);
     arch_->bind(binder);
     binder.check_all_used(hp_.arch, hp_.n_layer);

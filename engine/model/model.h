@@ -19,8 +19,9 @@
 namespace fluoro {
 
 struct ModelLoadOptions {
-    int64_t max_batch = 512;       // tokens per forward step (prefill chunk)
-    int64_t max_logit_rows = 512;  // rows of logits one step may return
+    int64_t max_batch = 512;          // tokens per forward step (prefill chunk)
+    int64_t max_logit_rows = 512;     // rows of logits one step may return
+    MlaPath mla = MlaPath::Absorbed;  // latent-attention models (deepseek2) only
 };
 
 class Model {

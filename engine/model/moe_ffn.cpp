@@ -10,36 +10,83 @@
 
 namespace fluoro {
 
-void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
+void route_token(std::span<const float> logits, const RouteRule& rule, std::span<int32_t> ids,
                  std::span<float> weights) {
     const size_t n = logits.size(), k = ids.size();
     if (k == 0 || k > n || weights.size() != k)
         throw Error("route_token: " + std::to_string(k) + " experts to choose among " +
                     std::to_string(n));
-    // Softmax as ggml's: max subtracted, exponentials in float, their sum in double.
-    const float max = *std::max_element(logits.begin(), logits.end());
-    float probs[4096];  // expert_count <= 4096 (hparams.cpp)
+    float probs[4096], select[4096];  // expert_count <= 4096 (hparams.cpp)
     if (n > std::size(probs)) throw Error("route_token: more than 4096 experts");
-    double sum = 0;
-    for (size_t e = 0; e < n; ++e) sum += (probs[e] = std::exp(logits[e] - max));
-    const float inv = float(1.0 / sum);
-    for (size_t e = 0; e < n; ++e) probs[e] *= inv;
-    // The k most probable, descending; equal probabilities keep the lower index first.
+    if (!rule.selection_bias.empty() && rule.selection_bias.size() != n)
+        throw Error("route_token: a selection bias of " +
+                    std::to_string(rule.selection_bias.size()) + " values for " +
+                    std::to_string(n) + " experts");
+    if (rule.gating == RouteRule::Gating::Sigmoid) {
+        for (size_t e = 0; e < n; ++e) probs[e] = 1.0f / (1.0f + std::exp(-logits[e]));
+    } else {
+        // Softmax as ggml's: max subtracted, exponentials in float, their sum in double.
+        const float max = *std::max_element(logits.begin(), logits.end());
+        double sum = 0;
+        for (size_t e = 0; e < n; ++e) sum += (probs[e] = std::exp(logits[e] - max));
+        const float inv = float(1.0 / sum);
+        for (size_t e = 0; e < n; ++e) probs[e] *= inv;
+    }
+    for (size_t e = 0; e < n; ++e)
+        select[e] = probs[e] + (rule.selection_bias.empty() ? 0.0f : rule.selection_bias[e]);
+    const auto better = [&](int32_t a, int32_t b) {
+        return select[a] > select[b] || (select[a] == select[b] && a < b);
+    };
+    if (rule.n_groups > 1) {
+        // Each group scored by its two best; the experts of all but the best groups dropped.
+        const size_t groups = size_t(rule.n_groups), per = n / groups;
+        if (per * groups != n || rule.n_groups_used < 1 || size_t(rule.n_groups_used) > groups ||
+            size_t(rule.n_groups_used) * per < k)
+            throw Error("route_token: " + std::to_string(rule.n_groups_used) + " of " +
+                        std::to_string(groups) + " groups of " + std::to_string(n) +
+                        " experts cannot hold " + std::to_string(k));
+        std::vector<float> score(groups);
+        for (size_t g = 0; g < groups; ++g) {
+            float best = -INFINITY, second = -INFINITY;
+            for (size_t e = g * per; e < (g + 1) * per; ++e) {
+                if (select[e] > best) {
+                    second = best;
+                    best = select[e];
+                } else if (select[e] > second) {
+                    second = select[e];
+                }
+            }
+            score[g] = per > 1 ? best + second : best;
+        }
+        std::vector<int32_t> order(groups);
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + rule.n_groups_used, order.end(),
+                          [&](int32_t a, int32_t b) {
+                              return score[size_t(a)] > score[size_t(b)] ||
+                                     (score[size_t(a)] == score[size_t(b)] && a < b);
+                          });
+        std::vector<bool> kept(groups, false);
+        for (int64_t j = 0; j < rule.n_groups_used; ++j) kept[size_t(order[size_t(j)])] = true;
+        for (size_t e = 0; e < n; ++e)
+            if (!kept[e / per]) select[e] = -INFINITY;
+    }
+    // The k best, descending; equal scores keep the lower index first.
     int32_t order[4096];
     std::iota(order, order + n, 0);
-    std::partial_sort(order, order + k, order + n, [&](int32_t a, int32_t b) {
-        return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
-    });
+    std::partial_sort(order, order + k, order + n, better);
     float chosen = 0;
     for (size_t j = 0; j < k; ++j) {
         ids[j] = order[j];
         weights[j] = probs[order[j]];
         chosen += weights[j];
     }
-    if (!norm_weights) return;
-    // llama.cpp clamps the sum at F16's smallest normal before dividing.
-    chosen = std::max(chosen, 6.103515625e-5f);
-    for (float& w : weights) w /= chosen;
+    if (rule.norm_weights) {
+        // llama.cpp clamps the sum at F16's smallest normal before dividing.
+        chosen = std::max(chosen, 6.103515625e-5f);
+        for (float& w : weights) w /= chosen;
+    }
+    if (rule.scale != 1.0f)
+        for (float& w : weights) w *= rule.scale;
 }
 
 MoeFfn::MoeFfn(int64_t n_layer, int64_t n_embd, int64_t n_expert, int64_t n_used, int64_t n_ff_exp,
@@ -64,6 +111,13 @@ void MoeFfn::bind_layer(const WeightBinder& w, int64_t il) {
     L.gate = w.required_experts(name("ffn_gate_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.up = w.required_experts(name("ffn_up_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.down = w.required_experts(name("ffn_down_exps.weight"), n_ff_exp_, n_embd_, n_expert_);
+    if (opt_.selection_bias && w.has(name("exp_probs_b.bias"))) {
+        L.selection_bias = w.host_values(name("exp_probs_b.bias"), {n_expert_});
+        for (size_t e = 0; e < L.selection_bias.size(); ++e)
+            if (!std::isfinite(L.selection_bias[e]))
+                throw FormatError(w.file_name() + ": tensor '" + name("exp_probs_b.bias") +
+                                  "' holds a non-finite value at element " + std::to_string(e));
+    }
     if (!opt_.biases) return;
     L.router_bias = w.required(name("ffn_gate_inp.bias"), {n_expert_});
     L.gate_bias = w.required_expert_vectors(name("ffn_gate_exps.bias"), n_ff_exp_, n_expert_);
@@ -106,11 +160,17 @@ void MoeFfn::forward(Backend& be, int64_t il, const Act& t, Act x) {
     be.read(logits, host);
     for (auto& r : rows_of_) r.clear();
     for (auto& s : scales_of_) s.clear();
+    RouteRule rule;
+    rule.gating = opt_.gating;
+    rule.norm_weights = opt_.norm_weights;
+    rule.scale = opt_.weights_scale;
+    rule.selection_bias = L.selection_bias;
+    rule.n_groups = opt_.n_groups;
+    rule.n_groups_used = opt_.n_groups_used;
     for (int64_t r = 0; r < n; ++r) {
         const std::span<int32_t> ids(ids_.data() + r * k, size_t(k));
         const std::span<float> w(weights_.data() + r * k, size_t(k));
-        route_token(host.subspan(size_t(r * n_expert_), size_t(n_expert_)), opt_.norm_weights, ids,
-                    w);
+        route_token(host.subspan(size_t(r * n_expert_), size_t(n_expert_)), rule, ids, w);
         for (int64_t j = 0; j < k; ++j) {
             rows_of_[size_t(ids[size_t(j)])].push_back(int32_t(r));
             scales_of_[size_t(ids[size_t(j)])].push_back(w[size_t(j)]);

@@ -33,15 +33,44 @@ namespace fluoro {
 
 class WeightBinder;
 
+// How a token's router logits become its experts and their weights. The softmax rule above is
+// the default; deepseek2 (arch_deepseek2.cpp) adds, as llama.cpp's build_moe_ffn does:
+//  * sigmoid gating: p_e = 1 / (1 + e^{-l_e}) for each expert on its own (DeepSeek-V3);
+//  * a selection bias b (exp_probs_b): the k chosen by p + b, weighted by the unbiased p;
+//  * groups (DeepSeek-V3): the experts in n_groups equal groups, each scored by the sum of its
+//    two best p + b; only the n_groups_used best groups' experts can be chosen;
+//  * a scale: the weights, after any renormalisation, times `scale` (expert_weights_scale).
+struct RouteRule {
+    enum class Gating { Softmax, Sigmoid };
+    Gating gating = Gating::Softmax;
+    bool norm_weights = true;  // renormalise the k weights to sum 1
+    float scale = 1.0f;
+    std::span<const float> selection_bias;  // n_expert values, or empty: none
+    int64_t n_groups = 0, n_groups_used = 0;
+};
+
 // One token's choice from its router logits (n_expert of them): the ids of the k =
-// ids.size() chosen experts, most probable first, and their weights (see above).
-void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
+// ids.size() chosen experts, best first, and their weights (see above).
+void route_token(std::span<const float> logits, const RouteRule& rule, std::span<int32_t> ids,
                  std::span<float> weights);
+// The softmax rule, with or without renormalisation.
+inline void route_token(std::span<const float> logits, bool norm_weights, std::span<int32_t> ids,
+                        std::span<float> weights) {
+    RouteRule rule;
+    rule.norm_weights = norm_weights;
+    route_token(logits, rule, ids, weights);
+}
 
 struct MoeOptions {
     bool norm_weights = true;  // renormalise the k weights to sum 1
     bool biases = false;       // ffn_gate_inp.bias and ffn_{gate,up,down}_exps.bias (gpt-oss)
     bool swiglu_oai = false;   // the experts' activation: gpt-oss's clamped SwiGLU
+    // deepseek2 (RouteRule): the gating, blk.N.exp_probs_b.bias as the selection bias where the
+    // file has it, the weights' scale and the expert groups.
+    RouteRule::Gating gating = RouteRule::Gating::Softmax;
+    bool selection_bias = false;
+    float weights_scale = 1.0f;
+    int64_t n_groups = 0, n_groups_used = 0;
     static constexpr float kOaiAlpha = 1.702f, kOaiLimit = 7.0f;  // gpt-oss's constants
 };
 
@@ -88,6 +117,7 @@ class MoeFfn {
         Weight router, router_bias;          // (n_embd -> n_expert), (n_expert)
         std::vector<Weight> gate, up, down;  // per expert: (n_embd -> n_ff_exp), back
         std::vector<Weight> gate_bias, up_bias, down_bias;  // per expert, options.biases only
+        std::vector<float> selection_bias;                  // host copy, options.selection_bias
     };
 
     int64_t n_embd_, n_expert_, n_used_, n_ff_exp_;

@@ -69,10 +69,11 @@ void WeightBinder::check_all_used(std::string_view arch, uint64_t n_layer) const
     }
 }
 
-Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shape) const {
+const gguf::TensorInfo* WeightBinder::checked(const std::string& name,
+                                              std::vector<int64_t> shape) const {
     asked_.insert(name);
     const gguf::TensorInfo* info = file_.find_tensor(name);
-    if (!info) return {};
+    if (!info) return nullptr;
     std::vector<int64_t> found;
     for (uint32_t d = 0; d < info->n_dims; ++d) found.push_back(int64_t(info->ne[d]));
     while (found.size() > shape.size() && found.back() == 1) found.pop_back();
@@ -81,7 +82,29 @@ Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shap
         throw FormatError(file_.name() + ": tensor '" + name + "' has shape " + shape_text(found) +
                           ", expected " + shape_text(shape) + " from the model's hyperparameters");
     check_finite_vector(file_, *info);
-    return backend_.load_weight(file_, *info);
+    return info;
+}
+
+Weight WeightBinder::optional(const std::string& name, std::vector<int64_t> shape) const {
+    const gguf::TensorInfo* info = checked(name, std::move(shape));
+    return info ? backend_.load_weight(file_, *info) : Weight{};
+}
+
+std::vector<float> WeightBinder::host_values(const std::string& name,
+                                             std::vector<int64_t> shape) const {
+    const gguf::TensorInfo* info = checked(name, std::move(shape));
+    if (!info) throw FormatError(file_.name() + ": required tensor '" + name + "' is missing");
+    if (!type_traits(info->type).dequantize)
+        throw UnsupportedError(file_.name() + ": tensor '" + name + "' is " +
+                               std::string(type_name(info->type)) + ", which cannot be read back");
+    std::vector<float> v(size_t(info->n_elements));
+    dequantize_row(info->type, file_.tensor_data(*info).data(), v.data(), int64_t(v.size()));
+    return v;
+}
+
+Weight WeightBinder::load_derived(const gguf::GgufFile& derived,
+                                  const gguf::TensorInfo& info) const {
+    return backend_.load_weight(derived, info);
 }
 
 void WeightBinder::require_equal_head_dims(const Hparams& hp) const {
@@ -137,7 +160,8 @@ std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_
 }
 
 std::vector<Weight> WeightBinder::required_experts(const std::string& name, int64_t n_in,
-                                                   int64_t n_out, int64_t n_expert) const {
+                                                   int64_t n_out, int64_t n_expert,
+                                                   const char* part) const {
     asked_.insert(name);
     const gguf::TensorInfo* info = file_.find_tensor(name);
     if (!info) throw FormatError(file_.name() + ": required tensor '" + name + "' is missing");
@@ -151,7 +175,7 @@ std::vector<Weight> WeightBinder::required_experts(const std::string& name, int6
     std::vector<Weight> out;
     for (int64_t e = 0; e < n_expert; ++e)
         out.push_back(
-            load_rows(*info, name + "[expert " + std::to_string(e) + "]", e * n_out, n_out));
+            load_rows(*info, name + "[" + part + " " + std::to_string(e) + "]", e * n_out, n_out));
     return out;
 }
 

@@ -42,13 +42,22 @@ class WeightBinder {
     // {n_in, n_out, n_expert}): one Weight per expert, each loaded as a matrix of its own
     // (named "<name>[expert e]"), so every backend's matmul runs an expert unchanged. Throws
     // FormatError when the tensor is missing or has another shape.
+    // `part` names what each matrix is in its name ("expert", deepseek2's "head").
     std::vector<Weight> required_experts(const std::string& name, int64_t n_in, int64_t n_out,
-                                         int64_t n_expert) const;
+                                         int64_t n_expert, const char* part = "expert") const;
     // A mixture's stacked per-expert vectors (gpt-oss's expert biases, shape {n, n_expert}): one
     // one-dimensional Weight of n values per expert (named "<name>[expert e]"), each checked
     // for non-finite values like any vector. Throws FormatError when missing or misshapen.
     std::vector<Weight> required_expert_vectors(const std::string& name, int64_t n,
                                                 int64_t n_expert) const;
+    // A tensor's values as float32 on the host (dequantized, ne[0] fastest), its shape checked as
+    // required() does: what the host itself needs (a router's selection bias) or derives other
+    // weights from (arch_deepseek2.cpp). Counts as asked for.
+    std::vector<float> host_values(const std::string& name, std::vector<int64_t> shape) const;
+    // A tensor (or a range of its rows: a TensorInfo made from one) of `derived` — weights the
+    // architecture computed at load and holds in a GGUF image of its own, which must outlive the
+    // model — loaded through the same backend.
+    Weight load_derived(const gguf::GgufFile& derived, const gguf::TensorInfo& info) const;
     bool has(std::string_view name) const;  // in the file (does not count as asked for)
     const std::string& file_name() const;   // for errors
     static std::string layer(int64_t il, const char* suffix) {
@@ -62,6 +71,8 @@ class WeightBinder {
     void require_equal_head_dims(const Hparams& hp) const;
 
   private:
+    // The tensor's info after the shape check (nullptr: absent); marks the name as asked for.
+    const gguf::TensorInfo* checked(const std::string& name, std::vector<int64_t> shape) const;
     // Loads rows [first, first + n) of a 2-D or stacked 3-D tensor as a matrix named `name`.
     Weight load_rows(const gguf::TensorInfo& info, std::string name, int64_t first,
                      int64_t n) const;

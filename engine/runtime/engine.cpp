@@ -249,6 +249,7 @@ void Engine::rt_load(const LoadModel& c) {
         ModelLoadOptions lo;
         lo.max_batch = ms.batch;
         lo.max_logit_rows = std::min<int64_t>(kMaxDraftTokens + 1, ms.batch);  // verification
+        lo.mla = ms.mla;
         s.model = Model::load(c.path, *s.profiling, lo);
         s.ctx = std::min<int64_t>(ms.ctx, int64_t(s.model->hparams().n_ctx_train));
         if (const std::string bad = s.kv_policy.problem(s.ctx); !bad.empty()) {
@@ -480,6 +481,7 @@ void Engine::rt_build_drafter() {
         case SpecMode::DraftModel: {
             ModelLoadOptions lo;
             lo.max_batch = s.model_settings.batch;
+            lo.mla = s.model_settings.mla;
             s.draft_model = Model::load(s.spec.draft_model, *s.profiling, lo);
             spec::check_vocab_compatible(*s.model, *s.draft_model);
             s.draft_kv = s.draft_model->create_kv(s.ctx, 1, s.model_settings.kv_type);

@@ -29,6 +29,7 @@ struct ModelSettings {
     int64_t batch = 512;  // tokens per prefill step
     KvTypes kv_type;      // keys' and values' types (f16 both by default)
     AttentionImpl attention = kDefaultAttentionImpl;
+    MlaPath mla = MlaPath::Absorbed;  // latent-attention models (deepseek2) only
     // Prompt prefixes kept across conversations (kv/prefix_cache.h): that many extra KV
     // sequences, the pool sized for twice the context. 0: only the live conversation's prefix.
     int64_t prefix_cache_slots = 0;

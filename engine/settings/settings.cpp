@@ -78,6 +78,13 @@ constexpr AttentionImplInfo kAttentionImpls[] = {
     {AttentionImpl::Flash, "flash", "flash", "keys in tiles with an online softmax"},
 };
 
+constexpr MlaPathInfo kMlaPaths[] = {
+    {MlaPath::Absorbed, "absorbed", "absorbed",
+     "attention in the latent space; caches RoPE dims + latent per token"},
+    {MlaPath::Naive, "naive", "naive",
+     "every head's key and value up-projected and cached (MHA-sized cache)"},
+};
+
 constexpr BackendKindInfo kBackendKinds[] = {
     {BackendKind::Cpu, "cpu", "CPU", "the CPU backend: AVX2 kernels on all cores"},
     {BackendKind::Cuda, "cuda", "CUDA", "an NVIDIA GPU, when the program is built with CUDA"},
@@ -166,6 +173,16 @@ std::string_view attention_impl_name(AttentionImpl a) {
 }
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
     return parse_in(attention_impls(), name);
+}
+
+std::span<const MlaPathInfo> mla_paths() {
+    return kMlaPaths;
+}
+std::string_view mla_path_name(MlaPath p) {
+    return info_of(mla_paths(), p).name;
+}
+std::optional<MlaPath> parse_mla_path(std::string_view name) {
+    return parse_in(mla_paths(), name);
 }
 
 std::span<const BackendKindInfo> backend_kinds() {

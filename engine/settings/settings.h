@@ -106,6 +106,24 @@ const AttentionImplInfo& attention_impl_info(AttentionImpl a);
 std::string_view attention_impl_name(AttentionImpl a);  // "standard", "flash"
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
+// ---- Multi-head latent attention path (model/arch_deepseek2.cpp) ----
+
+// Absorbed: attention computed in the latent space, one cached row per token of RoPE dims +
+// latent. Naive: every head's key and value up-projected and cached, ordinary attention. Other
+// architectures than deepseek2 ignore it.
+enum class MlaPath { Absorbed, Naive };
+
+struct MlaPathInfo {
+    MlaPath kind;
+    std::string_view name;  // "absorbed"
+    std::string_view label;
+    std::string_view description;
+};
+
+std::span<const MlaPathInfo> mla_paths();
+std::string_view mla_path_name(MlaPath p);  // "absorbed", "naive"
+std::optional<MlaPath> parse_mla_path(std::string_view name);
+
 // ---- Backend (backend/backend_kind.h) ----
 
 enum class BackendKind { Cpu, Cuda };

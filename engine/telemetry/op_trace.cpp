@@ -50,6 +50,10 @@ TensorOpName tensor_op_name(std::string_view tensor) {
         out.layer = layer;
         rest.remove_prefix(dot + 1);
     }
+    // One matrix of a stacked tensor ("ffn_gate_exps.weight[expert 3]", "attn_k_b.weight[head 0]",
+    // "attn_qkv.weight[rows 0..64)") is the op of the whole tensor: its calls add up there.
+    if (const size_t open = rest.find('['); open != std::string_view::npos && open > 0)
+        rest = rest.substr(0, open);
     if (rest.ends_with(".weight")) rest.remove_suffix(7);  // a bias keeps ".bias"
     out.op = rest;
     return out;

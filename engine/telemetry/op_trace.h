@@ -59,7 +59,9 @@ struct StepTrace {
 std::string step_trace_error(const StepTrace& t);
 
 // The op name's layer and short form of a GGUF tensor name: "blk.12.attn_q.weight" -> (12,
-// "attn_q"); "output.weight" -> (-1, "output"); a name of another shape is kept whole.
+// "attn_q"); "output.weight" -> (-1, "output"); one matrix of a stacked tensor is its tensor's
+// op ("blk.3.ffn_up_exps.weight[expert 5]" -> (3, "ffn_up_exps")); a name of another shape is
+// kept whole.
 struct TensorOpName {
     int32_t layer = -1;
     std::string_view op;

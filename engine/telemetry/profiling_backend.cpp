@@ -288,6 +288,11 @@ void ProfilingBackend::gather_rows(const Act& x, std::span<const int32_t> rows, 
     inner_.gather_rows(x, rows, y);
 }
 
+void ProfilingBackend::copy_blocks(const Act& x, Act y, const BlockCopy& c) {
+    Scope s(*this, OpCategory::Other, traced("copy_blocks", y.rows, c.n_blocks * c.width));
+    inner_.copy_blocks(x, y, c);
+}
+
 void ProfilingBackend::add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
                                        std::span<const float> scales) {
     Scope s(*this, OpCategory::Ffn, traced("add_rows_scaled", y.rows, y.width));

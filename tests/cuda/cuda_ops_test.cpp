@@ -591,6 +591,30 @@ TEST_F(CudaOpsTest, GatherRowsMatchesCpu) {
     }
 }
 
+// MLA's per-head column blocks (arch_deepseek2.cpp): a strided split, a broadcast (x stride 0)
+// and a block written into the middle of wider rows. Copies: exact.
+TEST_F(CudaOpsTest, CopyBlocksMatchesCpu) {
+    cpu::CpuBackend be(1);
+    std::mt19937 rng(12);
+    const BlockCopy cases[] = {{16, 4, 0, 24, 8, 24}, {8, 4, 32, 0, 0, 40}, {32, 1, 0, 0, 8, 0}};
+    for (const int64_t n : kRows) {
+        for (const BlockCopy& c : cases) {
+            const int64_t xw = c.x_offset + (c.n_blocks - 1) * c.x_stride + c.width + 3;
+            const int64_t yw = c.y_offset + (c.n_blocks - 1) * c.y_stride + c.width + 5;
+            const std::string what =
+                "copy_blocks " + shape_str(n, xw) + " -> " + std::to_string(yw);
+            const std::vector<float> x = random_floats(size_t(n * xw), -5.0f, 5.0f, rng);
+            std::vector<float> want = random_floats(size_t(n * yw), -5.0f, 5.0f, rng);
+            DeviceBuffer<float> d_x = to_device(x);
+            DeviceBuffer<float> d_y = to_device(want);
+            cuda::copy_blocks(d_x.data(), xw, d_y.data(), yw, n, c.width, c.n_blocks, c.x_offset,
+                              c.x_stride, c.y_offset, c.y_stride, nullptr);
+            be.copy_blocks(Act{const_cast<float*>(x.data()), n, xw}, Act{want.data(), n, yw}, c);
+            expect_close(to_host(d_y), want, kExactTol, yw, what);
+        }
+    }
+}
+
 // More elements than the capped grid has threads: the grid-stride loops must cover the rest.
 TEST_F(CudaOpsTest, LargeElementwiseCoversEveryElement) {
     cpu::CpuBackend be(1);

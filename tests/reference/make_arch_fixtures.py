@@ -86,7 +86,7 @@ SETTINGS = {"n_ctx": 512, "n_threads": 2, "n_batch": 512, "n_ubatch": 512, "flas
 BASE = dict(n_layer=2, n_embd=64, n_head=4, n_head_kv=2, head_dim=16, n_ff=96, ctx=4096,
             base=10000.0, eps=1e-5, tied=False, ffn_type="F16", scaling=None, rope_freqs=None,
             granite=None, n_rot=None, fused=False, window=None, softcap=None, moe=None,
-            temp_scale=None, greedy=False, gpt_oss=False)
+            temp_scale=None, greedy=False, gpt_oss=False, mla=None)
 MODELS = {
     "llama3": dict(BASE, arch="llama", n_layer=3, ctx=4096, base=500000.0, ffn_type="Q8_0",
                    rope_freqs=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -129,6 +129,32 @@ MODELS = {
                     scaling=dict(type="yarn", factor=4.0, original_context_length=64),
                     moe=dict(n_expert=8, n_used=2, n_ff_exp=32, gains=(4.0, 0.5))),
 }
+# deepseek2: multi-head latent attention (arch_deepseek2.cpp). Heads of 16 no-RoPE + 8 RoPE key
+# dims and 16 value dims (key and value sizes differ), a latent of 32, 4 heads; layer 0 a dense
+# FFN (leading_dense_block_count 1), layers 1-2 a mixture of 8 experts, top 2, with one shared
+# expert, all 32 wide.
+#  * deepseek2:        as today's converter writes DeepSeek-V3-style files: the MLA form (attn_k_b /
+#                      attn_v_b per head, key_length = latent + RoPE dims, head_count_kv 1), Q
+#                      through its own low-rank latent (q_lora_rank 24), sigmoid gating (router
+#                      gain 1: probabilities spread over ~0.3-0.7, not saturated at 0 or 1 where
+#                      every choice would be a near-tie) with the selection bias exp_probs_b, the
+#                      choice limited to the best 2 of 4 expert groups (DeepSeek-V3's group-
+#                      limited routing), weights renormalised and scaled by 2.5, YaRN
+#                      (factor 4, original context 64) with DeepSeek's mscale_all_dim 0.707
+#                      (rope.scaling.yarn_log_multiplier 0.0707: the converter writes 0.1 x it);
+#  * deepseek2_legacy: as older converters wrote DeepSeek-V2-Lite: one attn_kv_b holding every
+#                      head's key and value up-projections, Q projected directly (q_lora_rank 0),
+#                      softmax gating, weights neither renormalised nor scaled, no RoPE scaling.
+MLA = dict(n_layer=3, n_embd=64, n_head=4, q_lora=24, kv_lora=32, nope=16, rope=8, v=16, n_ff=96,
+           n_dense=1, n_expert=8, n_used=2, n_shared=1, n_ff_exp=32, eps=1e-6, base=10000.0,
+           ctx=256)
+MODELS["deepseek2"] = dict(BASE, arch="deepseek2", ctx=256, moe=True, greedy=True, mla=dict(
+    MLA, form="mla", gating="sigmoid", probs_bias=True, norm_w=True, w_scale=2.5, groups=(4, 2),
+    router_gain=1.0,
+    scaling=dict(type="yarn", factor=4.0, original_context_length=64, log_mul=0.0707)))
+MODELS["deepseek2_legacy"] = dict(BASE, arch="deepseek2", ctx=256, moe=True, greedy=True, mla=dict(
+    MLA, form="legacy", q_lora=0, gating="softmax", probs_bias=False, norm_w=False, w_scale=None,
+    groups=None, router_gain=4.0, scaling=None))
 # The same model with its experts in MXFP4, the type gpt-oss ships them in.
 MODELS["gpt_oss_mxfp4"] = dict(MODELS["gpt_oss"], ffn_type="MXFP4", weights_of="gpt_oss")
 N_GREEDY_PROMPT, N_GREEDY = 16, 32  # MoE fixtures: llama.cpp's greedy 32 after 16 prompt ids
@@ -322,6 +348,119 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
     w.close()
 
 
+def write_deepseek2(name: str, cfg: dict, path: Path) -> None:
+    """A deepseek2 file (MODELS above): the same vocabulary and metadata style as write_model."""
+    rng = np.random.default_rng([SEED, sum(map(ord, name))])
+    c = cfg["mla"]
+    d, nh, nope, rd, dv, r = c["n_embd"], c["n_head"], c["nope"], c["rope"], c["v"], c["kv_lora"]
+    tokens, types, merges = vocab()
+    nv = len(tokens)
+    w = gguf.GGUFWriter(str(path), "deepseek2")
+    w.add_name(f"fluoro-arch-{name}")
+    w.add_file_type(1)
+    w.add_context_length(c["ctx"])
+    w.add_embedding_length(d)
+    w.add_block_count(c["n_layer"])
+    w.add_feed_forward_length(c["n_ff"])
+    w.add_head_count(nh)
+    w.add_rope_freq_base(c["base"])
+    w.add_layer_norm_rms_eps(c["eps"])
+    w.add_vocab_size(nv)
+    w.add_leading_dense_block_count(c["n_dense"])
+    w.add_q_lora_rank(c["q_lora"])
+    w.add_kv_lora_rank(r)
+    if c["form"] == "mla":  # MQA over the latent: one KV head of latent + RoPE dims
+        w.add_head_count_kv(1)
+        w.add_key_length(r + rd)
+        w.add_value_length(r)
+        w.add_key_length_mla(nope + rd)
+        w.add_value_length_mla(dv)
+    else:
+        w.add_head_count_kv(nh)
+        w.add_key_length(nope + rd)
+        w.add_value_length(dv)
+    w.add_rope_dimension_count(rd)
+    w.add_expert_feed_forward_length(c["n_ff_exp"])
+    w.add_expert_count(c["n_expert"])
+    w.add_expert_used_count(c["n_used"])
+    w.add_expert_shared_count(c["n_shared"])
+    if c["w_scale"] is not None:
+        w.add_expert_weights_scale(c["w_scale"])
+    if c["norm_w"]:
+        w.add_expert_weights_norm(True)
+    w.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID if c["gating"] == "sigmoid"
+                             else gguf.ExpertGatingFuncType.SOFTMAX)
+    if c["groups"]:
+        w.add_expert_group_count(c["groups"][0])
+        w.add_expert_group_used_count(c["groups"][1])
+    if sc := c["scaling"]:
+        w.add_rope_scaling_type(gguf.RopeScalingType(sc["type"]))
+        w.add_rope_scaling_factor(sc["factor"])
+        w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
+        w.add_rope_scaling_yarn_log_mul(sc["log_mul"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_add_bos_token(False)
+
+    def mat(n_out: int, n_in: int, gain: float = 1.0) -> np.ndarray:
+        return (rng.standard_normal((n_out, n_in)) * gain / math.sqrt(n_in)).astype(np.float32)
+
+    def norm(n: int) -> np.ndarray:
+        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+
+    add_tensor(w, "token_embd.weight", rng.standard_normal((nv, d)).astype(np.float32), "F16")
+    for il in range(c["n_layer"]):
+        p = f"blk.{il}."
+        add_tensor(w, p + "attn_norm.weight", norm(d), "F32")
+        if c["q_lora"]:
+            add_tensor(w, p + "attn_q_a.weight", mat(c["q_lora"], d), "F16")
+            add_tensor(w, p + "attn_q_a_norm.weight", norm(c["q_lora"]), "F32")
+            add_tensor(w, p + "attn_q_b.weight", mat(nh * (nope + rd), c["q_lora"], 2.0), "F16")
+        else:
+            add_tensor(w, p + "attn_q.weight", mat(nh * (nope + rd), d, 2.0), "F16")
+        add_tensor(w, p + "attn_kv_a_mqa.weight", np.concatenate([mat(r, d), mat(rd, d, 2.0)]),
+                   "F16")
+        add_tensor(w, p + "attn_kv_a_norm.weight", norm(r), "F32")
+        # Per head: the no-RoPE key rows, then the value rows (HF's kv_b_proj layout).
+        kv_b = np.stack([np.concatenate([mat(nope, r, 2.0), mat(dv, r)]) for _ in range(nh)])
+        if c["form"] == "mla":  # split as the converter does, the key part transposed
+            add_tensor(w, p + "attn_k_b.weight",
+                       np.ascontiguousarray(kv_b[:, :nope, :].transpose(0, 2, 1)), "F16")
+            add_tensor(w, p + "attn_v_b.weight", np.ascontiguousarray(kv_b[:, nope:, :]), "F16")
+        else:
+            add_tensor(w, p + "attn_kv_b.weight", kv_b.reshape(nh * (nope + dv), r), "F16")
+        add_tensor(w, p + "attn_output.weight", mat(d, nh * dv), "F16")
+        add_tensor(w, p + "ffn_norm.weight", norm(d), "F32")
+        if il < c["n_dense"]:
+            add_tensor(w, p + "ffn_gate.weight", mat(c["n_ff"], d), "F16")
+            add_tensor(w, p + "ffn_up.weight", mat(c["n_ff"], d), "F16")
+            add_tensor(w, p + "ffn_down.weight", mat(d, c["n_ff"]), "F16")
+            continue
+        n_e, ffe = c["n_expert"], c["n_ff_exp"]
+        add_tensor(w, p + "ffn_gate_inp.weight", mat(n_e, d, c["router_gain"]), "F32")
+        if c["probs_bias"]:  # of the order of the sigmoid's spread, so it moves some choices
+            add_tensor(w, p + "exp_probs_b.bias", 0.1 * rng.standard_normal(n_e), "F32")
+        for t, (n_out, n_in, g) in (("gate", (ffe, d, 1.0)), ("up", (ffe, d, 1.0)),
+                                   ("down", (d, ffe, 2.0))):
+            add_tensor(w, p + f"ffn_{t}_exps.weight",
+                       np.stack([mat(n_out, n_in, g) for _ in range(n_e)]), "F16")
+        sh = ffe * c["n_shared"]
+        add_tensor(w, p + "ffn_gate_shexp.weight", mat(sh, d), "F16")
+        add_tensor(w, p + "ffn_up_shexp.weight", mat(sh, d), "F16")
+        add_tensor(w, p + "ffn_down_shexp.weight", mat(d, sh), "F16")
+    add_tensor(w, "output_norm.weight", norm(d), "F32")
+    add_tensor(w, "output.weight", mat(nv, d, 4.0), "F16")
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 class TopkRecorder:
     """llama.cpp's chosen experts: a cb_eval callback (ggml_backend_sched_eval_callback, set in
     the context parameters) asks to see each `ffn_moe_topk-<layer>` tensor (build_moe_ffn's
@@ -398,7 +537,7 @@ def run_llama_cpp(path: Path, ids: list[int], recorder: TopkRecorder | None = No
 
 def make(name: str, cfg: dict) -> None:
     gguf_path = FIXTURES / f"arch_{name}.gguf"
-    write_model(name, cfg, gguf_path)
+    (write_deepseek2 if cfg["arch"] == "deepseek2" else write_model)(name, cfg, gguf_path)
     rng = np.random.default_rng([SEED, 7])
     ids = [int(i) for i in rng.integers(3, 259, N_TOKENS)]  # byte tokens
     recorder = TopkRecorder() if cfg["moe"] else None
@@ -430,24 +569,32 @@ def make(name: str, cfg: dict) -> None:
     if greedy:
         out["greedy"] = greedy
     if cfg["moe"]:
-        k = cfg["moe"]["n_used"]
-        topk = [recorder.layers.get(il, [])[:N_TOKENS] for il in range(cfg["n_layer"])]
-        if any(len(t) != N_TOKENS for t in topk):
+        moe = cfg["mla"] if cfg["arch"] == "deepseek2" else cfg["moe"]
+        k, n_layer = moe["n_used"], (cfg["mla"] or cfg)["n_layer"]
+        dense = cfg["mla"]["n_dense"] if cfg["arch"] == "deepseek2" else 0
+        # A dense layer routes nothing: its entry is empty (our ExpertChoices row holds -1s).
+        topk = [recorder.layers.get(il, [])[:N_TOKENS] for il in range(n_layer)]
+        if any(len(t) != N_TOKENS for t in topk[dense:]):
             raise SystemExit(f"{name}: llama.cpp's cb_eval gave no ffn_moe_topk for every layer")
         # llama.cpp's experts per layer and position (most probable first), and the float64
         # reference's router probabilities: the gap between the k-th and the (k+1)-th says how
         # close a position's choice is to a tie.
         out["routing"] = {
-            "n_expert": cfg["moe"]["n_expert"], "n_used": k,
+            "n_expert": moe["n_expert"], "n_used": k, "dense_layers": dense,
             "llama_cpp_experts": topk,
-            "f64_experts": [[[int(e) for e in np.argsort(-p, kind="stable")[:k]] for p in routes[il]]
-                            for il in range(cfg["n_layer"])],
-            "f64_kth_gap": [[round(float(np.sort(p)[::-1][k - 1] - np.sort(p)[::-1][k]), 6)
-                             for p in routes[il]] for il in range(cfg["n_layer"])],
+            "f64_experts": [[[int(e) for e in np.argsort(-p, kind="stable")[:k]]
+                             for p in routes.get(il, [])] for il in range(n_layer)],
+            # With group-limited routing, the smaller of that gap and the gap between the last
+            # kept group's score and the next one's (a near-tie there swaps whole groups).
+            "f64_kth_gap": [[round(float(min(np.sort(p)[::-1][k - 1] - np.sort(p)[::-1][k],
+                                             routes.get((il, "group_gap"), [np.inf] * (t + 1))[t])),
+                                   6)
+                             for t, p in enumerate(routes.get(il, []))] for il in range(n_layer)],
         }
-        agree = sum(sorted(a) == sorted(b) for il in range(cfg["n_layer"])
+        agree = sum(sorted(a) == sorted(b) for il in range(n_layer)
                     for a, b in zip(topk[il], out["routing"]["f64_experts"][il]))
-        print(f"{name}: llama.cpp vs f64 routing: {agree}/{cfg['n_layer'] * N_TOKENS} equal sets")
+        print(f"{name}: llama.cpp vs f64 routing: {agree}/{(n_layer - dense) * N_TOKENS} equal "
+              "sets")
     (FIXTURES / f"arch_{name}.json").write_text(json.dumps(out, indent=None) + "\n")
     print(f"{name}: {gguf_path.stat().st_size} bytes, argmax[-1]={out['argmax'][-1]}, "
           f"min top2 gap={min(out['top2_gap']):.5f}, llama.cpp vs f64: max |d| "

@@ -399,6 +399,114 @@ def forward_gpt_oss(m: GgufModel, tokens: list[int], last_only: bool,
     return lm_head(m, h)
 
 
+def forward_deepseek2(m: GgufModel, tokens: list[int], last_only: bool,
+                      routes: dict | None = None, hidden_only: bool = False) -> np.ndarray:
+    """DeepSeek-V2/V3's multi-head latent attention, written from the paper's equations (no
+    weight absorption: every head's key and value are up-projected from the latent), in either
+    GGUF form: attn_kv_b (older files) or attn_k_b / attn_v_b (per head, the key part
+    transposed). Per head h, with c = RMSNorm(x W_DKV) the latent and k_R = RoPE(x W_KR) one RoPE
+    key shared by all heads: k_h = [c W_UK_h, k_R], v_h = c W_UV_h, q_h = [q_nope_h, RoPE(q_R_h)]
+    (q from x directly or through its own latent c_Q = RMSNorm(x W_DQ)). RoPE pairs adjacent
+    dims (llama.cpp's NORM). Scores scaled by mscale^2 / sqrt(nope + rope) with YaRN's
+    mscale = 0.1 L ln(s) + 1, L = rope.scaling.yarn_log_multiplier / 0.1 (DeepSeek's converter
+    writes 0.1 x mscale_all_dim), and the rotations then keep magnitude 1 (HF: mscale equals
+    mscale_all_dim, their ratio is 1). The FFN: leading_dense_block_count dense SwiGLU layers,
+    then routed experts (softmax or sigmoid probabilities; the top k by probability plus
+    exp_probs_b, among the expert_group_used_count groups whose two best such scores sum highest
+    when expert_group_count > 1; weights the unbiased probabilities, renormalised when expert_weights_norm, times
+    expert_weights_scale) plus the shared experts."""
+    n = len(tokens)
+    nh = int(m.hp("attention.head_count"))
+    eps = float(m.hp("attention.layer_norm_rms_epsilon"))
+    rd = int(m.hp("rope.dimension_count"))
+    r = int(m.hp("attention.kv_lora_rank"))
+    mla = m.hp("attention.key_length_mla") is not None
+    k_head = int(m.hp("attention.key_length_mla" if mla else "attention.key_length"))
+    dv = int(m.hp("attention.value_length_mla" if mla else "attention.value_length"))
+    nope = k_head - rd
+    base = float(m.hp("rope.freq_base", 10000.0))
+    pos = np.arange(n)
+    inv, _ = rope_angles(m, rd, base)
+    factor = float(m.hp("rope.scaling.factor", 1.0)) if m.hp("rope.scaling.type") else 1.0
+    log_mul = float(m.hp("rope.scaling.yarn_log_multiplier", 0.0)) / 0.1
+    mscale = 1.0 + 0.1 * log_mul * math.log(factor)
+    kq_scale = mscale * mscale / math.sqrt(k_head)
+    n_dense = int(m.hp("leading_dense_block_count", 0))
+    k_used = int(m.hp("expert_used_count", 0))
+    sigmoid = int(m.hp("expert_gating_func", 1)) == 2
+    norm_w = bool(m.hp("expert_weights_norm", False))
+    w_scale = float(m.hp("expert_weights_scale", 0.0)) or 1.0
+    h = m.weight("token_embd.weight")[tokens]
+    for il in range(int(m.hp("block_count"))):
+        p = f"blk.{il}."
+        x = rms_norm(h, m.weight(p + "attn_norm.weight"), eps)
+        if m.has(p + "attn_q_a.weight"):
+            cq = rms_norm(x @ m.weight(p + "attn_q_a.weight").T,
+                          m.weight(p + "attn_q_a_norm.weight"), eps)
+            q = cq @ m.weight(p + "attn_q_b.weight").T
+        else:
+            q = x @ m.weight(p + "attn_q.weight").T
+        q = q.reshape(n, nh, nope + rd)
+        kv_a = x @ m.weight(p + "attn_kv_a_mqa.weight").T  # (n, r + rd)
+        c = rms_norm(kv_a[:, :r], m.weight(p + "attn_kv_a_norm.weight"), eps)
+        k_r = rope(kv_a[:, None, r:], pos, rd, base, False, (inv, 1.0))  # (n, 1, rd)
+        q_r = rope(q[:, :, nope:], pos, rd, base, False, (inv, 1.0))
+        if mla:
+            w_uk = m.weight(p + "attn_k_b.weight").transpose(0, 2, 1)  # (nh, nope, r)
+            w_uv = m.weight(p + "attn_v_b.weight")  # (nh, dv, r)
+        else:
+            kv_b = m.weight(p + "attn_kv_b.weight").reshape(nh, nope + dv, r)
+            w_uk, w_uv = kv_b[:, :nope, :], kv_b[:, nope:, :]
+        k_nope = np.einsum("tr,hkr->thk", c, w_uk)  # (n, nh, nope)
+        v = np.einsum("tr,hvr->thv", c, w_uv)  # (n, nh, dv)
+        k = np.concatenate([k_nope, np.repeat(k_r, nh, axis=1)], axis=2)
+        qh = np.concatenate([q[:, :, :nope], q_r], axis=2)
+        a = attention(qh, k, v, kq_scale).reshape(n, -1)
+        h = h + a @ m.weight(p + "attn_output.weight").T
+        x = rms_norm(h, m.weight(p + "ffn_norm.weight"), eps)
+        if il < n_dense:
+            g = silu(x @ m.weight(p + "ffn_gate.weight").T) * (x @ m.weight(p + "ffn_up.weight").T)
+            h = h + g @ m.weight(p + "ffn_down.weight").T
+            continue
+        logits = x @ m.weight(p + "ffn_gate_inp.weight").T
+        probs = 1.0 / (1.0 + np.exp(-logits)) if sigmoid else softmax(logits)
+        select = probs + (m.weight(p + "exp_probs_b.bias").reshape(-1)
+                          if m.has(p + "exp_probs_b.bias") else 0.0)
+        n_groups = int(m.hp("expert_group_count", 0))
+        if n_groups > 1:  # only the best groups' experts can be chosen
+            used = int(m.hp("expert_group_used_count"))
+            by_group = select.reshape(n, n_groups, -1)
+            score = np.sort(by_group, axis=2)[:, :, -2:].sum(axis=2)  # (n, groups)
+            order = np.argsort(-score, axis=1, kind="stable")
+            best = order[:, :used]
+            if routes is not None:  # how close each token's choice of groups was to a tie
+                ranked = np.take_along_axis(score, order, axis=1)
+                routes[(il, "group_gap")] = ranked[:, used - 1] - ranked[:, used]
+            mask = np.full((n, n_groups), -np.inf)
+            np.put_along_axis(mask, best, 0.0, axis=1)
+            select = (by_group + mask[:, :, None]).reshape(n, -1)
+        if routes is not None:
+            routes[il] = select
+        gate, up, down = (m.weight(p + f"ffn_{t}_exps.weight") for t in ("gate", "up", "down"))
+        out = np.zeros_like(x)
+        for t in range(n):
+            chosen = np.argsort(-select[t], kind="stable")[:k_used]
+            w = probs[t, chosen]
+            if norm_w:
+                w = w / w.sum()
+            for e, we in zip(chosen, w * w_scale):
+                out[t] += we * (down[e] @ (silu(gate[e] @ x[t]) * (up[e] @ x[t])))
+        g = silu(x @ m.weight(p + "ffn_gate_shexp.weight").T) * (
+            x @ m.weight(p + "ffn_up_shexp.weight").T)
+        h = h + out + g @ m.weight(p + "ffn_down_shexp.weight").T
+    if last_only:
+        h = h[-1:]
+    h = rms_norm(h, m.weight("output_norm.weight"), eps)
+    if hidden_only:
+        return h
+    return lm_head(m, h)
+
+
 def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
             routes: dict | None = None, hidden_only: bool = False) -> np.ndarray:
     """Logits, (n_tokens, n_vocab) float64 — or (1, n_vocab) for the last token if last_only.
@@ -413,6 +521,8 @@ def forward(m: GgufModel, tokens: list[int], last_only: bool = False,
         return forward_olmo2(m, tokens, last_only, hidden_only)
     if m.arch == "gpt-oss":
         return forward_gpt_oss(m, tokens, last_only, routes, hidden_only)
+    if m.arch == "deepseek2":
+        return forward_deepseek2(m, tokens, last_only, routes, hidden_only)
     raise SystemExit(f"reference_forward: unsupported architecture {m.arch}")
 
 

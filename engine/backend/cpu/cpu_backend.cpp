@@ -358,6 +358,16 @@ void CpuBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y)
     }
 }
 
+void CpuBackend::copy_blocks(const Act& x, Act y, const BlockCopy& c) {
+    check_block_copy("cpu backend", x, y, c);
+    for_rows(pool_, y.rows, c.n_blocks * c.width, [&](int64_t r) {
+        const float* xr = x.data + r * x.width + c.x_offset;
+        float* yr = y.data + r * y.width + c.y_offset;
+        for (int64_t b = 0; b < c.n_blocks; ++b)
+            std::memcpy(yr + b * c.y_stride, xr + b * c.x_stride, size_t(c.width) * sizeof(float));
+    });
+}
+
 void CpuBackend::add_rows_scaled(Act x, Act y, std::span<const int32_t> rows,
                                  std::span<const float> scales) {
     check_add_rows_scaled(x, y, rows, scales);

@@ -534,6 +534,12 @@ void CudaBackend::softcap(Act x, float cap) {
     cuda::softcap(x.data, cap, x.size(), stream_);
 }
 
+void CudaBackend::copy_blocks(const Act& x, Act y, const BlockCopy& c) {
+    check_block_copy("CUDA backend", x, y, c);
+    cuda::copy_blocks(x.data, x.width, y.data, y.width, y.rows, c.width, c.n_blocks, c.x_offset,
+                      c.x_stride, c.y_offset, c.y_stride, stream_);
+}
+
 void CudaBackend::gather_rows(const Act& x, std::span<const int32_t> rows, Act y) {
     if (int64_t(rows.size()) != y.rows || x.width != y.width)
         fail("gather_rows", "output " + dims(y) + " for " + std::to_string(rows.size()) +

@@ -72,6 +72,7 @@ class CudaBackend final : public Backend {
     void geglu_tanh(Act gate, const Act& up) override;
     void softcap(Act x, float cap) override;
     void gather_rows(const Act& x, std::span<const int32_t> rows, Act y) override;
+    void copy_blocks(const Act& x, Act y, const BlockCopy& c) override;
     void read(const Act& x, std::span<float> host) override;
     void synchronize() override;
 

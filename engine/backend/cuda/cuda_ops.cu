@@ -305,6 +305,16 @@ __global__ void gather_rows_kernel(const float* x, int64_t width, const int32_t*
     }
 }
 
+__global__ void copy_blocks_kernel(const float* x, int64_t x_width, float* y, int64_t y_width,
+                                   int64_t width, int64_t n_blocks, int64_t x_offset,
+                                   int64_t x_stride, int64_t y_offset, int64_t y_stride,
+                                   int64_t n) {
+    for (int64_t i = global_thread(); i < n; i += grid_stride()) {
+        const int64_t j = i % width, rb = i / width, b = rb % n_blocks, r = rb / n_blocks;
+        y[r * y_width + y_offset + b * y_stride + j] = x[r * x_width + x_offset + b * x_stride + j];
+    }
+}
+
 void check_count(const char* op, int64_t n) {
     if (n < 0) throw Error(std::string("CUDA ") + op + ": negative element count " + str(n));
 }
@@ -476,6 +486,16 @@ void swiglu_oai(float* gate, const float* up, float alpha, float limit, int64_t 
     if (n == 0) return;
     swiglu_oai_kernel<<<grid_for(n), kThreads, 0, stream>>>(gate, up, alpha, limit, n);
     FLUORO_CHECK_LAUNCH(swiglu_oai_kernel);
+}
+
+void copy_blocks(const float* x, int64_t x_width, float* y, int64_t y_width, int64_t rows,
+                 int64_t width, int64_t n_blocks, int64_t x_offset, int64_t x_stride,
+                 int64_t y_offset, int64_t y_stride, cudaStream_t stream) {
+    const int64_t total = rows * n_blocks * width;
+    if (total <= 0) return;
+    copy_blocks_kernel<<<grid_for(total), kThreads, 0, stream>>>(
+        x, x_width, y, y_width, width, n_blocks, x_offset, x_stride, y_offset, y_stride, total);
+    FLUORO_CHECK_LAUNCH(copy_blocks_kernel);
 }
 
 void apply_sinks(float* out, float* lse, const float* sinks, int64_t n_tok, int64_t n_head,

@@ -90,4 +90,9 @@ void softcap(float* x, float cap, int64_t n, cudaStream_t stream);  // cap * tan
 void gather_rows(const float* x, int64_t width, const int32_t* rows, int64_t n, float* y,
                  cudaStream_t stream);
 
+// Backend::copy_blocks on device rows (x_width, y_width: the row strides), checked by the caller.
+void copy_blocks(const float* x, int64_t x_width, float* y, int64_t y_width, int64_t rows,
+                 int64_t width, int64_t n_blocks, int64_t x_offset, int64_t x_stride,
+                 int64_t y_offset, int64_t y_stride, cudaStream_t stream);
+
 }  // namespace fluoro::cuda

@@ -61,6 +61,9 @@ class DefaultCombine final : public Backend {
     void gather_rows(const Act& x, std::span<const int32_t> r, Act y) override {
         cpu_.gather_rows(x, r, y);
     }
+    void copy_blocks(const Act& x, Act y, const BlockCopy& c) override {
+        cpu_.copy_blocks(x, y, c);
+    }
     void read(const Act& x, std::span<float> host) override { cpu_.read(x, host); }
 
   private:

@@ -85,6 +85,9 @@ class CompareAttention final : public Backend {
     void gather_rows(const Act& x, std::span<const int32_t> r, Act y) override {
         inner_.gather_rows(x, r, y);
     }
+    void copy_blocks(const Act& x, Act y, const BlockCopy& c) override {
+        inner_.copy_blocks(x, y, c);
+    }
     void read(const Act& x, std::span<float> host) override { inner_.read(x, host); }
 
   private:

@@ -88,9 +88,17 @@ std::set<int64_t> check_routing(const std::string& name, const json& fx,
                                 const std::vector<std::vector<int32_t>>& ours, bool cascade) {
     const json& r = fx["routing"];
     const int64_t k = r["n_used"];
+    // deepseek2's leading dense layers route nothing: no choice recorded (-1) on either side.
+    const size_t dense = r.value("dense_layers", 0);
     int equal = 0, ties = 0, downstream = 0, total = 0;
     std::set<int64_t> differ;
     for (size_t il = 0; il < ours.size(); ++il) {
+        if (il < dense) {
+            EXPECT_TRUE(
+                std::all_of(ours[il].begin(), ours[il].end(), [](int32_t e) { return e == -1; }))
+                << name << ": dense layer " << il << " recorded experts";
+            continue;
+        }
         const std::vector<std::vector<int32_t>> theirs = r["llama_cpp_experts"][il];
         const std::vector<double> gap = r["f64_kth_gap"][il];
         EXPECT_EQ(ours[il].size(), theirs.size() * size_t(k)) << name << " layer " << il;
@@ -169,6 +177,7 @@ struct Bounds {
     double max_rel = kMaxRel;
     double tie_rel = kTieRel;
     bool cascade = false;
+    MlaPath mla = MlaPath::Absorbed;  // deepseek2's attention path
 };
 
 Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionImpl,
@@ -180,6 +189,7 @@ Measured check(const std::string& name, AttentionImpl impl = kDefaultAttentionIm
     ModelLoadOptions opt;
     opt.max_batch = kChunk;
     opt.max_logit_rows = kChunk;
+    opt.mla = bounds.mla;
     const auto model = Model::load(test::fixtures_dir() / std::string(fx["model"]), backend, opt);
     const std::vector<int32_t> ids = fx["ids"];
     const int64_t n = int64_t(ids.size()), nv = model->n_vocab();
@@ -312,6 +322,38 @@ TEST(ArchLlamaCpp, GptOssStandardAttention) {
 // its first near-tie.
 TEST(ArchLlamaCpp, GptOssMxfp4Experts) {
     check("gpt_oss_mxfp4", kDefaultAttentionImpl, {0.15, 0.30, true});
+}
+
+// deepseek2: multi-head latent attention (arch_deepseek2.cpp) in both GGUF forms, each run on both
+// attention paths — the naive one (every head's key and value up-projected and cached) and the
+// absorbed one (attention in the latent space over one cached row of RoPE key + latent) — with
+// DeepSeek's mixture: a dense first layer, then 8 routed experts (top 2) and a shared one.
+//  * deepseek2: today's MLA form (attn_k_b / attn_v_b), Q through its own latent, sigmoid gating
+//    with exp_probs_b, renormalised weights scaled by 2.5, YaRN with mscale_all_dim 0.707 (the
+//    scale mscale² / sqrt(24) and rotations of magnitude 1). llama.cpp runs this form absorbed.
+//    The selection bias makes near-ties: llama.cpp itself departs from the float64 reference's
+//    experts at 2 of 400 choices (positions 16 and 198, where the logits then differ by up to
+//    5.3; those positions are compared as rerouted ones).
+//  * deepseek2_legacy: the older attn_kv_b form, Q projected directly, softmax gating, weights
+//    neither renormalised nor scaled, no RoPE scaling. llama.cpp runs this form naive.
+// Where a path needs a form's matrices transposed, they are transposed at load into float32.
+// Without YaRN's mscale² in the q·k scale the deepseek2 logits move by 1.18x the RMS logit
+// (measured by leaving it out). Its routing near-ties include the choice of groups: two groups
+// whose scores lie within 0.0015 (f64_kth_gap holds the smaller of the two gaps).
+TEST(ArchLlamaCpp, Deepseek2MlaFormAbsorbed) {
+    check("deepseek2");
+}
+TEST(ArchLlamaCpp, Deepseek2MlaFormNaive) {
+    check("deepseek2", kDefaultAttentionImpl, {.mla = MlaPath::Naive});
+}
+TEST(ArchLlamaCpp, Deepseek2LegacyFormAbsorbed) {
+    check("deepseek2_legacy");
+}
+TEST(ArchLlamaCpp, Deepseek2LegacyFormNaive) {
+    check("deepseek2_legacy", kDefaultAttentionImpl, {.mla = MlaPath::Naive});
+}
+TEST(ArchLlamaCpp, Deepseek2StandardAttention) {
+    check("deepseek2", AttentionImpl::Standard);
 }
 
 // Dropping cached tokens re-rotates the kept keys to their new positions (Model::compact_kv);

@@ -160,6 +160,11 @@ TEST(OpTrace, TensorNamesGiveLayerAndOp) {
     EXPECT_EQ(tensor_op_name("blk.3.attn_q.bias").op, "attn_q.bias");
     EXPECT_EQ(tensor_op_name("output.weight").layer, -1);
     EXPECT_EQ(tensor_op_name("output.weight").op, "output");
+    // A stacked tensor's matrices (experts, MLA's heads, split rows) are its one op.
+    EXPECT_EQ(tensor_op_name("blk.3.ffn_up_exps.weight[expert 5]").op, "ffn_up_exps");
+    EXPECT_EQ(tensor_op_name("blk.3.ffn_up_exps.weight[expert 5]").layer, 3);
+    EXPECT_EQ(tensor_op_name("blk.0.attn_k_b.weight[head 15]").op, "attn_k_b");
+    EXPECT_EQ(tensor_op_name("blk.0.attn_qkv.weight[rows 0..64)").op, "attn_qkv");
     for (const char* odd : {"blk.x.attn_q.weight", "blk..attn_q", "blk.-1.a", "blk.7"})
         EXPECT_EQ(tensor_op_name(odd).layer, -1) << odd;
 }
