@@ -45,6 +45,7 @@ struct ProfileOpts {
     double bandwidth = 0;                  // GB/s; 0: measure with fluoro_membw
     double fma_gflops = 0, int8_gops = 0;  // compute peaks; 0: fluoro_membw's (unless --bandwidth)
     bool json = false, layers = false;
+    std::string mla = "absorbed";  // latent-attention models' path (settings.h MlaPath)
 };
 
 using Machine = app::MachineLimits;  // 0 where a limit is unknown
@@ -328,6 +329,9 @@ void run_profile(const ProfileOpts& o) {
     ModelLoadOptions lo;
     lo.max_batch = o.prompt_tokens;
     lo.max_logit_rows = 1;
+    const std::optional<MlaPath> mla = parse_mla_path(o.mla);
+    if (!mla) throw Error("--mla must be " + setting_names(mla_paths()) + ", not '" + o.mla + "'");
+    lo.mla = *mla;
     const std::unique_ptr<Model> model = Model::load(o.model, prof, lo);
     const int64_t ctx = o.prompt_tokens + o.decode_tokens + 1;
     if (ctx > int64_t(model->hparams().n_ctx_train))
@@ -336,10 +340,16 @@ void run_profile(const ProfileOpts& o) {
                     std::to_string(model->hparams().n_ctx_train) + ")");
     const std::unique_ptr<KvCache> kv = model->create_kv(ctx, 1, KvType::F16);
     // A prompt of ordinary text: this paragraph's tokens, repeated.
-    const std::vector<int32_t> text = model->tokenizer().encode(
+    std::vector<int32_t> text = model->tokenizer().encode(
         "Where a token's time goes: the weights are read once per step, the keys and values of "
         "every earlier position once per layer, and what is left is arithmetic and overhead. ",
         false, false);
+    // A vocabulary that spells no text (a synthetic file's "<tN>" tokens): its ids in order, the
+    // same work per step.
+    for (int32_t id = 0; text.empty() && id < std::min<int32_t>(256, int32_t(model->n_vocab()));
+         ++id)
+        text.push_back(id);
+    if (text.empty()) throw Error(o.model + ": the model has no tokens to prompt it with");
     std::vector<int32_t> prompt;
     while (int64_t(prompt.size()) < o.prompt_tokens)
         prompt.push_back(text[prompt.size() % text.size()]);
@@ -436,6 +446,9 @@ void add_profile_command(CLI::App& app) {
                     "fp32 FMA peak in GFLOP/s (default: fluoro_membw's, same threads)");
     cmd->add_option("--int8-gops", o->int8_gops,
                     "int8 dot-product peak in GOP/s (default: fluoro_membw's, same threads)");
+    cmd->add_option("--mla", o->mla,
+                    "Multi-head latent attention models (deepseek2): " + setting_help(mla_paths()))
+        ->capture_default_str();
     cmd->add_flag("--layers", o->layers, "Also the table per layer");
     cmd->add_flag("--json", o->json, "JSON instead of the tables");
     cmd->callback([o] { run_profile(*o); });

@@ -61,6 +61,7 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
     ms.batch = s.batch;
     ms.kv_type = s.kv_type;
     ms.attention = s.attention;
+    ms.mla = s.mla;
     ms.prefix_cache_slots = s.prefix_cache_slots;
     ms.prefix_cache_file = s.prefix_cache_file;
     ms.swa_full = s.swa_full;

@@ -41,6 +41,9 @@ void EngineFlags::add_to(CLI::App& cmd) {
     cmd.add_option("--attention", attention,
                    "Attention implementation: " + setting_help(attention_impls()))
         ->capture_default_str();
+    cmd.add_option("--mla", mla,
+                   "Multi-head latent attention models (deepseek2): " + setting_help(mla_paths()))
+        ->capture_default_str();
     cmd.add_option("--prefix-cache", engine.prefix_cache_slots,
                    "Prompt prefixes kept for reuse across conversations (0: off)")
         ->capture_default_str()
@@ -75,6 +78,9 @@ app::EngineSettings EngineFlags::settings() const {
         throw Error("--attention must be " + setting_names(attention_impls()) + ", not '" +
                     attention + "'");
     s.attention = *impl;
+    const std::optional<MlaPath> path = parse_mla_path(mla);
+    if (!path) throw Error("--mla must be " + setting_names(mla_paths()) + ", not '" + mla + "'");
+    s.mla = *path;
     return s;
 }
 

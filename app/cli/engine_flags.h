@@ -18,6 +18,7 @@ struct EngineFlags {
     std::string kv_type{kv_type_name(app::EngineSettings{}.kv_type.k)};
     std::string kv_type_k, kv_type_v;  // empty: --kv-type's
     std::string attention{attention_impl_name(app::EngineSettings{}.attention)};
+    std::string mla{mla_path_name(app::EngineSettings{}.mla)};
     void add_to(CLI::App& cmd);
     app::EngineSettings settings() const;  // validates backend, KV types and attention
 };

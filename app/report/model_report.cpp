@@ -29,6 +29,19 @@ json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
     const uint64_t kv = hp.n_head_kv.empty() ? 0 : hp.n_head_kv[0];
     j["variant"] = kv == 0 ? "?" : kv == q ? "MHA" : kv == 1 ? "MQA" : "GQA";
     j["query_heads_per_kv_head"] = kv ? double(q) / double(kv) : 0.0;
+    if (hp.kv_lora_rank > 0) {  // deepseek2: every head's key and value from one latent
+        j["variant"] = "MLA";
+        j["query_heads_per_kv_head"] = double(q);
+        j["latent_rank"] = hp.kv_lora_rank;
+        j["rope_dims"] = hp.n_rot;
+        if (hp.q_lora_rank > 0) j["query_latent_rank"] = hp.q_lora_rank;
+        // Per token and layer: the absorbed path's cached elements (the engine's default), and
+        // what caching every head's key and value (the naive path, MHA) would take.
+        const uint64_t k_head = hp.head_dim_k_mla ? hp.head_dim_k_mla : hp.head_dim_k;
+        const uint64_t v_head = hp.head_dim_v_mla ? hp.head_dim_v_mla : hp.head_dim_v;
+        j["cached_elements"] = hp.n_rot + 2 * hp.kv_lora_rank;
+        j["mha_elements"] = q * (k_head + v_head);
+    }
     try {
         const std::unique_ptr<Architecture> arch = make_architecture(hp);
         json layers = json::array();
@@ -203,6 +216,14 @@ std::string attention_text(const json& a, const json& hp) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g", a.value("query_heads_per_kv_head", 0.0));
     if (out == "GQA") out += std::string(" (") + ratio + " query heads per KV head)";
+    if (out == "MLA")
+        out += " (latent " + a["latent_rank"].dump() + " + " + a["rope_dims"].dump() +
+               " RoPE dims shared by " + std::string(ratio) + " query heads" +
+               (a.contains("query_latent_rank")
+                    ? "; queries through a latent of " + a["query_latent_rank"].dump()
+                    : "") +
+               "; " + a["cached_elements"].dump() + " cached values per token and layer, " +
+               a["mha_elements"].dump() + " as MHA)";
     if (a.contains("sliding_window")) {
         const json& w = a["sliding_window"];
         const json& list = w["layers"];

@@ -45,6 +45,11 @@ std::string ExpertLoad::format(int shown) const {
     for (int32_t il = 0; il < n_layer_; ++il) {
         int64_t total = 0;
         for (int32_t e = 0; e < n_expert_; ++e) total += count(il, e);
+        if (total == 0) {  // a layer that routed nothing: deepseek2's leading dense layers
+            std::snprintf(buf, sizeof buf, "layer %3d:  dense (no experts)\n", il);
+            out += buf;
+            continue;
+        }
         std::iota(order.begin(), order.end(), 0);
         std::stable_sort(order.begin(), order.end(),
                          [&](int32_t a, int32_t b) { return count(il, a) > count(il, b); });

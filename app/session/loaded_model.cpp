@@ -16,6 +16,7 @@ LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& 
     ModelLoadOptions opt;
     opt.max_batch = s.batch;
     opt.max_logit_rows = std::clamp<int64_t>(s.logit_rows, 1, s.batch);
+    opt.mla = s.mla;
     m.model = Model::load(path, *m.backend, opt);
     m.ctx = std::min<int64_t>(s.ctx, int64_t(m.model->hparams().n_ctx_train));
     m.kv = m.model->create_kv(m.ctx, 1, s.kv_type);

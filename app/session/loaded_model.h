@@ -20,6 +20,7 @@ struct EngineSettings {
     int64_t logit_rows = 1;  // logits rows one step may return
     KvTypes kv_type;         // keys' and values' types
     AttentionImpl attention = kDefaultAttentionImpl;
+    MlaPath mla = MlaPath::Absorbed;          // ModelSettings::mla
     int64_t prefix_cache_slots = 0;           // ModelSettings::prefix_cache_slots
     std::filesystem::path prefix_cache_file;  // ModelSettings::prefix_cache_file (empty: none)
     bool swa_full = false;                    // ModelSettings::swa_full

@@ -108,6 +108,13 @@ QString model_card_html(const std::string& report_json) {
         QString text = QString::fromStdString(a.value("variant", std::string("?")));
         if (text == QLatin1String("GQA"))
             text += QStringLiteral(" %1:1").arg(a.value("query_heads_per_kv_head", 0.0));
+        if (text == QLatin1String("MLA"))  // the latent every head reads, and what it saves
+            text += QStringLiteral(" · latent %1 + %2 RoPE · %3 heads · %4 vs %5 as MHA per layer")
+                        .arg(first_of(a.value("latent_rank", nlohmann::json())),
+                             first_of(a.value("rope_dims", nlohmann::json())))
+                        .arg(a.value("query_heads_per_kv_head", 0.0))
+                        .arg(first_of(a.value("cached_elements", nlohmann::json())),
+                             first_of(a.value("mha_elements", nlohmann::json())));
         if (a.contains("sliding_window") && a["sliding_window"].is_object()) {
             const nlohmann::json& w = a["sliding_window"];
             text += QStringLiteral(" · window %1 on %2 of %3 layers")
