@@ -23,5 +23,6 @@ void add_serve_command(CLI::App& app);           // OpenAI-compatible HTTP serve
 void add_cache_command(CLI::App& app);           // `fluoro cache advise` (cmd_cache.cpp)
 void add_compare_command(CLI::App& app);         // `fluoro compare A B` (cmd_compare.cpp)
 void add_profile_command(CLI::App& app);         // `fluoro profile MODEL` (cmd_profile.cpp)
+void add_convert_command(CLI::App& app);         // `fluoro convert IN OUT` (cmd_convert.cpp)
 
 }  // namespace fluoro::cli

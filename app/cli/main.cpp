@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     fluoro::cli::add_cache_command(cli);
     fluoro::cli::add_compare_command(cli);
     fluoro::cli::add_profile_command(cli);
+    fluoro::cli::add_convert_command(cli);
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
