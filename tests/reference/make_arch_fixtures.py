@@ -214,6 +214,29 @@ def add_tensor(w: gguf.GGUFWriter, name: str, a: np.ndarray, qtype: str) -> None
         w.add_tensor(name, quantize(a.astype(np.float32), t), raw_dtype=t)
 
 
+def add_vocab(w: gguf.GGUFWriter, tokens: list[str], types: list[int], merges: list[str]) -> None:
+    """The byte-level BPE tokenizer every fixture carries (vocab())."""
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_add_bos_token(False)
+
+
+def weight_makers(rng: np.random.Generator):
+    """mat(n_out, n_in, gain): a random matrix of rows with unit expected norm x gain; norm(n): an
+    RMSNorm weight around 1. Both draw from rng in the order they are called."""
+    def mat(n_out: int, n_in: int, gain: float = 1.0) -> np.ndarray:
+        return (rng.standard_normal((n_out, n_in)) * gain / math.sqrt(n_in)).astype(np.float32)
+
+    def norm(n: int) -> np.ndarray:
+        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+    return mat, norm
+
+
 def write_model(name: str, cfg: dict, path: Path) -> None:
     rng = np.random.default_rng([SEED, sum(map(ord, cfg.get("weights_of", name)))])
     arch = cfg["arch"]
@@ -264,20 +287,8 @@ def write_model(name: str, cfg: dict, path: Path) -> None:
         w.add_residual_scale(g["residual_scale"])
         w.add_attention_scale(g["attention_scale"])
         w.add_logit_scale(g["logit_scale"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_add_bos_token(False)
-
-    def mat(n_out: int, n_in: int, gain: float = 1.0) -> np.ndarray:
-        return (rng.standard_normal((n_out, n_in)) * gain / math.sqrt(n_in)).astype(np.float32)
-
-    def norm(n: int) -> np.ndarray:
-        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+    add_vocab(w, tokens, types, merges)
+    mat, norm = weight_makers(rng)
 
     add_tensor(w, "token_embd.weight", rng.standard_normal((nv, d)).astype(np.float32), "F16")
     if cfg["rope_freqs"]:
@@ -398,20 +409,8 @@ def write_deepseek2(name: str, cfg: dict, path: Path) -> None:
         w.add_rope_scaling_factor(sc["factor"])
         w.add_rope_scaling_orig_ctx_len(sc["original_context_length"])
         w.add_rope_scaling_yarn_log_mul(sc["log_mul"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_add_bos_token(False)
-
-    def mat(n_out: int, n_in: int, gain: float = 1.0) -> np.ndarray:
-        return (rng.standard_normal((n_out, n_in)) * gain / math.sqrt(n_in)).astype(np.float32)
-
-    def norm(n: int) -> np.ndarray:
-        return (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32)
+    add_vocab(w, tokens, types, merges)
+    mat, norm = weight_makers(rng)
 
     add_tensor(w, "token_embd.weight", rng.standard_normal((nv, d)).astype(np.float32), "F16")
     for il in range(c["n_layer"]):

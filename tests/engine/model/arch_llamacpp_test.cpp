@@ -372,17 +372,7 @@ TEST(ArchLlamaCpp, Smollm3CompactionSkipsTheLayerWithoutRope) {
     const std::span<const int32_t> all(ids);
     auto kv = model->create_kv(64, 1, KvType::F16);
     const auto run = [&](std::span<const int32_t> toks, int32_t pos0) {
-        std::vector<int32_t> pos(toks.size()), seq(toks.size(), 0);
-        for (size_t i = 0; i < toks.size(); ++i) pos[i] = pos0 + int32_t(i);
-        const int32_t last[] = {int32_t(toks.size() - 1)};
-        Batch b;
-        b.tokens = toks;
-        b.positions = pos;
-        b.seq_ids = seq;
-        b.logit_rows = last;
-        const std::span<const float> out = model->forward(b, *kv);
-        kv->set_length(0, pos0 + int64_t(toks.size()));  // as Sequence does after a step
-        return std::vector<float>(out.begin(), out.end());
+        return test::forward_last(*model, *kv, toks, pos0);
     };
     run(all.first(40), 0);
     std::vector<int64_t> keep;  // drop positions 10-19

@@ -35,6 +35,23 @@ inline std::vector<float> forward_in_chunks(Model& model, KvCache& kv, std::span
     return all;
 }
 
+// One step over `toks` at positions pos0, pos0 + 1, ... of sequence 0, the cache's length then set
+// past them (as Sequence does after a step); the last row's logits.
+inline std::vector<float> forward_last(Model& model, KvCache& kv, std::span<const int32_t> toks,
+                                       int32_t pos0) {
+    std::vector<int32_t> pos(toks.size()), seq(toks.size(), 0);
+    for (size_t i = 0; i < toks.size(); ++i) pos[i] = pos0 + int32_t(i);
+    const int32_t last[] = {int32_t(toks.size() - 1)};
+    Batch b;
+    b.tokens = toks;
+    b.positions = pos;
+    b.seq_ids = seq;
+    b.logit_rows = last;
+    const std::span<const float> out = model.forward(b, kv);
+    kv.set_length(0, pos0 + int64_t(toks.size()));
+    return std::vector<float>(out.begin(), out.end());
+}
+
 inline int32_t argmax(const float* row, int64_t n) {
     return int32_t(std::max_element(row, row + n) - row);
 }

@@ -98,16 +98,7 @@ TEST(Mla, CompactionTurnsOnlyTheRopeDims) {
     for (MlaPath path : {MlaPath::Absorbed, MlaPath::Naive}) {
         const auto model = load("deepseek2", be, path);
         const auto run = [&](KvCache& kv, std::span<const int32_t> toks) {
-            std::vector<int32_t> pos(toks.size()), seq(toks.size(), 0);
-            for (size_t i = 0; i < toks.size(); ++i) pos[i] = int32_t(i);
-            const int32_t last[] = {int32_t(toks.size() - 1)};
-            Batch b;
-            b.tokens = toks;
-            b.positions = pos;
-            b.seq_ids = seq;
-            b.logit_rows = last;
-            model->forward(b, kv);
-            kv.set_length(0, int64_t(toks.size()));
+            test::forward_last(*model, kv, toks, 0);
         };
         auto kv = model->create_kv(64, 1, KvType::F16);
         run(*kv, std::span<const int32_t>(ids).first(40));
