@@ -189,6 +189,16 @@ SettingsPanel::SettingsPanel(QWidget* parent) : QWidget(parent) {
            "same answers). A prefix cache kept across restarts or an evicting KV policy needs "
            "every row anyway."));
     m->addRow(tr("Window KV"), swa_full_);
+    mla_ = new QComboBox(model);
+    mla_->setObjectName("mla");
+    fill_setting_combo(mla_, mla_paths());
+    select_setting(
+        mla_, stored_setting(mla_paths(), st.value("model/mla")).value_or(ModelSettings{}.mla));
+    mla_->setToolTip(
+        tr("Multi-head latent attention models (deepseek2): absorbed attends in the latent space "
+           "and caches RoPE dims + latent per token; naive caches every head's key and value. "
+           "Other models ignore it. Applies on reload."));
+    m->addRow(tr("MLA path"), mla_);
     auto* reload = new QPushButton(tr("Reload model"), model);
     reload->setObjectName("reload_model");
     m->addRow(reload);
@@ -253,6 +263,7 @@ ModelSettings SettingsPanel::model_settings() const {
     s.attention = combo_setting(attention_, kDefaultAttentionImpl);
     s.prefix_cache_slots = prefix_slots_->value();
     s.swa_full = swa_full_->isChecked();
+    s.mla = combo_setting(mla_, MlaPath::Absorbed);
     return s;
 }
 
@@ -284,6 +295,7 @@ void SettingsPanel::save() const {
     st.setValue("model/prefix_cache_slots", prefix_slots_->value());
     st.setValue("model/keep_prefix_cache", keep_prefix_cache_->isChecked());
     st.setValue("model/swa_full", swa_full_->isChecked());
+    st.setValue("model/mla", setting_name(mla_, MlaPath::Absorbed, mla_path_name));
     st.setValue("spec/mode", setting_name(spec_mode_, SpecMode::Off, spec_mode_name));
     st.setValue("spec/draft_model", draft_model_->text());
     st.setValue("spec/max_draft", max_draft_->value());

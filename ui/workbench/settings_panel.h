@@ -42,7 +42,7 @@ class SettingsPanel : public QWidget {
 
     QDoubleSpinBox *temperature_, *top_p_, *min_p_, *repeat_penalty_;
     QSpinBox *top_k_, *seed_, *max_tokens_, *threads_, *ctx_;
-    QComboBox *backend_, *kv_type_, *kv_type_v_, *attention_, *spec_mode_;
+    QComboBox *backend_, *kv_type_, *kv_type_v_, *attention_, *spec_mode_, *mla_;
     QLineEdit* draft_model_;
     QSpinBox *max_draft_, *exit_layer_, *prefix_slots_;
     QDoubleSpinBox* draft_p_min_;

@@ -66,12 +66,14 @@ void SettingsListsTest::every_list_in_the_engines_order_with_its_defaults() {
         QCOMPARE(kv_type_v->itemData(int(i) + 1).toInt(), int(kv_types()[i].kind));
     expect_list(panel, "attention", attention_impls(), ModelSettings{}.attention);
     expect_list(panel, "backend", backend_kinds(), ModelSettings{}.backend);
+    expect_list(panel, "mla", mla_paths(), ModelSettings{}.mla);
     expect_list(panel, "spec_mode", spec_modes(), SpeculativeSettings{}.mode);
     // What a fresh panel sends is the engine's defaults.
     const ModelSettings m = panel.model_settings();
     QCOMPARE(m.kv_type, ModelSettings{}.kv_type);
     QCOMPARE(m.attention, ModelSettings{}.attention);
     QCOMPARE(m.backend, ModelSettings{}.backend);
+    QCOMPARE(m.mla, ModelSettings{}.mla);
     const KvPolicyConfig kv = panel.kv_policy();
     QCOMPARE(kv.kind, KvPolicyConfig{}.kind);
     QCOMPARE(kv.budget, KvPolicyConfig{}.budget);
