@@ -44,6 +44,9 @@ class Model {
     int64_t max_logit_rows() const { return opt_.max_logit_rows; }
     int64_t n_vocab() const { return int64_t(hp_.n_vocab); }
 
+    // What one token's cache row holds per layer: KV heads and head sizes as this model caches
+    // them (a latent-attention model's depend on its MlaPath, not on the file's head counts).
+    KvShape kv_shape() const { return arch_->kv_shape(); }
     // A KV cache for n_seq sequences of n_ctx tokens each, shaped for this model.
     std::unique_ptr<KvCache> create_kv(int64_t n_ctx, int64_t n_seq, KvTypes type) const;
     // The same from a shape whose model fields (layers, heads, head sizes) this fills in.

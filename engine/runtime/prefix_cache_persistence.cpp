@@ -23,8 +23,11 @@ PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path&
                                 KvTypes kv_type, std::string_view backend) {
     const std::string model_sha256 = sha256_file_cached(model_path);
     const Hparams& hp = model.hparams();
+    // The cache's own shape, not the file's head counts: a deepseek2 model caches one latent row
+    // on the absorbed path and every head on the naive one.
+    const KvShape shape = model.kv_shape();
     std::string heads;
-    for (const uint64_t h : hp.n_head_kv) {
+    for (const int64_t h : shape.n_head_kv) {
         if (!heads.empty()) heads += ',';  // appends: GCC 12 misreports `a + b` here (-Wrestrict)
         heads += std::to_string(h);
     }
@@ -34,8 +37,8 @@ PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path&
         {"arch", hp.arch},
         {"n_layer", std::to_string(hp.n_layer)},
         {"n_head_kv", heads},
-        {"head_dim_k", std::to_string(hp.head_dim_k)},
-        {"head_dim_v", std::to_string(hp.head_dim_v)},
+        {"head_dim_k", std::to_string(shape.head_dim_k)},
+        {"head_dim_v", std::to_string(shape.head_dim_v)},
         {"n_rot", std::to_string(hp.n_rot)},
         {"rope_freq_base", num(hp.rope_freq_base)},
         {"rope_freq_scale", num(hp.rope_freq_scale)},

@@ -16,6 +16,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/model.h"
+#include "runtime/prefix_cache_persistence.h"
 #include "tensor/fp16.h"
 #include "test_models.h"
 
@@ -177,6 +178,22 @@ std::string load_error_of_variant(const std::string& key, std::optional<uint32_t
         return e.what();
     }
     return "";
+}
+
+// A prefix cache saved on one path must not be restored on the other: its key says the cache's
+// shape, not the file's head counts (the file says 1 KV head of 40 / 32 whichever path runs).
+TEST(Mla, ThePrefixCacheKeyTellsThePathsApart) {
+    cpu::CpuBackend be(1);
+    const auto path = test::fixtures_dir() / "arch_deepseek2.gguf";
+    std::string key[2];
+    for (int i = 0; i < 2; ++i) {
+        const auto model = load("deepseek2", be, i ? MlaPath::Naive : MlaPath::Absorbed);
+        key[i] = prefix_cache_key(*model, path, KvTypes{}, "cpu").text();
+    }
+    EXPECT_NE(key[0].find("n_head_kv=1,1,1\nhead_dim_k=40\nhead_dim_v=32"), std::string::npos)
+        << key[0];
+    EXPECT_NE(key[1].find("n_head_kv=4,4,4\nhead_dim_k=24\nhead_dim_v=16"), std::string::npos)
+        << key[1];
 }
 
 // What a deepseek2 file must agree with is checked at load, naming the key or tensor.
