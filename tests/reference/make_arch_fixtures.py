@@ -48,6 +48,11 @@ feed-forward matrices in one model), and the metadata real files of that family 
                   layers 0 and 2, YaRN (factor 4, original_context_length 64), 8 experts top-2
                   in MXFP4 (the type the real files' experts ship in) with biases on the router
                   and on every expert matrix, the clamped SwiGLU; an untied LM head; greedy 32.
+  * deepseek2, deepseek2_legacy: multi-head latent attention in today's MLA form and in the older
+                  attn_kv_b form, with DeepSeek's mixture (a dense first layer, shared + routed
+                  experts; sigmoid gating, selection bias, expert groups and YaRN in the first;
+                  softmax in the second): written by write_deepseek2 (see MLA below); routing and
+                  greedy 32 recorded.
 llama.cpp (llama-cpp-python, which builds it from source) evaluates one fixed sequence of
 N_TOKENS random token ids (fed as ids, positions 0..N_TOKENS-1: far past the original context
 lengths, where the scaling matters) with logits for every position. Stored: the ids, llama.cpp's
