@@ -8,7 +8,9 @@
 
 #include "app/cli/fluoro_cli.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "test_models.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -59,6 +61,42 @@ TEST(CmdProfile, BadArgumentsAreErrors) {
     const test::CliResult r = test::run_fluoro("profile /nonexistent.gguf --prompt-tokens 1");
     EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.out.find("--prompt-tokens must be 2..8192"), std::string::npos) << r.out;
+}
+
+// A vocabulary that spells no text (a synthetic file whose tokens are "<tN>" with no merges, as
+// scripts/make_mla_bench_model.py writes): the profile's prompt text encodes to nothing, and the
+// command divided by that (SIGFPE) before it fell back to token ids. On the deepseek2 fixture
+// rewritten so, on both MLA paths.
+TEST(CmdProfile, AVocabularyWithoutTextIsProfiledFromTokenIds) {
+    if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    const gguf::GgufFile f = gguf::GgufFile::open(test::fixtures_dir() / "arch_deepseek2.gguf");
+    gguf::GgufWriter w;
+    w.set_alignment(f.alignment());
+    for (const gguf::KeyValue& kv : f.metadata()) {
+        if (kv.key == "general.alignment") continue;
+        if (kv.key == "tokenizer.ggml.tokens") {
+            std::vector<std::string> tokens;
+            for (size_t i = 0; i < kv.value.array_size(); ++i)
+                tokens.push_back("<t" + std::to_string(i) + ">");
+            w.add_string_array(kv.key, tokens);
+        } else if (kv.key == "tokenizer.ggml.merges") {
+            w.add_string_array(kv.key, {});
+        } else {
+            w.add(kv.key, kv.value);
+        }
+    }
+    for (const gguf::TensorInfo& t : f.tensors())
+        w.add_tensor(t.name, t.type, {t.ne.begin(), t.ne.begin() + t.n_dims}, f.tensor_data(t));
+    const auto path = test::unique_temp_path("no_text_vocab.gguf");
+    w.write(path);
+    for (const char* mla : {"absorbed", "naive"}) {
+        const test::CliResult r = test::run_fluoro(
+            "profile " + test::quoted(path.string()) +
+            "-t 1 --prompt-tokens 16 --decode-tokens 2 --bandwidth 20 --json --mla " + mla);
+        ASSERT_EQ(r.rc, 0) << mla << ": " << r.out;
+        EXPECT_GT(json::parse(r.out)["decode"]["ms_per_token"].get<double>(), 0) << mla;
+    }
+    std::filesystem::remove(path);
 }
 
 }  // namespace
