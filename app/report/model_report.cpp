@@ -23,7 +23,23 @@ using nlohmann::json;
 // gpt-oss's even layers, Gemma 3's five of six), learned sink logits (attn_sinks tensors), and
 // score soft-capping. Layer windows need the architecture: omitted for a file this engine cannot
 // run (the report still describes it).
-json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
+// The architecture the engine would run the file with (no weights bound), or nullptr for a file
+// it cannot run: the report then describes the file alone.
+std::unique_ptr<Architecture> architecture_of(const Hparams& hp) {
+    try {
+        return make_architecture(hp);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
+// K and V elements one token stores in one layer of the architecture's KV cache (kv_shape(): a
+// latent-attention model's on its default, absorbed path).
+uint64_t cached_elements(const KvShape& s, int64_t layer) {
+    return uint64_t(s.n_head_kv[size_t(layer)] * (s.head_dim_k + s.head_dim_v));
+}
+
+json attention_json(const gguf::GgufFile& f, const Hparams& hp, const Architecture* arch) {
     json j;
     const uint64_t q = hp.n_head.empty() ? 0 : hp.n_head[0];
     const uint64_t kv = hp.n_head_kv.empty() ? 0 : hp.n_head_kv[0];
@@ -39,11 +55,13 @@ json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
         // what caching every head's key and value (the naive path, MHA) would take.
         const uint64_t k_head = hp.head_dim_k_mla ? hp.head_dim_k_mla : hp.head_dim_k;
         const uint64_t v_head = hp.head_dim_v_mla ? hp.head_dim_v_mla : hp.head_dim_v;
-        j["cached_elements"] = hp.n_rot + 2 * hp.kv_lora_rank;
+        if (arch && hp.n_layer > 0) j["cached_elements"] = cached_elements(arch->kv_shape(), 0);
         j["mha_elements"] = q * (k_head + v_head);
     }
+    j["sinks"] = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
+    if (hp.attn_logit_softcap) j["softcap"] = *hp.attn_logit_softcap;
+    if (!arch) return j;
     try {
-        const std::unique_ptr<Architecture> arch = make_architecture(hp);
         json layers = json::array();
         int64_t window = 0;
         for (int64_t il = 0; il < int64_t(hp.n_layer); ++il)
@@ -68,8 +86,6 @@ json attention_json(const gguf::GgufFile& f, const Hparams& hp) {
         }
     } catch (const std::exception&) {
     }
-    j["sinks"] = f.find_tensor("blk.0.attn_sinks.weight") != nullptr;
-    if (hp.attn_logit_softcap) j["softcap"] = *hp.attn_logit_softcap;
     return j;
 }
 
@@ -194,8 +210,16 @@ json model_report_json(const std::filesystem::path& model, const ReportOptions& 
     j["tensor_bytes"] = s.tensor_bytes;
     j["bits_per_weight"] = s.bits_per_weight();
     j["tied_output"] = s.tied_output;
-    j["kv_bytes_per_token_f16"] = s.hparams.kv_bytes_per_token(2);
-    j["attention"] = attention_json(f, s.hparams);
+    const std::unique_ptr<Architecture> arch = architecture_of(s.hparams);
+    if (arch) {
+        const KvShape kv = arch->kv_shape();
+        uint64_t elements = 0;
+        for (int64_t il = 0; il < kv.n_layer; ++il) elements += cached_elements(kv, il);
+        j["kv_bytes_per_token_f16"] = elements * 2;
+    } else {
+        j["kv_bytes_per_token_f16"] = s.hparams.kv_bytes_per_token(2);
+    }
+    j["attention"] = attention_json(f, s.hparams, arch.get());
     json mix = json::array();
     for (const auto& [type, u] : s.type_mix)
         mix.push_back({{"type", type_name(type)},
@@ -222,8 +246,11 @@ std::string attention_text(const json& a, const json& hp) {
                (a.contains("query_latent_rank")
                     ? "; queries through a latent of " + a["query_latent_rank"].dump()
                     : "") +
-               "; " + a["cached_elements"].dump() + " cached values per token and layer, " +
-               a["mha_elements"].dump() + " as MHA)";
+               (a.contains("cached_elements")
+                    ? "; " + a["cached_elements"].dump() + " cached values per token and layer, " +
+                          a["mha_elements"].dump() + " as MHA"
+                    : "") +
+               ")";
     if (a.contains("sliding_window")) {
         const json& w = a["sliding_window"];
         const json& list = w["layers"];

@@ -248,22 +248,10 @@ void Deepseek2Architecture::bind(const WeightBinder& w) {
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
         Layer& L = layers_[size_t(il)];
         const std::string tag = "blk." + std::to_string(il) + ".";
-        if (const gguf::TensorInfo* kv_up = derived_->find_tensor(tag + "kv_up"))
-            L.kv_up = w.load_derived(*derived_, *kv_up);
-        const gguf::TensorInfo* k_absorb = derived_->find_tensor(tag + "k_absorb");
-        if (!k_absorb) continue;
-        // One matrix per head: rows [h r, (h + 1) r) of the stacked {nope, r, n_head} tensor.
-        const gguf::TensorInfo& all = *k_absorb;
-        for (int64_t h = 0; h < nh_; ++h) {
-            gguf::TensorInfo part = all;
-            part.name = tag + "k_absorb[head " + std::to_string(h) + "]";
-            part.n_dims = 2;
-            part.ne = {uint64_t(nope_), uint64_t(r_), 1, 1};
-            part.offset = all.offset + uint64_t(h * r_ * nope_) * sizeof(float);
-            part.n_elements = uint64_t(r_ * nope_);
-            part.n_bytes = part.n_elements * sizeof(float);
-            L.k_absorb.push_back(w.load_derived(*derived_, part));
-        }
+        if (derived_->find_tensor(tag + "kv_up"))
+            L.kv_up = w.load_derived(*derived_, tag + "kv_up");
+        if (derived_->find_tensor(tag + "k_absorb"))  // {nope, r, n_head}: one matrix per head
+            L.k_absorb = w.load_derived_stacked(*derived_, tag + "k_absorb", r_, nh_, "head");
     }
 }
 

@@ -186,9 +186,6 @@ void read_latent_attention(const gguf::GgufFile& file, const KeyReader& r, Hpara
 }  // namespace
 
 uint64_t Hparams::kv_bytes_per_token(uint64_t elem_bytes) const {
-    // Multi-head latent attention as the engine runs it by default (absorbed: a key of RoPE dims
-    // + latent and the latent as the value, arch_deepseek2.cpp), whatever the file's head counts.
-    if (kv_lora_rank > 0) return n_layer * (n_rot + 2 * kv_lora_rank) * elem_bytes;
     uint64_t total = 0;
     for (uint64_t il = 0; il < n_layer; ++il) total += n_head_kv[il] * (head_dim_k + head_dim_v);
     return total * elem_bytes;

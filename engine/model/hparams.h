@@ -82,8 +82,9 @@ struct Hparams {
     uint64_t n_expert_groups = 0;
     uint64_t n_group_used = 0;
 
-    // Bytes of K and V for one token across all layers at the given element size (2 = F16), as
-    // the engine caches them (latent attention: its absorbed path's rows).
+    // Bytes of K and V for one token across all layers at the given element size (2 = F16), from
+    // the file's head counts (what a latent-attention model caches is its architecture's
+    // kv_shape(), not this).
     uint64_t kv_bytes_per_token(uint64_t elem_bytes = 2) const;
 };
 

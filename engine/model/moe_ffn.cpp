@@ -39,13 +39,15 @@ void route_token(std::span<const float> logits, const RouteRule& rule, std::span
     };
     if (rule.n_groups > 1) {
         // Each group scored by its two best; the experts of all but the best groups dropped.
+        // Fixed arrays, as above: no allocation per token (groups <= experts <= 4096).
         const size_t groups = size_t(rule.n_groups), per = n / groups;
         if (per * groups != n || rule.n_groups_used < 1 || size_t(rule.n_groups_used) > groups ||
             size_t(rule.n_groups_used) * per < k)
             throw Error("route_token: " + std::to_string(rule.n_groups_used) + " of " +
                         std::to_string(groups) + " groups of " + std::to_string(n) +
                         " experts cannot hold " + std::to_string(k));
-        std::vector<float> score(groups);
+        float score[4096];
+        int32_t by_score[4096];
         for (size_t g = 0; g < groups; ++g) {
             float best = -INFINITY, second = -INFINITY;
             for (size_t e = g * per; e < (g + 1) * per; ++e) {
@@ -58,17 +60,15 @@ void route_token(std::span<const float> logits, const RouteRule& rule, std::span
             }
             score[g] = per > 1 ? best + second : best;
         }
-        std::vector<int32_t> order(groups);
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + rule.n_groups_used, order.end(),
+        std::iota(by_score, by_score + groups, 0);
+        std::partial_sort(by_score, by_score + rule.n_groups_used, by_score + groups,
                           [&](int32_t a, int32_t b) {
-                              return score[size_t(a)] > score[size_t(b)] ||
-                                     (score[size_t(a)] == score[size_t(b)] && a < b);
+                              return score[a] > score[b] || (score[a] == score[b] && a < b);
                           });
-        std::vector<bool> kept(groups, false);
-        for (int64_t j = 0; j < rule.n_groups_used; ++j) kept[size_t(order[size_t(j)])] = true;
-        for (size_t e = 0; e < n; ++e)
-            if (!kept[e / per]) select[e] = -INFINITY;
+        // Drop the groups past the best n_groups_used.
+        for (size_t j = size_t(rule.n_groups_used); j < groups; ++j)
+            for (size_t e = size_t(by_score[j]) * per; e < size_t(by_score[j] + 1) * per; ++e)
+                select[e] = -INFINITY;
     }
     // The k best, descending; equal scores keep the lower index first.
     int32_t order[4096];
@@ -111,13 +111,9 @@ void MoeFfn::bind_layer(const WeightBinder& w, int64_t il) {
     L.gate = w.required_experts(name("ffn_gate_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.up = w.required_experts(name("ffn_up_exps.weight"), n_embd_, n_ff_exp_, n_expert_);
     L.down = w.required_experts(name("ffn_down_exps.weight"), n_ff_exp_, n_embd_, n_expert_);
-    if (opt_.selection_bias && w.has(name("exp_probs_b.bias"))) {
+    // host_values refuses a vector holding a non-finite value, naming the element.
+    if (opt_.selection_bias && w.has(name("exp_probs_b.bias")))
         L.selection_bias = w.host_values(name("exp_probs_b.bias"), {n_expert_});
-        for (size_t e = 0; e < L.selection_bias.size(); ++e)
-            if (!std::isfinite(L.selection_bias[e]))
-                throw FormatError(w.file_name() + ": tensor '" + name("exp_probs_b.bias") +
-                                  "' holds a non-finite value at element " + std::to_string(e));
-    }
     if (!opt_.biases) return;
     L.router_bias = w.required(name("ffn_gate_inp.bias"), {n_expert_});
     L.gate_bias = w.required_expert_vectors(name("ffn_gate_exps.bias"), n_ff_exp_, n_expert_);

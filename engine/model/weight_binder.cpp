@@ -102,9 +102,34 @@ std::vector<float> WeightBinder::host_values(const std::string& name,
     return v;
 }
 
-Weight WeightBinder::load_derived(const gguf::GgufFile& derived,
-                                  const gguf::TensorInfo& info) const {
-    return backend_.load_weight(derived, info);
+namespace {
+
+const gguf::TensorInfo& derived_tensor(const gguf::GgufFile& derived, const std::string& name) {
+    const gguf::TensorInfo* info = derived.find_tensor(name);
+    if (!info) throw Error(derived.name() + ": no derived tensor '" + name + "'");
+    return *info;
+}
+
+}  // namespace
+
+Weight WeightBinder::load_derived(const gguf::GgufFile& derived, const std::string& name) const {
+    return backend_.load_weight(derived, derived_tensor(derived, name));
+}
+
+std::vector<Weight> WeightBinder::load_derived_stacked(const gguf::GgufFile& derived,
+                                                       const std::string& name, int64_t n_out,
+                                                       int64_t n, const char* part) const {
+    return stacked(derived, derived_tensor(derived, name), name, n_out, n, part);
+}
+
+std::vector<Weight> WeightBinder::stacked(const gguf::GgufFile& file, const gguf::TensorInfo& info,
+                                          const std::string& name, int64_t n_out, int64_t n,
+                                          const char* part) const {
+    std::vector<Weight> out;
+    for (int64_t e = 0; e < n; ++e)
+        out.push_back(load_rows(file, info, name + "[" + part + " " + std::to_string(e) + "]",
+                                e * n_out, n_out));
+    return out;
 }
 
 void WeightBinder::require_equal_head_dims(const Hparams& hp) const {
@@ -122,10 +147,10 @@ std::vector<int64_t> WeightBinder::dims_of(const gguf::TensorInfo& info, size_t 
     return found;
 }
 
-Weight WeightBinder::load_rows(const gguf::TensorInfo& info, std::string name, int64_t first,
-                               int64_t n) const {
+Weight WeightBinder::load_rows(const gguf::GgufFile& file, const gguf::TensorInfo& info,
+                               std::string name, int64_t first, int64_t n) const {
     const std::optional<uint64_t> row = row_bytes(info.type, info.ne[0]);
-    if (!row) throw FormatError(file_.name() + ": tensor '" + info.name + "' has rows of no size");
+    if (!row) throw FormatError(file.name() + ": tensor '" + info.name + "' has rows of no size");
     gguf::TensorInfo part = info;  // the same type and row length, a range of its rows
     part.name = std::move(name);
     part.n_dims = 2;
@@ -133,7 +158,7 @@ Weight WeightBinder::load_rows(const gguf::TensorInfo& info, std::string name, i
     part.offset = info.offset + uint64_t(first) * *row;
     part.n_elements = uint64_t(n) * info.ne[0];
     part.n_bytes = uint64_t(n) * *row;
-    return backend_.load_weight(file_, part);
+    return backend_.load_weight(file, part);
 }
 
 std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_t n_in,
@@ -152,8 +177,9 @@ std::vector<Weight> WeightBinder::optional_split(const std::string& name, int64_
     int64_t first = 0;
     for (const int64_t p : parts) {
         out.push_back(load_rows(
-            *info, name + "[rows " + std::to_string(first) + ".." + std::to_string(first + p) + ")",
-            first, p));
+            file_, *info,
+            name + "[rows " + std::to_string(first) + ".." + std::to_string(first + p) + ")", first,
+            p));
         first += p;
     }
     return out;
@@ -172,11 +198,7 @@ std::vector<Weight> WeightBinder::required_experts(const std::string& name, int6
                           ", expected " + shape_text(want) +
                           " (row length, rows per expert, experts) from the model's "
                           "hyperparameters");
-    std::vector<Weight> out;
-    for (int64_t e = 0; e < n_expert; ++e)
-        out.push_back(
-            load_rows(*info, name + "[" + part + " " + std::to_string(e) + "]", e * n_out, n_out));
-    return out;
+    return stacked(file_, *info, name, n_out, n_expert, part);
 }
 
 std::vector<Weight> WeightBinder::required_expert_vectors(const std::string& name, int64_t n,

@@ -54,10 +54,13 @@ class WeightBinder {
     // required() does: what the host itself needs (a router's selection bias) or derives other
     // weights from (arch_deepseek2.cpp). Counts as asked for.
     std::vector<float> host_values(const std::string& name, std::vector<int64_t> shape) const;
-    // A tensor (or a range of its rows: a TensorInfo made from one) of `derived` — weights the
-    // architecture computed at load and holds in a GGUF image of its own, which must outlive the
-    // model — loaded through the same backend.
-    Weight load_derived(const gguf::GgufFile& derived, const gguf::TensorInfo& info) const;
+    // Tensor `name` of `derived` — weights the architecture computed at load and holds in a GGUF
+    // image of its own, which must outlive the model — loaded through the same backend: whole, or
+    // as `n` stacked matrices of n_out rows each (named "<name>[<part> i]", as required_experts).
+    // Error when the image has no such tensor.
+    Weight load_derived(const gguf::GgufFile& derived, const std::string& name) const;
+    std::vector<Weight> load_derived_stacked(const gguf::GgufFile& derived, const std::string& name,
+                                             int64_t n_out, int64_t n, const char* part) const;
     bool has(std::string_view name) const;  // in the file (does not count as asked for)
     const std::string& file_name() const;   // for errors
     static std::string layer(int64_t il, const char* suffix) {
@@ -73,9 +76,13 @@ class WeightBinder {
   private:
     // The tensor's info after the shape check (nullptr: absent); marks the name as asked for.
     const gguf::TensorInfo* checked(const std::string& name, std::vector<int64_t> shape) const;
-    // Loads rows [first, first + n) of a 2-D or stacked 3-D tensor as a matrix named `name`.
-    Weight load_rows(const gguf::TensorInfo& info, std::string name, int64_t first,
-                     int64_t n) const;
+    // Loads rows [first, first + n) of a 2-D or stacked 3-D tensor of `file` as a matrix named
+    // `name`; stacked() loads all n_out-row matrices of one.
+    Weight load_rows(const gguf::GgufFile& file, const gguf::TensorInfo& info, std::string name,
+                     int64_t first, int64_t n) const;
+    std::vector<Weight> stacked(const gguf::GgufFile& file, const gguf::TensorInfo& info,
+                                const std::string& name, int64_t n_out, int64_t n,
+                                const char* part) const;
     // The tensor's dimensions, trailing 1s dropped down to `keep` dimensions.
     static std::vector<int64_t> dims_of(const gguf::TensorInfo& info, size_t keep);
 
