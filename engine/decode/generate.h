@@ -4,8 +4,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,6 +73,42 @@ using TokenCallback = std::function<void(const GeneratedToken&)>;
 // After a token added piece_bytes to r.text: when a stop string now ends in it, cuts r.text
 // before the stop string, sets StopReason::StopString and returns true. (Both decode loops.)
 bool cut_at_stop_string(GenerateResult& r, size_t piece_bytes, const GenerateOptions& opt);
+
+// One sequence's side of the decode loop, from the logits of its last token on: sampling (through
+// the constraint), streaming, and the rules that end a run. generate() drives one of these over
+// its Sequence; continuous batching (decode/batch_decoder.h) drives one per sequence of a batch,
+// so a sequence generates the same tokens alone or batched.
+class TokenLoop {
+  public:
+    using Clock = std::chrono::steady_clock;
+    // The run's times count from `start`. The references must outlive the loop.
+    TokenLoop(const tok::Tokenizer& tokenizer, Sampler& sampler, const GenerateOptions& opt,
+              Clock::time_point start);
+    ~TokenLoop();
+    TokenLoop(const TokenLoop&) = delete;
+    TokenLoop& operator=(const TokenLoop&) = delete;
+
+    // Samples the next token from `logits` (those of seq's last token). Returns it when the run
+    // goes on — the caller appends it to seq and brings its logits back here, calling stepped()
+    // — or nullopt when the run ended (result().stop says why).
+    std::optional<int32_t> next(std::span<const float> logits, const Sequence& seq,
+                                const TokenCallback& on_token);
+    void stepped() { ++r_.decode_steps; }
+    // Ends the run (stop = Cancelled unless it had ended): streams what the detokenizer still
+    // holds and closes the timings. Call once.
+    GenerateResult& finish(const TokenCallback& on_token, bool cancelled = false);
+    GenerateResult& result() { return r_; }
+    double ms_since_start() const;
+
+  private:
+    const tok::Tokenizer& tokenizer_;
+    Sampler& sampler_;
+    const GenerateOptions& opt_;
+    Clock::time_point start_, first_token_at_{};
+    GenerateResult r_;
+    struct Detail;
+    std::unique_ptr<Detail> d_;  // the streaming decoder and the constraint's scratch
+};
 
 // Runs the loop. Cancellation (the flag set from another thread, e.g. Ctrl-C) stops within one
 // step; what was generated so far is returned with StopReason::Cancelled. Errors propagate.

@@ -196,6 +196,11 @@ std::span<const float> Sequence::forward_append(std::span<const int32_t> tokens,
     const Batch batch{tokens, positions_, std::span<const int32_t>(seq_ids_.data(), tokens.size()),
                       rows, exit_layer_};
     auto logits = model_.forward(batch, kv_);
+    appended(tokens);
+    return logits;
+}
+
+void Sequence::appended(std::span<const int32_t> tokens) {
     for (int32_t t : tokens) {
         tokens_.push_back(t);
         slot_pos_.push_back(int64_t(history_.size()));
@@ -203,11 +208,13 @@ std::span<const float> Sequence::forward_append(std::span<const int32_t> tokens,
     }
     kv_.set_length(seq_, int64_t(tokens_.size()));
     after_step();
-    return logits;
 }
 
-std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, PrefillStats* stats,
-                                         const std::atomic<bool>* cancel) {
+void Sequence::set_last_prefill(const PrefillStats& stats) {
+    last_prefill_ = stats;
+}
+
+size_t Sequence::reuse_prefix(std::span<const int32_t> prompt, PrefillStats& info) {
     if (prompt.empty()) throw Error("the prompt is empty: nothing to compute");
     if (!evicting() && int64_t(prompt.size()) > budget())
         throw ContextOverflowError(
@@ -216,12 +223,11 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
                 "; shorten it, raise the context size or choose an evicting KV policy",
             int64_t(prompt.size()), budget());
     model_.file().check_unchanged_on_disk();  // a file truncated under us would fault, not err
-    const auto start = std::chrono::steady_clock::now();
     // Longest common prefix with the conversation so far, leaving the last token to compute.
     const size_t common = std::min(history_.size(), prompt.size() - 1);
     size_t reuse = 0;
     while (reuse < common && history_[reuse] == prompt[reuse]) ++reuse;
-    PrefillStats info;
+    info = PrefillStats{};
     if (reuse < common) {  // this conversation held another token at `reuse`
         info.diverge_at = int64_t(reuse);
         info.diverge_prompt_token = prompt[reuse];
@@ -233,6 +239,17 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
     // window rows it released: the prompt is then computed from the start.
     if (reuse < history_.size() && int64_t(reuse) < kv_.min_cut_length(seq_)) reuse = 0;
     truncate(int64_t(reuse));
+    info.prompt_tokens = int64_t(prompt.size());
+    info.reused_tokens = int64_t(reuse);
+    info.computed_tokens = int64_t(prompt.size() - reuse);
+    return reuse;
+}
+
+std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, PrefillStats* stats,
+                                         const std::atomic<bool>* cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    PrefillStats info;
+    const size_t reuse = reuse_prefix(prompt, info);
 
     // SnapKV compresses a prompt once it is all cached: during the prefill the cache may fill
     // the whole context (beyond it, the policy's h2o fallback makes room), and the last
@@ -269,9 +286,6 @@ std::span<const float> Sequence::prefill(std::span<const int32_t> prompt, Prefil
             observed[j] -= before_window[j];
         make_room(1, observed);  // compress now, leaving room for the first generated token
     }
-    info.prompt_tokens = int64_t(prompt.size());
-    info.reused_tokens = int64_t(reuse);
-    info.computed_tokens = int64_t(prompt.size() - reuse);
     info.ms = ms_since(start);
     last_prefill_ = info;
     if (stats) *stats = info;

@@ -62,6 +62,21 @@ class Sequence {
     // Most tokens one extend() takes (the model's batch and logit-row limits).
     int64_t max_extend() const;
 
+    // Continuous batching (decode/batch_decoder.h) computes several sequences in one forward
+    // step, so it drives prefill's two halves itself. reuse_prefix: prefill() up to the
+    // computation — the checks, the longest reusable prefix (this conversation's or the prefix
+    // cache's) kept and the rest dropped; returns the tokens reused and fills `stats` but for
+    // its time. Under a Full KV policy only (an evicting one compacts between chunks).
+    size_t reuse_prefix(std::span<const int32_t> prompt, PrefillStats& stats);
+    // The slot the next appended token takes (its position: slots hold conversation token i
+    // at slot i without eviction).
+    int64_t next_slot() const { return int64_t(tokens_.size()); }
+    // A forward step the caller ran wrote `tokens` at slots next_slot().. of this sequence:
+    // they are cached now.
+    void appended(std::span<const int32_t> tokens);
+    // What last_prefill() reports after a prefill the caller drove.
+    void set_last_prefill(const PrefillStats& stats);
+
     // Every token appended since the last reset, cached or evicted: the conversation.
     const std::vector<int32_t>& tokens() const { return history_; }
     // The tokens whose K/V the cache holds, by slot, and each one's position in tokens().

@@ -208,12 +208,20 @@ void PrefixCache::ensure_free_blocks(int64_t blocks) {
 }
 
 void PrefixCache::reserve_for(int64_t seq) {
+    reserve_for(std::span<const int64_t>(&seq, 1));
+}
+
+void PrefixCache::reserve_for(std::span<const int64_t> seqs) {
     const int64_t bt = kv_.block_tokens();
     const int64_t full = (kv_.shape().n_ctx + bt - 1) / bt;
-    ensure_free_blocks(full + 1 - int64_t(kv_.blocks_of(seq).size()));
-    while (kv_.window_shortfall(seq) > 0 &&
-           std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.live; }))
-        evict_lru();
+    int64_t need = 0;
+    for (const int64_t seq : seqs) need += full + 1 - int64_t(kv_.blocks_of(seq).size());
+    ensure_free_blocks(need);
+    for (const int64_t seq : seqs)
+        while (kv_.window_shortfall(seq) > 0 &&
+               std::any_of(entries_.begin(), entries_.end(),
+                           [](const Entry& e) { return e.live; }))
+            evict_lru();
 }
 
 void PrefixCache::clear() {

@@ -57,6 +57,9 @@ class PrefixCache {
     // it may still need (plus one for a copy-on-write of a shared partial block), and in a
     // window-only cache the window pool's blocks it may need (PagedKvCache::window_shortfall).
     void reserve_for(int64_t seq);
+    // The same for several sequences growing at once (continuous batching): room for all of
+    // them together to reach the full context.
+    void reserve_for(std::span<const int64_t> seqs);
     void clear();
 
     struct Stats {

@@ -1,0 +1,273 @@
+// Continuous batching (decode/batch_decoder.h): every job generates exactly what it generates
+// alone — the same tokens and, bit for bit, the same log-probabilities (each is computed from the
+// full row of logits, so equal log-probabilities at every step mean the batched rows equal the
+// solo rows to the last bit for the sampled token and the top alternatives). Exact equality is
+// the tolerance because the kernels are batch-invariant (each output row is computed from its
+// own input row in the same order whatever the batch holds, as SequenceExtend checks for one
+// sequence); a kernel that mixed rows would break it. Jobs start at different steps, prompts are
+// chunked across steps beside other jobs' decodes, and one job is cancelled midway.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/run_errors.h"
+#include "decode/batch_decoder.h"
+#include "decode/generate.h"
+#include "decode/sequence.h"
+#include "kv/paged_kv.h"
+#include "kv/prefix_cache.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "test_models.h"
+
+namespace fluoro {
+namespace {
+
+struct Trace {
+    std::vector<int32_t> tokens;
+    std::vector<float> logprobs;  // the sampled token's, then its top alternatives', per token
+    std::string text;
+    StopReason stop = StopReason::MaxTokens;
+};
+
+void record(Trace& t, const GeneratedToken& g) {
+    if (g.id < 0 || g.sample == nullptr) return;
+    t.tokens.push_back(g.id);
+    t.logprobs.push_back(g.sample->logprob);
+    for (const TokenProb& p : g.sample->top()) t.logprobs.push_back(p.logprob);
+}
+
+constexpr int64_t kCtx = 512;
+
+KvShape batch_shape(int64_t slots, int64_t cache_slots) {
+    KvShape ks;
+    ks.n_ctx = kCtx;
+    ks.n_seq = slots + cache_slots;
+    ks.pool_tokens = (slots + 1) * (kCtx + 64);
+    return ks;
+}
+
+// What the job generates alone, through generate() on a cache of its own.
+Trace solo(Model& model, const std::vector<int32_t>& prompt, const SamplingParams& sp,
+           int64_t max_tokens) {
+    auto kv = model.create_kv(batch_shape(1, 0));
+    Sequence seq(model, *kv, 0);
+    Sampler sampler(sp, int32_t(model.n_vocab()));
+    GenerateOptions opt;
+    opt.max_tokens = max_tokens;
+    Trace t;
+    const GenerateResult r = generate(seq, model.tokenizer(), prompt, sampler, opt,
+                                      [&](const GeneratedToken& g) { record(t, g); });
+    t.text = r.text;
+    t.stop = r.stop;
+    return t;
+}
+
+SamplingParams greedy() {
+    SamplingParams sp;
+    sp.temperature = 0;
+    sp.n_probs = 5;
+    return sp;
+}
+
+std::unique_ptr<Model> load_smollm2(const std::filesystem::path& path, cpu::CpuBackend& be) {
+    ModelLoadOptions lo;
+    lo.max_batch = 64;
+    lo.max_logit_rows = 8;
+    return Model::load(path, be, lo);
+}
+
+std::vector<std::vector<int32_t>> prompts(Model& model) {
+    const char* texts[] = {
+        "The capital of France is",
+        "Write a short poem about the sea. The waves",
+        "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+        "In 1969, the first humans landed on the Moon. The mission was called Apollo 11 and it "
+        "was commanded by Neil Armstrong, with Buzz Aldrin as lunar module pilot and Michael "
+        "Collins in orbit. After the landing, Armstrong said",
+    };
+    std::vector<std::vector<int32_t>> out;
+    for (const char* t : texts) out.push_back(model.tokenizer().encode(t, true, false));
+    return out;
+}
+
+void expect_same(const Trace& batched, const Trace& alone, size_t job) {
+    EXPECT_EQ(batched.tokens, alone.tokens) << "job " << job;
+    EXPECT_EQ(batched.text, alone.text) << "job " << job;
+    ASSERT_EQ(batched.logprobs.size(), alone.logprobs.size()) << "job " << job;
+    EXPECT_EQ(std::memcmp(batched.logprobs.data(), alone.logprobs.data(),
+                          alone.logprobs.size() * sizeof(float)),
+              0)
+        << "job " << job << ": a log-probability differs from its solo run";
+}
+
+TEST(BatchDecoder, JobsGenerateWhatTheyGenerateAloneOnSmolLM2) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    cpu::CpuBackend be(2);
+    auto model = load_smollm2(path, be);
+    const auto ps = prompts(*model);
+    // Greedy for three jobs, seeded sampling for one: its random stream is its own.
+    std::vector<SamplingParams> sp(ps.size(), greedy());
+    sp[1].temperature = 0.9f;
+    sp[1].seed = 1234;
+    const int64_t max_tokens = 24;
+    std::vector<Trace> alone;
+    for (size_t i = 0; i < ps.size(); ++i) alone.push_back(solo(*model, ps[i], sp[i], max_tokens));
+
+    auto kv = model->create_kv(batch_shape(4, 0));
+    BatchDecoder::Options o;
+    o.slots = 4;
+    o.prefill_chunk = 16;  // the long prompt takes several steps beside the others' decodes
+    BatchDecoder dec(*model, *kv, nullptr, o);
+    std::vector<Trace> got(ps.size());
+    const auto job = [&](size_t i) {
+        BatchJob j;
+        j.prompt = ps[i];
+        j.sampling = sp[i];
+        j.options.max_tokens = max_tokens;
+        j.on_token = [&got, i](const GeneratedToken& g) { record(got[i], g); };
+        j.tag = i;
+        return j;
+    };
+    size_t next = 0, ended = 0;
+    bool mixed = false;  // some step held one job's prompt chunk and another's decode
+    for (int64_t step = 0; ended < ps.size(); ++step) {
+        // A job joins every third step: they meet at different points of their runs.
+        if (next < ps.size() && step % 3 == 0) dec.start(job(next++));
+        BatchStep info;
+        for (BatchEnded& e : dec.step(&info)) {
+            ASSERT_TRUE(e.error.empty()) << e.error;
+            got[e.tag].stop = e.result.stop;
+            got[e.tag].text = e.result.text;
+            ++ended;
+        }
+        bool prefill = false, decode = false;
+        for (const BatchStepPart& p : info.parts) {
+            (p.prefill ? prefill : decode) = true;
+            if (p.prefill) {
+                EXPECT_LE(p.tokens, o.prefill_chunk);
+            }
+        }
+        mixed = mixed || (prefill && decode);
+        ASSERT_LT(step, 1000) << "the jobs never ended";
+    }
+    EXPECT_TRUE(mixed);
+    for (size_t i = 0; i < ps.size(); ++i) {
+        expect_same(got[i], alone[i], i);
+        EXPECT_EQ(got[i].stop, alone[i].stop) << "job " << i;
+    }
+}
+
+TEST(BatchDecoder, ACancelledJobEndsAndTheOthersAreUndisturbed) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    cpu::CpuBackend be(2);
+    auto model = load_smollm2(path, be);
+    const auto ps = prompts(*model);
+    const Trace alone = solo(*model, ps[0], greedy(), 20);
+    auto kv = model->create_kv(batch_shape(2, 0));
+    BatchDecoder dec(*model, *kv, nullptr, {2, 64});
+    std::atomic<bool> cancel{false};
+    Trace kept, stopped;
+    BatchJob a;
+    a.prompt = ps[0];
+    a.sampling = greedy();
+    a.options.max_tokens = 20;
+    a.on_token = [&](const GeneratedToken& g) { record(kept, g); };
+    a.tag = 1;
+    BatchJob b = a;
+    b.prompt = ps[2];
+    b.options.max_tokens = 200;
+    b.on_token = [&](const GeneratedToken& g) {
+        record(stopped, g);
+        if (stopped.tokens.size() == 5) cancel = true;  // as a client that goes away
+    };
+    b.cancel = &cancel;
+    b.tag = 2;
+    dec.start(std::move(a));
+    dec.start(std::move(b));
+    std::optional<BatchEnded> b_end;
+    for (int i = 0; dec.active() > 0 && i < 100; ++i)
+        for (BatchEnded& e : dec.step()) {
+            if (e.tag == 2) {
+                b_end = std::move(e);
+            } else {
+                kept.stop = e.result.stop;
+                kept.text = e.result.text;
+            }
+        }
+    ASSERT_TRUE(b_end.has_value());
+    EXPECT_EQ(b_end->result.stop, StopReason::Cancelled);
+    EXPECT_EQ(stopped.tokens.size(), 5u);  // cancelled before the next step computed anything
+    EXPECT_EQ(dec.active(), 0);
+    expect_same(kept, alone, 0);
+}
+
+TEST(BatchDecoder, ALaterJobReusesTheSharedPromptFromThePrefixCache) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    cpu::CpuBackend be(2);
+    auto model = load_smollm2(path, be);
+    const auto ps = prompts(*model);
+    const std::vector<int32_t>& prompt = ps[3];
+    const Trace alone = solo(*model, prompt, greedy(), 8);
+    auto kv = model->create_kv(batch_shape(2, 4));
+    auto* paged = dynamic_cast<PagedKvCache*>(kv.get());
+    ASSERT_NE(paged, nullptr);
+    PrefixCache cache(*paged, 2, 4);
+    BatchDecoder dec(*model, *kv, &cache, {2, 256});
+    Trace first, second;
+    BatchJob a;
+    a.prompt = prompt;
+    a.sampling = greedy();
+    a.options.max_tokens = 8;
+    a.on_token = [&](const GeneratedToken& g) { record(first, g); };
+    BatchJob b = a;
+    b.on_token = [&](const GeneratedToken& g) { record(second, g); };
+    b.tag = 1;
+    const int64_t slot_a = dec.start(std::move(a));
+    dec.step();  // a's prompt is computed (and cached) in one step
+    const int64_t slot_b = dec.start(std::move(b));
+    EXPECT_NE(slot_a, slot_b);  // a still runs
+    std::vector<BatchEnded> ends;
+    for (int i = 0; dec.active() > 0 && i < 100; ++i)
+        for (BatchEnded& e : dec.step()) ends.push_back(std::move(e));
+    ASSERT_EQ(ends.size(), 2u);
+    for (const BatchEnded& e : ends) {
+        (e.tag == 1 ? second : first).text = e.result.text;
+        if (e.tag != 1) continue;
+        EXPECT_TRUE(e.result.prefill.from_prefix_cache);
+        EXPECT_EQ(e.result.prefill.reused_tokens, int64_t(prompt.size()) - 1);
+        EXPECT_EQ(e.result.prefill.computed_tokens, 1);
+    }
+    expect_same(first, alone, 0);
+    expect_same(second, alone, 1);
+}
+
+TEST(BatchDecoder, RefusesWhatItCannotRun) {
+    FLUORO_REQUIRE_MODEL(path, test::kSmolLM2File);
+    cpu::CpuBackend be(2);
+    auto model = load_smollm2(path, be);
+    auto kv = model->create_kv(batch_shape(2, 0));
+    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {3, 64}), Error);   // 2 sequences
+    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {2, 0}), Error);    // no prefill budget
+    auto kv16 = model->create_kv(batch_shape(16, 0));
+    EXPECT_THROW(BatchDecoder(*model, *kv16, nullptr, {16, 64}), Error);  // 8 logit rows
+    BatchDecoder dec(*model, *kv, nullptr, {2, 64});
+    BatchJob j;
+    j.prompt.assign(size_t(kCtx) + 1, 1);
+    EXPECT_THROW(dec.start(j), ContextOverflowError);
+    EXPECT_EQ(dec.active(), 0);
+    j.prompt.assign(4, 1);
+    j.options.max_tokens = 4;
+    dec.start(j);
+    dec.start(j);
+    EXPECT_THROW(dec.start(j), Error);  // both slots busy
+    EXPECT_EQ(dec.active(), 2);
+}
+
+}  // namespace
+}  // namespace fluoro
