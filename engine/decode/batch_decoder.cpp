@@ -80,6 +80,12 @@ int64_t BatchDecoder::cached_tokens(int64_t slot) const {
     return slots_[size_t(slot)].seq->next_slot();
 }
 
+const PrefillStats& BatchDecoder::prefill_stats(int64_t slot) const {
+    const Slot& s = slots_.at(size_t(slot));
+    if (!s.job) throw Error("slot " + std::to_string(slot) + " holds no job");
+    return s.job->loop.result().prefill;
+}
+
 int64_t BatchDecoder::start(BatchJob job) {
     // The free slot already holding the longest prefix of the prompt (llama-server's slot
     // similarity): without a prefix cache the only reuse there is.
@@ -132,7 +138,12 @@ BatchEnded BatchDecoder::end(Slot& slot, bool cancelled, std::string error) {
         e.result = std::move(j.loop.finish(j.spec.on_token, cancelled));
     }
     e.error = std::move(error);
-    if (e.error.empty()) cache_prefix(slot);
+    if (e.error.empty()) {
+        cache_prefix(slot);
+    } else {
+        slot.seq->reset();
+        if (prefix_ != nullptr) prefix_->clear();
+    }
     slot.job.reset();
     return e;
 }

@@ -87,12 +87,17 @@ class BatchDecoder {
     int64_t start(BatchJob job);
     // One forward step over the active jobs (nothing when none); returns the jobs that ended in
     // it, cancelled ones first (without computing for them). A forward that fails ends every job
-    // in it with the error. `step` (optional) receives what the step computed.
+    // in it with the error; a failed job's sequence forgets what it cached, and the prefix cache
+    // is emptied (a NaN may come from any row the step read). `step` (optional) receives what
+    // the step computed.
     std::vector<BatchEnded> step(BatchStep* step = nullptr);
     // Ends every active job as cancelled (for a shutdown).
     std::vector<BatchEnded> cancel_all();
-    // The cached tokens of a slot's sequence (what the KV panel would call its owner's).
+    // The cached tokens of a slot's sequence.
     int64_t cached_tokens(int64_t slot) const;
+    // The prefill statistics of the job in `slot` (what start() reused; its time once the
+    // prompt is computed). The slot must hold a job.
+    const PrefillStats& prefill_stats(int64_t slot) const;
 
   private:
     struct Job;

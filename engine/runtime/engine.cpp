@@ -356,20 +356,8 @@ void Engine::rt_new_conversation(std::string system_prompt, std::vector<ChatMess
 void Engine::rt_complete(const Complete& c) {
     State& s = *state_;
     const std::vector<ChatMessage>& m = c.messages;
+    check_complete(c);
     const size_t first = !m.empty() && m.front().role == "system" ? 1 : 0;
-    if (m.size() <= first || (m.back().role != "user" && m.back().role != "tool"))
-        throw Error("a completion needs messages that end with a user message (or tool results)");
-    for (size_t i = first; i < m.size(); ++i)
-        if (m[i].role != "user" && m[i].role != "assistant" && m[i].role != "tool")
-            throw Error("message " + std::to_string(i) + " has role '" + m[i].role +
-                        "': only the first message may be 'system', the others 'user', "
-                        "'assistant' or 'tool'");
-    if (c.raw && m.size() != 1)
-        throw Error("a raw completion takes one user message, its text the whole prompt (got " +
-                    std::to_string(m.size()) + " messages)");
-    if (c.max_tokens && *c.max_tokens < 1)
-        throw Error("max_tokens must be at least 1, not " + std::to_string(*c.max_tokens));
-    if (c.sampling) c.sampling->validate();
     // This run's settings; the engine's own come back afterwards, also on failure.
     const SamplingParams sampling = s.sampling;
     const int64_t max_tokens = s.max_tokens;
@@ -530,20 +518,9 @@ RunStarted Engine::rt_describe_run(RunKind kind, int64_t kept_messages, std::str
     rs.system_prompt = s.system_prompt;
     rs.sampling = s.sampling;
     rs.max_tokens = s.max_tokens;
-    rs.model_path = s.model_path;
-    rs.model_name = s.model->file().get_string("general.name").value_or(s.model_path);
-    rs.arch = s.model->hparams().arch;
-    rs.backend = std::string(s.backend->name());
-    rs.kv_type = kv_types_name(s.model_settings.kv_type);
-    rs.threads = s.backend->threads();
-    rs.ctx = s.ctx;
     rs.submission = s.submission;
     rs.raw = s.raw;
-    if (!s.raw) {
-        rs.chat_template = std::string(s.model->chat_format().name());
-        rs.chat_template_note = s.model->chat_format().note();
-        rs.tool_call_syntax = s.model->chat_format().tool_call_syntax();
-    }
+    describe_model(rs, *s.model, s.model_path, *s.backend, s.model_settings.kv_type, s.ctx);
     return rs;
 }
 
@@ -645,18 +622,7 @@ void Engine::rt_generate(RunKind kind, int64_t kept_messages, std::string user_t
         const std::vector<int32_t> prompt =
             s.raw ? s.model->tokenizer().encode(history.back().content, true, false)
                   : tokenize_chat(*s.model, all, true, s.extras);
-        const tok::Vocab& vocab = s.model->tokenizer().vocab();
-        std::vector<std::string> pieces;
-        std::vector<uint8_t> special;
-        pieces.reserve(prompt.size());
-        special.reserve(prompt.size());
-        for (const int32_t id : prompt) {
-            pieces.push_back(s.model->tokenizer().token_to_piece(id, true));
-            const tok::TokenType t = vocab.type(id);
-            special.push_back(t == tok::TokenType::Control || t == tok::TokenType::UserDefined ||
-                              t == tok::TokenType::Unknown);
-        }
-        tel.announce(prompt, std::move(pieces), std::move(special));
+        tel.announce(prompt, s.model->tokenizer());
         rt_take_pending_capture();
         s.capture.rows.clear();
         s.capture.sparsity.clear();

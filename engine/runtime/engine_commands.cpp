@@ -1,5 +1,9 @@
 #include "runtime/engine_commands.h"
 
+#include <string>
+
+#include "core/error.h"
+
 namespace fluoro {
 namespace {
 
@@ -23,6 +27,24 @@ struct Namer {
 
 std::string_view command_name(const Command& c) {
     return std::visit(Namer{}, c);
+}
+
+void check_complete(const Complete& c) {
+    const std::vector<ChatMessage>& m = c.messages;
+    const size_t first = !m.empty() && m.front().role == "system" ? 1 : 0;
+    if (m.size() <= first || (m.back().role != "user" && m.back().role != "tool"))
+        throw Error("a completion needs messages that end with a user message (or tool results)");
+    for (size_t i = first; i < m.size(); ++i)
+        if (m[i].role != "user" && m[i].role != "assistant" && m[i].role != "tool")
+            throw Error("message " + std::to_string(i) + " has role '" + m[i].role +
+                        "': only the first message may be 'system', the others 'user', "
+                        "'assistant' or 'tool'");
+    if (c.raw && m.size() != 1)
+        throw Error("a raw completion takes one user message, its text the whole prompt (got " +
+                    std::to_string(m.size()) + " messages)");
+    if (c.max_tokens && *c.max_tokens < 1)
+        throw Error("max_tokens must be at least 1, not " + std::to_string(*c.max_tokens));
+    if (c.sampling) c.sampling->validate();
 }
 
 }  // namespace fluoro

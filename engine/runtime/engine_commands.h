@@ -98,6 +98,9 @@ struct Complete {
     // run decodes without speculation, every step masked, and stops when the object closes.
     bool json_object = false;
 };
+// Throws Error saying what is wrong with a Complete's messages, max_tokens or sampling (the
+// Engine and the BatchEngine take the same ones).
+void check_complete(const Complete& c);
 // Replaces user message `message_index` (0-based over the conversation's messages, system prompt
 // not counted) with `text`, drops everything after it and generates the reply.
 struct EditAndResend {

@@ -1,10 +1,11 @@
 // The Engine's readouts besides tokens: the attention capture a front end asks for (validated
 // on any thread, applied at step boundaries, drained into AttentionSnapshot and AttentionStats
-// events), KV snapshots and evictions, and the prompt cache's event with its tree.
+// events), KV snapshots and evictions, and the prompt cache's event (runtime/prefix_event.h).
 #include <algorithm>
 
 #include "core/error.h"
 #include "runtime/engine_state.h"
+#include "runtime/prefix_event.h"
 
 namespace fluoro {
 namespace {
@@ -20,66 +21,16 @@ void validate_capture(const SetAttentionCapture& c) {
                         "): layer and head must be >= -1, rows >= 0, keys a non-empty range");
 }
 
-// The prefix cache's tree as the event carries it: texts instead of ids (long edges shortened),
-// bytes from the KV's bytes per token.
-std::vector<PrefixTreeNode> prefix_tree(const std::vector<PrefixCache::TreeNode>& nodes,
-                                        const tok::Tokenizer& tk, int64_t bytes_per_token) {
-    std::vector<PrefixTreeNode> out;
-    out.reserve(nodes.size());
-    for (const PrefixCache::TreeNode& n : nodes) {
-        PrefixTreeNode t;
-        t.parent = n.parent;
-        t.depth = n.depth;
-        t.edge_tokens = int64_t(n.edge.size());
-        const auto text = [&](size_t from, size_t to) {
-            std::string s;
-            for (size_t i = from; i < to; ++i) s += tk.token_to_piece(n.edge[i], true);
-            return s;
-        };
-        t.text = n.edge.size() <= 24 ? text(0, n.edge.size())
-                                     : text(0, 16) + " … " + text(n.edge.size() - 8, n.edge.size());
-        t.slot = n.slot;
-        t.recency = n.recency;
-        t.entries = n.entries;
-        t.matched = n.matched;
-        t.bytes = t.edge_tokens * bytes_per_token;
-        out.push_back(std::move(t));
-    }
-    return out;
-}
-
 }  // namespace
 
 PrefixCacheEvent Engine::State::prefix_event(uint64_t run, int64_t prompt_tokens,
                                              int64_t t_ns) const {
-    const PrefillStats& p = seq->last_prefill();
-    PrefixCacheEvent e;
-    e.run = run;
-    e.prompt_tokens = prompt_tokens;
-    e.cached_tokens = p.reused_tokens;
-    e.computed_tokens = prompt_tokens - p.reused_tokens;
-    e.evicted_tokens = p.evicted_tokens;
-    e.t_ns = t_ns;
-    e.source = p.reused_tokens == 0  ? "none"
-               : p.from_prefix_cache ? "prefix_cache"
-                                     : "conversation";
-    e.diverge_at = p.diverge_at;
-    e.diverge_prompt_token = p.diverge_prompt_token;
-    e.diverge_cached_token = p.diverge_cached_token;
-    if (p.diverge_cached_token >= 0)
-        e.diverge_cached_piece = model->tokenizer().token_to_piece(p.diverge_cached_token, true);
-    e.evicted_entries = p.evicted_entries;
-    if (prefix_cache) {
-        const PrefixCache::Stats st = prefix_cache->stats();
-        e.cache_entries = st.entries;
-        e.cache_tokens = st.cached_tokens;
-        const std::vector<int32_t>& history = seq->tokens();
-        const auto prompt = std::span<const int32_t>(history).first(
-            size_t(std::clamp<int64_t>(prompt_tokens, 0, int64_t(history.size()))));
-        e.tree = prefix_tree(prefix_cache->tree(prompt), model->tokenizer(),
+    const std::vector<int32_t>& history = seq->tokens();
+    const auto prompt = std::span<const int32_t>(history).first(
+        size_t(std::clamp<int64_t>(prompt_tokens, 0, int64_t(history.size()))));
+    return make_prefix_event(seq->last_prefill(), run, prompt_tokens, prompt, t_ns,
+                             model->tokenizer(), prefix_cache.get(),
                              int64_t(kv->shape().bytes_per_token()));
-    }
-    return e;
 }
 
 void Engine::note_capture(const Command& c) {

@@ -2,7 +2,27 @@
 
 #include <utility>
 
+#include "backend/backend.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
 namespace fluoro {
+
+void describe_model(RunStarted& rs, const Model& model, const std::string& model_path,
+                    const Backend& backend, KvTypes kv_type, int64_t ctx) {
+    rs.model_path = model_path;
+    rs.model_name = model.file().get_string("general.name").value_or(model_path);
+    rs.arch = model.hparams().arch;
+    rs.backend = std::string(backend.name());
+    rs.kv_type = kv_types_name(kv_type);
+    rs.threads = backend.threads();
+    rs.ctx = ctx;
+    if (!rs.raw) {
+        rs.chat_template = std::string(model.chat_format().name());
+        rs.chat_template_note = model.chat_format().note();
+        rs.tool_call_syntax = model.chat_format().tool_call_syntax();
+    }
+}
 
 RunTelemetry::RunTelemetry(RunStarted started, const std::atomic<TelemetryLevel>& level,
                            ProfilingBackend& profiling, StepMeter::Clock::time_point run_start,
@@ -37,6 +57,22 @@ void RunTelemetry::announce(std::vector<int32_t> prompt_ids, std::vector<std::st
     announced_ = true;
     apply_level(started_.level);
     profiling_.discard_trace();  // what ran between runs is no step of this one
+}
+
+void RunTelemetry::announce(const std::vector<int32_t>& prompt_ids,
+                            const tok::Tokenizer& tokenizer) {
+    const tok::Vocab& vocab = tokenizer.vocab();
+    std::vector<std::string> pieces;
+    std::vector<uint8_t> special;
+    pieces.reserve(prompt_ids.size());
+    special.reserve(prompt_ids.size());
+    for (const int32_t id : prompt_ids) {
+        pieces.push_back(tokenizer.token_to_piece(id, true));
+        const tok::TokenType t = vocab.type(id);
+        special.push_back(t == tok::TokenType::Control || t == tok::TokenType::UserDefined ||
+                          t == tok::TokenType::Unknown);
+    }
+    announce(prompt_ids, std::move(pieces), std::move(special));
 }
 
 RunTelemetry::~RunTelemetry() {

@@ -24,6 +24,10 @@
 #include "telemetry/profiling_backend.h"
 #include "telemetry/step_meter.h"
 
+namespace fluoro::tok {
+class Tokenizer;
+}
+
 namespace fluoro {
 
 // What the telemetry reads from the engine while a run goes on. An empty one reports nothing.
@@ -52,6 +56,14 @@ struct RunProbes {
 
 using EventSink = std::function<void(Event)>;
 
+class Backend;
+class Model;
+
+// A RunStarted's model side — file, name, architecture, backend, KV type, threads, context and
+// (unless rs.raw) the chat template — as both engines describe their runs.
+void describe_model(RunStarted& rs, const Model& model, const std::string& model_path,
+                    const Backend& backend, KvTypes kv_type, int64_t ctx);
+
 class RunTelemetry {
   public:
     // started: the run as the engine describes it (run, conversation, model, settings); the
@@ -68,6 +80,7 @@ class RunTelemetry {
     RunTelemetry& operator=(const RunTelemetry&) = delete;
 
     uint64_t run() const { return started_.run; }
+    const RunStarted& started() const { return started_; }
     int64_t now_ns() const { return meter_.now_ns(); }
 
     // Publishes RunStarted with the prompt as the model sees it (ids, each one's text, and
@@ -77,6 +90,8 @@ class RunTelemetry {
     // answer_text) and RunFinished counts the reasoning.
     void announce(std::vector<int32_t> prompt_ids, std::vector<std::string> prompt_pieces,
                   std::vector<uint8_t> prompt_special = {});
+    // The same with each token's text and kind read from the model's tokenizer.
+    void announce(const std::vector<int32_t>& prompt_ids, const tok::Tokenizer& tokenizer);
 
     // Plain decoding (generate()): a streamed token. A sampled one (id >= 0) first closes the
     // step that produced it: the prefill, then one decode step per token.
