@@ -1,5 +1,8 @@
-// `fluoro serve MODEL`: an OpenAI-compatible HTTP server (app/server/openai_server.h) over one
-// EngineDriver, so --save stores every request like a chat. Ctrl-C or SIGTERM stops it.
+// `fluoro serve MODEL`: an OpenAI-compatible HTTP server (app/server/openai_server.h) over
+// continuous batching (--parallel N, default 4: runtime/batch_engine.h), or over one EngineDriver
+// with --parallel 1 — one generation at a time, with what only the Engine does: --save storing
+// every request like a chat, speculative decoding, evicting KV policies. Ctrl-C or SIGTERM stops
+// it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,8 +18,11 @@
 #include "cli/engine_flags.h"
 #include "cli/interrupt.h"
 #include "core/error.h"
+#include "runtime/batch_engine.h"
 #include "server/access.h"
 #include "server/openai_server.h"
+#include "session/backend_factory.h"
+#include "session/loaded_model.h"
 
 namespace fluoro::cli {
 namespace {
@@ -48,6 +54,8 @@ void add_serve_command(CLI::App& app) {
         KvPolicyFlags kv;
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "summary";
+        int parallel = 4;
+        int64_t prefill_chunk = 256;
     };
     auto o = std::make_shared<Opts>();
     o->engine.engine.prefix_cache_slots = 8;  // agents resend system prompts and tools
@@ -88,7 +96,7 @@ void add_serve_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--max-queue", o->max_queue,
-                    "Requests that may wait behind the running one (more: 429)")
+                    "Requests that may wait behind the running ones (more: 429)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("-n,--max-tokens", o->max_tokens,
@@ -98,12 +106,24 @@ void add_serve_command(CLI::App& app) {
                     "Tokens per reply at most whatever a request says (default: half of "
                     "--ctx; 0: no cap)")
         ->check(CLI::NonNegativeNumber);
+    auto* parallel_opt =
+        cmd->add_option("--parallel", o->parallel,
+                        "Sequences generating at once (continuous batching); 1: one at a time "
+                        "on the workbench's engine, which --save, --spec and an evicting "
+                        "--kv-policy need")
+            ->capture_default_str()
+            ->check(CLI::Range(1, 64));
+    cmd->add_option("--prefill-chunk", o->prefill_chunk,
+                    "Prompt tokens one batched step computes at most, so a long prompt does not "
+                    "stall the sequences decoding beside it")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
     o->kv.add_to(*cmd);
     add_save_flags(*cmd, o->save, o->level);
-    cmd->callback([o] {
+    cmd->callback([o, parallel_opt] {
         // The key: the flag, else the file, else the environment (neither shows in `ps`).
         std::string key = o->api_key;
         if (key.empty() && !o->api_key_file.empty()) key = app::read_api_key_file(o->api_key_file);
@@ -121,20 +141,23 @@ void add_serve_command(CLI::App& app) {
         const int64_t cap = o->max_tokens_cap >= 0 ? o->max_tokens_cap
                                                    : std::max<int64_t>(1, o->engine.engine.ctx / 2);
 
-        DriverOptions d = o->save;
-        d.model = o->model;
-        d.engine = o->engine;
-        d.sampling = o->sampling;
-        d.spec = o->spec;
-        d.kv = o->kv;
-        d.max_tokens = cap > 0 ? std::min(o->max_tokens, cap) : o->max_tokens;
-        d.print_tokens = false;
-        apply_level(d, o->level);
-        EngineDriver driver(d);
+        // What only the one-at-a-time engine does: with the default --parallel it is chosen
+        // (and said); asked for beside an explicit --parallel N > 1, it is an error.
+        std::string needs_engine;
+        if (o->save.save) needs_engine = "--save";
+        else if (o->spec.enabled()) needs_engine = "--spec";
+        else if (o->kv.enabled()) needs_engine = "--kv-policy";
+        int parallel = o->parallel;
+        if (parallel > 1 && !needs_engine.empty()) {
+            if (parallel_opt->count() > 0)
+                throw Error(needs_engine + " needs --parallel 1 (continuous batching does not " +
+                            "store runs, speculate or evict yet)");
+            std::cerr << "serve: " << needs_engine << " runs one generation at a time (--parallel 1)\n";
+            parallel = 1;
+        }
 
         app::ServerOptions so;
         so.model_id = std::filesystem::path(o->model).filename().string();
-        so.model_info = driver.model();
         so.api_key = key;
         so.max_body = o->max_body;
         so.max_queue = o->max_queue;
@@ -145,18 +168,60 @@ void add_serve_command(CLI::App& app) {
         so.http.body_timeout = ms(o->body_timeout);
         so.request_timeout = ms(o->request_timeout);
         so.sampling = o->sampling.params;
+        const int64_t max_tokens = cap > 0 ? std::min(o->max_tokens, cap) : o->max_tokens;
+
+        std::unique_ptr<EngineDriver> driver;
+        std::unique_ptr<BatchEngine> batch;
         app::CompletionBackend backend;
-        backend.run = [&driver](Complete c, const std::function<void(const Event&)>& on_event) {
-            driver.set_sink(on_event);
-            RunFinished f = driver.run(std::move(c));
-            driver.set_sink(nullptr);
-            return f;
-        };
-        backend.cancel = [&driver] { driver.engine().cancel(); };
+        if (parallel == 1) {
+            DriverOptions d = o->save;
+            d.model = o->model;
+            d.engine = o->engine;
+            d.sampling = o->sampling;
+            d.spec = o->spec;
+            d.kv = o->kv;
+            d.max_tokens = max_tokens;
+            d.print_tokens = false;
+            apply_level(d, o->level);
+            driver = std::make_unique<EngineDriver>(d);
+            so.model_info = driver->model();
+            EngineDriver& dr = *driver;
+            backend.run = [&dr](Complete c, const std::function<void(const Event&)>& on_event,
+                                const std::atomic<bool>&) {
+                dr.set_sink(on_event);
+                RunFinished f = dr.run(std::move(c));
+                dr.set_sink(nullptr);
+                return f;
+            };
+            backend.cancel = [&dr] { dr.engine().cancel(); };
+        } else {
+            BatchEngineOptions bo;
+            bo.parallel = parallel;
+            bo.prefill_chunk = o->prefill_chunk;
+            bo.sampling = o->sampling.params;
+            bo.max_tokens = max_tokens;
+            bo.backend_factory = app::make_backend;
+            batch = std::make_unique<BatchEngine>(
+                o->model, app::model_settings(o->engine.settings()), bo);
+            so.model_info = batch->model();
+            if (!so.model_info.prefix_cache_note.empty())
+                std::cerr << so.model_info.prefix_cache_note << '\n';
+            BatchEngine& be = *batch;
+            backend.run = [&be](Complete c, const std::function<void(const Event&)>& on_event,
+                                const std::atomic<bool>& cancel) {
+                return be.run(c, on_event, &cancel);
+            };
+            backend.parallel = parallel;
+            backend.kv_usage = [&be] {
+                const BatchLoad l = be.load();
+                return l.kv_bytes > 0 ? double(l.kv_used_bytes) / double(l.kv_bytes) : 0.0;
+            };
+        }
         app::OpenAiServer server(so, backend);
         const int port = server.start(o->host, o->port);
         std::cerr << "serving " << so.model_id << " on http://" << o->host << ':' << port
-                  << "/v1 (Ctrl-C stops)" << std::endl;
+                  << "/v1, " << parallel << (parallel == 1 ? " generation" : " generations")
+                  << " at once (Ctrl-C stops)" << std::endl;
 
         std::atomic<bool>& interrupted = install_interrupt_flag();
         std::signal(SIGTERM, on_sigterm);

@@ -6,6 +6,7 @@
 #include "cli/interrupt.h"
 #include "core/error.h"
 #include "session/backend_factory.h"
+#include "session/loaded_model.h"
 #include "store/data_dir.h"
 
 namespace fluoro::cli {
@@ -53,18 +54,7 @@ EngineDriver::EngineDriver(const DriverOptions& opt)
         wo.on_error = [](const std::string& e) { std::cerr << "error: " << e << '\n'; };
         writer_ = std::make_unique<app::StoreWriter>(db, std::move(wo));
     }
-    const app::EngineSettings s = opt_.engine.settings();
-    ModelSettings ms;
-    ms.backend = s.backend;
-    ms.threads = s.threads;
-    ms.ctx = s.ctx;
-    ms.batch = s.batch;
-    ms.kv_type = s.kv_type;
-    ms.attention = s.attention;
-    ms.mla = s.mla;
-    ms.prefix_cache_slots = s.prefix_cache_slots;
-    ms.prefix_cache_file = s.prefix_cache_file;
-    ms.swa_full = s.swa_full;
+    const ModelSettings ms = app::model_settings(opt_.engine.settings());
     ChangeSettings cs{opt_.sampling.params, opt_.max_tokens, opt_.system};
     cs.speculative = opt_.spec.parsed();
     cs.kv_policy = opt_.kv.parsed();

@@ -56,7 +56,7 @@ bool send_error(HttpExchange& ex, int status, std::string_view message,
     return ex.respond(status, "application/json", error_body(message, type, param, code));
 }
 
-// A fixed set of threads for the requests admitted (one generating, the others waiting for it):
+// A fixed set of threads for the requests admitted (those generating, the others waiting):
 // admission bounds their number, so a task never waits for a thread.
 class WorkerPool {
   public:
@@ -122,7 +122,10 @@ struct OpenAiServer::Impl {
     CompletionBackend backend;
     std::unique_ptr<HttpListener> listener;
     std::unique_ptr<WorkerPool> workers;
-    std::timed_mutex run_mu;  // one generation at a time
+    // The backend's slots: generations running at once at most (run_slot below).
+    std::mutex slot_mu;
+    std::condition_variable slot_cv;
+    int free_slots = 1;
     std::mutex admit_mu;
     int admitted = 0;  // completion requests running or waiting
     int waiting = 0;   // those admitted that do not hold the engine yet
@@ -153,14 +156,48 @@ struct OpenAiServer::Impl {
     };
     std::shared_ptr<Ticket> admit() {
         std::lock_guard<std::mutex> lock(admit_mu);
-        if (admitted > opt.max_queue) return nullptr;  // one running + max_queue waiting
+        if (admitted >= opt.max_queue + backend.parallel) return nullptr;  // running + max_queue
         ++admitted;
         ++waiting;
         return std::make_shared<Ticket>(this);
     }
 
     Impl(ServerOptions o, CompletionBackend b)
-        : opt(std::move(o)), backend(std::move(b)), metrics(opt.model_id) {}
+        : opt(std::move(o)), backend(std::move(b)), metrics(opt.model_id) {
+        backend.parallel = std::max(1, backend.parallel);
+        free_slots = backend.parallel;
+    }
+
+    // One of the backend's slots, held while a request generates (its choices one after
+    // another); given back by release() or the destructor.
+    class SlotHold {
+      public:
+        explicit SlotHold(Impl& i) : impl_(i) {}
+        ~SlotHold() { release(); }
+        SlotHold(const SlotHold&) = delete;
+        SlotHold& operator=(const SlotHold&) = delete;
+        bool try_acquire_for(std::chrono::milliseconds d) {
+            std::unique_lock<std::mutex> lock(impl_.slot_mu);
+            if (!impl_.slot_cv.wait_for(lock, d, [&] { return impl_.free_slots > 0; }))
+                return false;
+            --impl_.free_slots;
+            held_ = true;
+            return true;
+        }
+        void release() {
+            if (!held_) return;
+            held_ = false;
+            {
+                std::lock_guard<std::mutex> lock(impl_.slot_mu);
+                ++impl_.free_slots;
+            }
+            impl_.slot_cv.notify_one();
+        }
+
+      private:
+        Impl& impl_;
+        bool held_ = false;
+    };
 
     HttpListener::Hooks hooks();
     std::optional<std::pair<int, std::string>> screen(const HttpRequest& req) const;
@@ -172,9 +209,10 @@ struct OpenAiServer::Impl {
     // On a worker thread: waits for the engine, runs the request, writes the reply.
     void run_completion(const std::shared_ptr<HttpExchange>& ex, ChatRequest cr,
                         Clock::time_point deadline, Ticket& ticket);
-    // Runs one generation (run_mu held); `cache` receives its prompt-cache telemetry, if any.
+    // Runs one generation (a slot held); `cache` receives its prompt-cache telemetry, if any.
     RunFinished run_locked(RunNote& note, Complete c,
                            const std::function<void(const Event&)>& on_event,
+                           const std::atomic<bool>& cancel,
                            std::optional<PrefixCacheEvent>& cache);
 };
 
@@ -264,21 +302,26 @@ void OpenAiServer::Impl::handle_metrics(HttpExchange& ex) {
     s.cancelled = cancelled.load();
     s.rejected = rejected.load();
     s.timed_out = timed_out.load();
+    if (backend.kv_usage) s.kv_usage = backend.kv_usage();
     if (listener) s.http = listener->counters();
     ex.respond(200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(s));
 }
 
 RunFinished OpenAiServer::Impl::run_locked(RunNote& note, Complete c,
                                            const std::function<void(const Event&)>& on_event,
+                                           const std::atomic<bool>& cancel,
                                            std::optional<PrefixCacheEvent>& cache) {
     completions.fetch_add(1);
-    metrics.run_started(note.start);
-    RunFinished f = backend.run(std::move(c), [&](const Event& e) {
-        if (const auto* pc = std::get_if<PrefixCacheEvent>(&e)) cache = *pc;
-        metrics.event(e);
-        on_event(e);
-    });
-    metrics.run_finished(f);
+    ServerMetrics::RunClock clock = metrics.run_started(note.start);
+    RunFinished f = backend.run(
+        std::move(c),
+        [&](const Event& e) {
+            if (const auto* pc = std::get_if<PrefixCacheEvent>(&e)) cache = *pc;
+            metrics.event(e, clock);
+            on_event(e);
+        },
+        cancel);
+    metrics.run_finished(f, clock);
     note_run(note, f, cache ? cache->source : std::string("-"));
     return f;
 }
@@ -316,10 +359,10 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                                         Clock::time_point deadline, Ticket& ticket) {
     using namespace std::chrono_literals;
     auto& note = *static_cast<RunNote*>(ex->note.get());
-    // Wait for the engine in slices, so that a client that leaves, the request timeout and a
+    // Wait for a slot in slices, so that a client that leaves, the request timeout and a
     // stopping server end the wait.
-    std::unique_lock<std::timed_mutex> lock(run_mu, std::defer_lock);
-    while (!lock.try_lock_for(100ms)) {
+    SlotHold lock(*this);
+    while (!lock.try_acquire_for(100ms)) {
         if (ex->gone()) {
             cancelled.fetch_add(1);
             send_error(*ex, 499, "the client closed the connection", "server_error");
@@ -351,9 +394,14 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
     Clock::time_point last_probe{};
     // /v1/completions answers in text_completion objects, built from the chat ones.
     const auto shape = [&](json j) { return cr.legacy ? to_text_completion(std::move(j)) : j; };
+    std::atomic<bool> cancel{false};  // this request's generation stops
+    const auto stop_run = [&] {
+        cancel = true;
+        if (backend.parallel == 1 && backend.cancel) backend.cancel();
+    };
     const auto fail = [&] {
         gone = true;
-        backend.cancel();
+        stop_run();
     };
     int index = 0;      // the choice being generated (n > 1: one after another)
     bool first = true;  // its next chunk is its first (carries the role)
@@ -410,8 +458,9 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                 if (!gone && ex->gone()) fail();
                 if (!timeout && Clock::now() >= deadline) {
                     timeout = true;
-                    backend.cancel();
+                    stop_run();
                 }
+                if (stopping.load()) stop_run();
                 if (gone) return;
                 if (const auto* rs = std::get_if<RunStarted>(&e); rs && tools) {
                     syntax = rs->tool_call_syntax;
@@ -469,7 +518,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
                     first = false;
                 }
             },
-            run_cache);
+            cancel, run_cache);
         if (index == 0) cache = run_cache;
         if (gone) break;
         if (timeout) {
@@ -478,7 +527,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
             note.stop = f.stop;
         }
         if (f.stop == "error") {
-            lock.unlock();
+            lock.release();
             const ContextOverflow over = context_overflow(f);
             const json err =
                 over ? context_overflow_json(over) : error_json(f.error, "server_error");
@@ -526,7 +575,7 @@ void OpenAiServer::Impl::run_completion(const std::shared_ptr<HttpExchange>& ex,
         }
         if (timeout) break;  // the time is up for the choices still to come too
     }
-    lock.unlock();
+    lock.release();
 
     if (gone) {
         cancelled.fetch_add(1);
@@ -584,7 +633,8 @@ int OpenAiServer::start(const std::string& host, int port) {
     HttpLimits limits = impl_->opt.http;
     limits.max_body = impl_->opt.max_body;
     impl_->listener = std::make_unique<HttpListener>(limits, impl_->hooks());
-    impl_->workers = std::make_unique<WorkerPool>(std::max(1, impl_->opt.max_queue + 1));
+    impl_->workers =
+        std::make_unique<WorkerPool>(std::max(1, impl_->opt.max_queue + impl_->backend.parallel));
     int bound = 0;
     try {
         bound = impl_->listener->start(host, port);

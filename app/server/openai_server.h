@@ -1,7 +1,7 @@
 // `fluoro serve`: an OpenAI-compatible HTTP server (POST /v1/chat/completions, streamed or not,
-// and GET /v1/models) over one engine. Generations run one at a time, in arrival order as far as
-// the mutex allows; requests beyond the running one wait, up to max_queue of them (more get a
-// 429). A request whose client goes away cancels its generation: the connection's socket is
+// and GET /v1/models) over one engine. As many generations run at once as the backend has slots
+// (one, or --parallel with continuous batching), in arrival order as far as the wait allows;
+// requests beyond them wait, up to max_queue of them (more get a 429). A request whose client goes away cancels its generation: the connection's socket is
 // watched while the request waits and runs (server/http_listener.h, which also holds the
 // deadlines and limits against slow or hostile clients).
 //
@@ -31,10 +31,20 @@ namespace fluoro::app {
 struct CompletionBackend {
     // Runs the command to its end on the calling thread, calling on_event (on that thread) for
     // every event of the run, and returns its RunFinished (stop "error" with the message on
-    // failure). Never called concurrently.
-    std::function<RunFinished(Complete, const std::function<void(const Event&)>& on_event)> run;
-    // Stops the running generation (any thread); it then finishes with stop "cancelled".
+    // failure). `cancel` is the request's own flag, set when its client goes, its time is up or
+    // the server stops; a backend whose runs are not concurrent may rely on cancel() instead.
+    std::function<RunFinished(Complete, const std::function<void(const Event&)>& on_event,
+                              const std::atomic<bool>& cancel)>
+        run;
+    // Stops the running generation (any thread); it then finishes with stop "cancelled". Only
+    // for a backend of one slot (empty otherwise: the request's flag says it).
     std::function<void()> cancel;
+    // Generations that may run at once: run() is called concurrently up to this many times
+    // (continuous batching, runtime/batch_engine.h); 1: never concurrently.
+    int parallel = 1;
+    // The engine's KV usage now (0..1) for /metrics, when it can say; empty: from the runs' own
+    // memory events.
+    std::function<double()> kv_usage;
 };
 
 // One answered request, as the log line shows it.
@@ -60,7 +70,7 @@ struct ServerOptions {
     // checked on the headers, before any body byte is read.
     std::string api_key;
     size_t max_body = size_t(1) << 20;  // bytes after chunked decoding; larger: 413
-    int max_queue = 16;                 // requests waiting behind the running one; more: 429
+    int max_queue = 16;                 // requests waiting behind the running ones; more: 429
     // Connections, deadlines and write timeout (server/http_listener.h); max_body above wins
     // over http.max_body.
     HttpLimits http;

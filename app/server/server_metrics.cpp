@@ -116,24 +116,26 @@ ServerMetrics::ServerMetrics(std::string model_name)
       req_prompt_(one_two_five(kMaxTokenBucket)),
       req_generation_(one_two_five(kMaxTokenBucket)) {}
 
-void ServerMetrics::run_started(Clock::time_point arrival, Clock::time_point now) {
+ServerMetrics::RunClock ServerMetrics::run_started(Clock::time_point arrival,
+                                                   Clock::time_point now) {
     std::lock_guard lock(mu_);
-    running_ = true;
-    first_token_seen_ = false;
-    arrival_ = arrival;
+    ++running_;
     queue_.observe(seconds(now - arrival));
+    RunClock run;
+    run.arrival = arrival;
+    return run;
 }
 
-void ServerMetrics::event(const Event& e, Clock::time_point now) {
+void ServerMetrics::event(const Event& e, RunClock& run, Clock::time_point now) {
     std::lock_guard lock(mu_);
     if (const auto* t = std::get_if<TokenEvent>(&e); t && t->id >= 0) {  // -1: a text flush
-        if (!first_token_seen_) {
-            ttft_.observe(seconds(now - arrival_));
-            first_token_seen_ = true;
+        if (!run.first_token_seen) {
+            ttft_.observe(seconds(now - run.arrival));
+            run.first_token_seen = true;
         } else {
-            itl_.observe(seconds(now - last_token_));
+            itl_.observe(seconds(now - run.last_token));
         }
-        last_token_ = now;
+        run.last_token = now;
     } else if (const auto* m = std::get_if<MemoryCounters>(&e)) {
         kv_usage_ = m->kv_bytes > 0
                         ? std::clamp(double(m->kv_used_bytes) / double(m->kv_bytes), 0.0, 1.0)
@@ -141,10 +143,9 @@ void ServerMetrics::event(const Event& e, Clock::time_point now) {
     }
 }
 
-void ServerMetrics::run_finished(const RunFinished& f, Clock::time_point now) {
+void ServerMetrics::run_finished(const RunFinished& f, RunClock& run, Clock::time_point now) {
     std::lock_guard lock(mu_);
-    running_ = false;
-    kv_usage_ = 0;  // nothing generates between runs
+    if (--running_ == 0) kv_usage_ = 0;  // nothing generates between runs
     if (f.stop == "error") {
         ++errors_;
         return;
@@ -161,7 +162,7 @@ void ServerMetrics::run_finished(const RunFinished& f, Clock::time_point now) {
         ++success_length_;
     else
         ++success_stop_;
-    e2e_.observe(seconds(now - arrival_));
+    e2e_.observe(seconds(now - run.arrival));
     prefill_.observe(f.prefill_ms / 1000.0);
     decode_.observe(f.decode_ms / 1000.0);
     req_prompt_.observe(double(f.prompt_tokens));
@@ -172,12 +173,11 @@ std::string ServerMetrics::exposition(const Snapshot& s) const {
     std::lock_guard lock(mu_);
     Writer w;
     w.labels = "model_name=\"" + escape(model_) + '"';
-    const int64_t running = running_ ? 1 : 0;
-    w.gauge("vllm:num_requests_running", "Number of requests generating now.", double(running));
+    w.gauge("vllm:num_requests_running", "Number of requests generating now.", double(running_));
     w.gauge("vllm:num_requests_waiting", "Number of requests admitted and waiting for the engine.",
             double(s.waiting));
     w.gauge("vllm:kv_cache_usage_perc",
-            "KV-cache usage of the generating sequence; 1 means 100 percent.", kv_usage_);
+            "KV-cache usage; 1 means 100 percent.", s.kv_usage >= 0 ? s.kv_usage : kv_usage_);
     w.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", double(prompt_tokens_));
     w.counter("vllm:generation_tokens", "Number of generation tokens processed.",
               double(generation_tokens_));

@@ -4,10 +4,13 @@
 // Every vllm: series carries the label model_name, as vLLM's do. What vLLM has no name for is
 // `fluoro:`-prefixed. Histogram buckets are vLLM's.
 //
-// What each vLLM name means here (one generation at a time today):
-//   num_requests_running / _waiting   the request generating (0 or 1) / admitted and waiting
-//   kv_cache_usage_perc               the generating sequence's KV bytes over the KV pool's
-//                                     allocated bytes, as of its last step (0..1)
+// What each vLLM name means here:
+//   num_requests_running / _waiting   requests generating (up to --parallel) / admitted and
+//                                     waiting for a slot
+//   kv_cache_usage_perc               the KV pool's used bytes over its allocated bytes (0..1):
+//                                     the engine's live reading when it gives one (continuous
+//                                     batching), else the generating sequence's as of its last
+//                                     step
 //   prefix_cache_queries / _hits      prompt tokens looked up / found cached (this conversation's
 //                                     own KV or a prefix-cache entry), counted in tokens as vLLM
 //   time_to_first_token_seconds       request arrival (admission) to the first token
@@ -37,15 +40,21 @@ class ServerMetrics {
     using Clock = std::chrono::steady_clock;
     explicit ServerMetrics(std::string model_name);
 
-    // A generation begins for a request admitted at `arrival`; the events of the run follow
-    // (one run at a time: the server's engine lock is held from run_started to run_finished).
-    void run_started(Clock::time_point arrival, Clock::time_point now = Clock::now());
-    void event(const Event& e, Clock::time_point now = Clock::now());
-    void run_finished(const RunFinished& f, Clock::time_point now = Clock::now());
+    // One generation's timing state: the caller keeps it from run_started to run_finished
+    // (generations may overlap: continuous batching).
+    struct RunClock {
+        Clock::time_point arrival{}, last_token{};
+        bool first_token_seen = false;
+    };
+    // A generation begins for a request admitted at `arrival`; the events of the run follow.
+    RunClock run_started(Clock::time_point arrival, Clock::time_point now = Clock::now());
+    void event(const Event& e, RunClock& run, Clock::time_point now = Clock::now());
+    void run_finished(const RunFinished& f, RunClock& run, Clock::time_point now = Clock::now());
 
     // The server's own counts, read when /metrics is asked for.
     struct Snapshot {
         int64_t waiting = 0;  // admitted and not yet holding the engine
+        double kv_usage = -1;  // the engine's live KV usage (0..1); < 0: none given
         int64_t cancelled = 0, rejected = 0, timed_out = 0;
         HttpListenerCounters http;
     };
@@ -63,8 +72,7 @@ class ServerMetrics {
 
     std::string model_;
     mutable std::mutex mu_;
-    bool running_ = false, first_token_seen_ = false;
-    Clock::time_point arrival_{}, last_token_{};
+    int64_t running_ = 0;
     double kv_usage_ = 0;
     uint64_t prompt_tokens_ = 0, generation_tokens_ = 0, cache_queries_ = 0, cache_hits_ = 0;
     uint64_t draft_tokens_ = 0, accepted_tokens_ = 0, errors_ = 0;

@@ -7,6 +7,21 @@
 
 namespace fluoro::app {
 
+ModelSettings model_settings(const EngineSettings& s) {
+    ModelSettings ms;
+    ms.backend = s.backend;
+    ms.threads = s.threads;
+    ms.ctx = s.ctx;
+    ms.batch = s.batch;
+    ms.kv_type = s.kv_type;
+    ms.attention = s.attention;
+    ms.mla = s.mla;
+    ms.prefix_cache_slots = s.prefix_cache_slots;
+    ms.prefix_cache_file = s.prefix_cache_file;
+    ms.swa_full = s.swa_full;
+    return ms;
+}
+
 LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& s) {
     if (s.ctx < 1) throw Error("the context size must be at least 1 token");
     if (s.batch < 1) throw Error("the batch size must be at least 1 token");

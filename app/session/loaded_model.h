@@ -9,6 +9,7 @@
 #include "backend/backend_kind.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
+#include "runtime/engine_commands.h"
 
 namespace fluoro::app {
 
@@ -32,6 +33,9 @@ struct LoadedModel {
     std::unique_ptr<KvCache> kv;
     int64_t ctx = 0;
 };
+
+// The engine's ModelSettings for these settings (what both engines load with).
+ModelSettings model_settings(const EngineSettings& s);
 
 // Throws fluoro::Error naming the file and the problem.
 LoadedModel load_model(const std::filesystem::path& path, const EngineSettings& s);

@@ -27,14 +27,14 @@ TEST(ServerMetrics, ObservationsLandInTheirBucketsAndCountersAddUp) {
     const Clock::time_point t0{};
     // Arrived at t0, waited 0.3 s (exactly a bound: le="0.3" holds it), first token at 0.35 s,
     // then tokens 20 ms and 30 ms apart.
-    m.run_started(t0, t0 + 300ms);
+    ServerMetrics::RunClock run = m.run_started(t0, t0 + 300ms);
     MemoryCounters mem;
     mem.kv_bytes = 1000;
     mem.kv_used_bytes = 250;
-    m.event(mem, t0 + 310ms);
-    m.event(token(), t0 + 350ms);
-    m.event(token(), t0 + 370ms);
-    m.event(token(), t0 + 400ms);
+    m.event(mem, run, t0 + 310ms);
+    m.event(token(), run, t0 + 350ms);
+    m.event(token(), run, t0 + 370ms);
+    m.event(token(), run, t0 + 400ms);
     ServerMetrics::Snapshot s;
     s.waiting = 2;  // two besides the one generating
     const std::string during = m.exposition(s);
@@ -49,7 +49,7 @@ TEST(ServerMetrics, ObservationsLandInTheirBucketsAndCountersAddUp) {
     f.n_tokens = 3;
     f.prefill_ms = 12;
     f.decode_ms = 50;
-    m.run_finished(f, t0 + 400ms);
+    m.run_finished(f, run, t0 + 400ms);
     const std::string text = m.exposition({});
     const auto line = [&](const std::string& l) {
         EXPECT_TRUE(has_line(text, l)) << "missing: " << l << "\n" << text;
@@ -80,16 +80,47 @@ TEST(ServerMetrics, ObservationsLandInTheirBucketsAndCountersAddUp) {
 
 TEST(ServerMetrics, ErrorsAreNotSuccessesAndLabelValuesAreEscaped) {
     ServerMetrics m("a \"quoted\" \\ name\nwith a newline");
-    m.run_started(Clock::now());
+    ServerMetrics::RunClock run = m.run_started(Clock::now());
     RunFinished f;
     f.stop = "error";
     f.prompt_tokens = 5;
-    m.run_finished(f);
+    m.run_finished(f, run);
     const std::string text = m.exposition({});
     const std::string label = "model_name=\"a \\\"quoted\\\" \\\\ name\\nwith a newline\"";
     EXPECT_TRUE(has_line(text, "fluoro:request_errors_total{" + label + "} 1")) << text;
     EXPECT_TRUE(has_line(text, "vllm:prompt_tokens_total{" + label + "} 0")) << text;
     EXPECT_TRUE(has_line(text, "vllm:e2e_request_latency_seconds_count{" + label + "} 0")) << text;
+}
+
+TEST(ServerMetrics, OverlappingRunsAreCountedAndTimedApart) {
+    // Continuous batching: two generations at once, each with its own clock.
+    ServerMetrics m("m");
+    const Clock::time_point t0{};
+    ServerMetrics::RunClock a = m.run_started(t0, t0 + 10ms);
+    ServerMetrics::RunClock b = m.run_started(t0 + 5ms, t0 + 20ms);
+    m.event(token(), a, t0 + 100ms);  // a's TTFT 0.1 s
+    m.event(token(), b, t0 + 605ms);  // b's TTFT 0.6 s
+    m.event(token(), a, t0 + 700ms);  // a's gap 0.6 s (not measured from b's token)
+    ServerMetrics::Snapshot s;
+    s.kv_usage = 0.5;  // the engine's live reading wins
+    const std::string during = m.exposition(s);
+    EXPECT_TRUE(has_line(during, "vllm:num_requests_running{model_name=\"m\"} 2")) << during;
+    EXPECT_TRUE(has_line(during, "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5")) << during;
+    EXPECT_TRUE(has_line(during,
+                         "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1"))
+        << during;
+    EXPECT_TRUE(has_line(during,
+                         "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.75\"} 2"))
+        << during;
+    EXPECT_TRUE(has_line(during,
+                         "vllm:inter_token_latency_seconds_bucket{model_name=\"m\",le=\"0.5\"} 0"))
+        << during;
+    RunFinished f;
+    f.stop = "eog";
+    m.run_finished(f, a, t0 + 700ms);
+    EXPECT_TRUE(has_line(m.exposition({}), "vllm:num_requests_running{model_name=\"m\"} 1"));
+    m.run_finished(f, b, t0 + 700ms);
+    EXPECT_TRUE(has_line(m.exposition({}), "vllm:num_requests_running{model_name=\"m\"} 0"));
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ struct Piece {
 // Emits `pieces` as tokens; split tokens when any is reasoning, as the engine does.
 CompletionBackend scripted(std::vector<Piece> pieces) {
     CompletionBackend b;
-    b.run = [pieces](Complete, const std::function<void(const Event&)>& on_event) {
+    b.run = [pieces](Complete, const std::function<void(const Event&)>& on_event,
+                     const std::atomic<bool>&) {
         RunStarted rs;
         rs.tool_call_syntax = ToolCallSyntax::Hermes;  // as a Qwen 3 template teaches
         on_event(rs);
