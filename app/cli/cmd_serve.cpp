@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "runtime/batch_engine.h"
 #include "server/access.h"
+#include "server/batch_trace.h"
 #include "server/openai_server.h"
 #include "session/backend_factory.h"
 #include "session/loaded_model.h"
@@ -56,6 +57,7 @@ void add_serve_command(CLI::App& app) {
         std::string level = "summary";
         int parallel = 4;
         int64_t prefill_chunk = 256;
+        std::string batch_trace;
     };
     auto o = std::make_shared<Opts>();
     o->engine.engine.prefix_cache_slots = 8;  // agents resend system prompts and tools
@@ -118,6 +120,9 @@ void add_serve_command(CLI::App& app) {
                     "stall the sequences decoding beside it")
         ->capture_default_str()
         ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+    cmd->add_option("--batch-trace", o->batch_trace,
+                    "Write the batch scheduler's steps to FILE as a Chrome trace (Perfetto): a "
+                    "row per slot, prefill chunks and decode steps, queue and KV counters");
     o->engine.add_to(*cmd);
     o->sampling.add_to(*cmd);
     o->spec.add_to(*cmd);
@@ -144,17 +149,23 @@ void add_serve_command(CLI::App& app) {
         // What only the one-at-a-time engine does: with the default --parallel it is chosen
         // (and said); asked for beside an explicit --parallel N > 1, it is an error.
         std::string needs_engine;
-        if (o->save.save) needs_engine = "--save";
-        else if (o->spec.enabled()) needs_engine = "--spec";
-        else if (o->kv.enabled()) needs_engine = "--kv-policy";
+        if (o->save.save)
+            needs_engine = "--save";
+        else if (o->spec.enabled())
+            needs_engine = "--spec";
+        else if (o->kv.enabled())
+            needs_engine = "--kv-policy";
         int parallel = o->parallel;
         if (parallel > 1 && !needs_engine.empty()) {
             if (parallel_opt->count() > 0)
                 throw Error(needs_engine + " needs --parallel 1 (continuous batching does not " +
                             "store runs, speculate or evict yet)");
-            std::cerr << "serve: " << needs_engine << " runs one generation at a time (--parallel 1)\n";
+            std::cerr << "serve: " << needs_engine
+                      << " runs one generation at a time (--parallel 1)\n";
             parallel = 1;
         }
+        if (!o->batch_trace.empty() && parallel == 1)
+            throw Error("--batch-trace shows continuous batching: it needs --parallel 2 or more");
 
         app::ServerOptions so;
         so.model_id = std::filesystem::path(o->model).filename().string();
@@ -171,6 +182,7 @@ void add_serve_command(CLI::App& app) {
         const int64_t max_tokens = cap > 0 ? std::min(o->max_tokens, cap) : o->max_tokens;
 
         std::unique_ptr<EngineDriver> driver;
+        std::unique_ptr<app::BatchTraceWriter> trace;  // outlives the engine that writes it
         std::unique_ptr<BatchEngine> batch;
         app::CompletionBackend backend;
         if (parallel == 1) {
@@ -201,9 +213,15 @@ void add_serve_command(CLI::App& app) {
             bo.sampling = o->sampling.params;
             bo.max_tokens = max_tokens;
             bo.backend_factory = app::make_backend;
-            batch = std::make_unique<BatchEngine>(
-                o->model, app::model_settings(o->engine.settings()), bo);
+            batch = std::make_unique<BatchEngine>(o->model,
+                                                  app::model_settings(o->engine.settings()), bo);
             so.model_info = batch->model();
+            if (!o->batch_trace.empty()) {
+                trace = std::make_unique<app::BatchTraceWriter>(o->batch_trace, parallel);
+                app::BatchTraceWriter& tw = *trace;
+                batch->set_step_observer(
+                    [&tw](const BatchStep& s, const BatchLoad& l) { tw.step(s, l); });
+            }
             if (!so.model_info.prefix_cache_note.empty())
                 std::cerr << so.model_info.prefix_cache_note << '\n';
             BatchEngine& be = *batch;
@@ -219,8 +237,8 @@ void add_serve_command(CLI::App& app) {
         }
         app::OpenAiServer server(so, backend);
         const int port = server.start(o->host, o->port);
-        std::cerr << "serving " << so.model_id << " on http://" << o->host << ':' << port
-                  << "/v1, " << parallel << (parallel == 1 ? " generation" : " generations")
+        std::cerr << "serving " << so.model_id << " on http://" << o->host << ':' << port << "/v1, "
+                  << parallel << (parallel == 1 ? " generation" : " generations")
                   << " at once (Ctrl-C stops)" << std::endl;
 
         std::atomic<bool>& interrupted = install_interrupt_flag();

@@ -85,9 +85,7 @@ void EngineRelay::cancel() {
 CompletionBackend EngineRelay::backend() {
     CompletionBackend b;
     b.run = [this](Complete c, const std::function<void(const Event&)>& on_event,
-                     const std::atomic<bool>&) {
-        return run(std::move(c), on_event);
-    };
+                   const std::atomic<bool>&) { return run(std::move(c), on_event); };
     b.cancel = [this] { cancel(); };
     return b;
 }

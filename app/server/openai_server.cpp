@@ -212,8 +212,7 @@ struct OpenAiServer::Impl {
     // Runs one generation (a slot held); `cache` receives its prompt-cache telemetry, if any.
     RunFinished run_locked(RunNote& note, Complete c,
                            const std::function<void(const Event&)>& on_event,
-                           const std::atomic<bool>& cancel,
-                           std::optional<PrefixCacheEvent>& cache);
+                           const std::atomic<bool>& cancel, std::optional<PrefixCacheEvent>& cache);
 };
 
 HttpListener::Hooks OpenAiServer::Impl::hooks() {

@@ -1,9 +1,10 @@
 // `fluoro serve`: an OpenAI-compatible HTTP server (POST /v1/chat/completions, streamed or not,
 // and GET /v1/models) over one engine. As many generations run at once as the backend has slots
 // (one, or --parallel with continuous batching), in arrival order as far as the wait allows;
-// requests beyond them wait, up to max_queue of them (more get a 429). A request whose client goes away cancels its generation: the connection's socket is
-// watched while the request waits and runs (server/http_listener.h, which also holds the
-// deadlines and limits against slow or hostile clients).
+// requests beyond them wait, up to max_queue of them (more get a 429). A request whose client goes
+// away cancels its generation: the connection's socket is watched while the request waits and runs
+// (server/http_listener.h, which also holds the deadlines and limits against slow or hostile
+// clients).
 //
 // The server knows the engine only through CompletionBackend, so it lives in fluoro_app and tests
 // run it in-process over a bare Engine; the CLI adapts its EngineDriver (which also saves runs to

@@ -176,8 +176,8 @@ std::string ServerMetrics::exposition(const Snapshot& s) const {
     w.gauge("vllm:num_requests_running", "Number of requests generating now.", double(running_));
     w.gauge("vllm:num_requests_waiting", "Number of requests admitted and waiting for the engine.",
             double(s.waiting));
-    w.gauge("vllm:kv_cache_usage_perc",
-            "KV-cache usage; 1 means 100 percent.", s.kv_usage >= 0 ? s.kv_usage : kv_usage_);
+    w.gauge("vllm:kv_cache_usage_perc", "KV-cache usage; 1 means 100 percent.",
+            s.kv_usage >= 0 ? s.kv_usage : kv_usage_);
     w.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", double(prompt_tokens_));
     w.counter("vllm:generation_tokens", "Number of generation tokens processed.",
               double(generation_tokens_));

@@ -53,7 +53,7 @@ class ServerMetrics {
 
     // The server's own counts, read when /metrics is asked for.
     struct Snapshot {
-        int64_t waiting = 0;  // admitted and not yet holding the engine
+        int64_t waiting = 0;   // admitted and not yet holding the engine
         double kv_usage = -1;  // the engine's live KV usage (0..1); < 0: none given
         int64_t cancelled = 0, rejected = 0, timed_out = 0;
         HttpListenerCounters http;

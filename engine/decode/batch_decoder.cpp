@@ -47,14 +47,16 @@ BatchDecoder::BatchDecoder(Model& model, KvCache& kv, PrefixCache* prefix, Optio
         throw Error("the prefill chunk must be at least 1 token, not " +
                     std::to_string(opt_.prefill_chunk));
     if (kv.shape().n_seq < opt_.slots)
-        throw Error(std::to_string(opt_.slots) + " slots need as many KV sequences; the cache has " +
+        throw Error(std::to_string(opt_.slots) +
+                    " slots need as many KV sequences; the cache has " +
                     std::to_string(kv.shape().n_seq));
     if (model.max_logit_rows() < opt_.slots)
         throw Error(std::to_string(opt_.slots) + " slots need " + std::to_string(opt_.slots) +
                     " logit rows per step; the model was loaded with " +
                     std::to_string(model.max_logit_rows()));
     if (model.max_batch() < opt_.slots)
-        throw Error(std::to_string(opt_.slots) + " slots need a batch of at least as many tokens (" +
+        throw Error(std::to_string(opt_.slots) +
+                    " slots need a batch of at least as many tokens (" +
                     std::to_string(model.max_batch()) + ")");
     slots_.resize(size_t(opt_.slots));
     for (int64_t s = 0; s < opt_.slots; ++s) {
@@ -72,7 +74,8 @@ BatchDecoder::BatchDecoder(Model& model, KvCache& kv, PrefixCache* prefix, Optio
 BatchDecoder::~BatchDecoder() = default;
 
 int64_t BatchDecoder::active() const {
-    return std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.job != nullptr; });
+    return std::count_if(slots_.begin(), slots_.end(),
+                         [](const Slot& s) { return s.job != nullptr; });
 }
 
 int64_t BatchDecoder::cached_tokens(int64_t slot) const {
@@ -156,6 +159,7 @@ std::vector<BatchEnded> BatchDecoder::cancel_all() {
 }
 
 std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
+    const auto started = Clock::now();
     std::vector<BatchEnded> ended;
     for (Slot& s : slots_)
         if (s.job && s.job->spec.cancel && s.job->spec.cancel->load())
@@ -223,6 +227,7 @@ std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
     if (info) {
         *info = BatchStep{};
         info->index = steps_;
+        info->started = started;
         info->tokens = int64_t(tokens_.size());
         info->forward_ms = ms_between(t0, t1);
     }
@@ -266,6 +271,7 @@ std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
             ended.push_back(end(s, false, e.what()));
         }
     }
+    if (info) info->ms = ms_between(started, Clock::now());
     return ended;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -49,16 +50,18 @@ struct BatchEnded {
 struct BatchStepPart {
     uint64_t tag = 0;
     int64_t slot = -1;
-    int64_t tokens = 0;    // tokens this job put in the step
-    bool prefill = false;  // a chunk of its prompt (else its next token)
+    int64_t tokens = 0;        // tokens this job put in the step
+    bool prefill = false;      // a chunk of its prompt (else its next token)
     bool prompt_done = false;  // the chunk ended the prompt (its last row gave logits)
     int64_t kv_tokens = 0;     // tokens its sequence caches after the step
 };
 struct BatchStep {
-    int64_t index = 0;  // steps since the decoder was made
+    int64_t index = 0;                                // steps since the decoder was made
+    std::chrono::steady_clock::time_point started{};  // when step() began
     std::vector<BatchStepPart> parts;
     int64_t tokens = 0, decode_tokens = 0, prefill_tokens = 0;
     double forward_ms = 0;  // Model::forward's wall time
+    double ms = 0;          // the whole step's: batching, forward, sampling, streaming
 };
 
 class BatchDecoder {

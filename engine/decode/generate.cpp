@@ -46,7 +46,8 @@ TokenLoop::TokenLoop(const tok::Tokenizer& tokenizer, Sampler& sampler, const Ge
       sampler_(sampler),
       opt_(opt),
       start_(start),
-      d_(std::make_unique<Detail>(Detail{tok::StreamingDecoder(tokenizer, opt.render_special), {}})) {}
+      d_(std::make_unique<Detail>(
+          Detail{tok::StreamingDecoder(tokenizer, opt.render_special), {}})) {}
 
 TokenLoop::~TokenLoop() = default;
 
@@ -100,8 +101,8 @@ GenerateResult& TokenLoop::finish(const TokenCallback& on_token, bool cancelled)
         if (on_token) on_token(GeneratedToken{-1, tail, nullptr, ms_since_start()});
     }
     if (r_.decode_steps > 0)
-        r_.decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - first_token_at_)
-                           .count();
+        r_.decode_ms =
+            std::chrono::duration<double, std::milli>(Clock::now() - first_token_at_).count();
     return r_;
 }
 

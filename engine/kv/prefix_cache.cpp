@@ -219,8 +219,7 @@ void PrefixCache::reserve_for(std::span<const int64_t> seqs) {
     ensure_free_blocks(need);
     for (const int64_t seq : seqs)
         while (kv_.window_shortfall(seq) > 0 &&
-               std::any_of(entries_.begin(), entries_.end(),
-                           [](const Entry& e) { return e.live; }))
+               std::any_of(entries_.begin(), entries_.end(), [](const Entry& e) { return e.live; }))
             evict_lru();
 }
 

@@ -105,8 +105,9 @@ void BatchEngine::Impl::load() {
     if (opt.prefill_chunk < 1) throw Error("--prefill-chunk must be at least 1 token");
     if (ms.ctx < 1) throw Error("the context size must be at least 1 token");
     if (ms.batch < opt.parallel)
-        throw Error("the batch (" + std::to_string(ms.batch) + " tokens) must hold one token of each of the " +
-                    std::to_string(opt.parallel) + " parallel sequences");
+        throw Error("the batch (" + std::to_string(ms.batch) +
+                    " tokens) must hold one token of each of the " + std::to_string(opt.parallel) +
+                    " parallel sequences");
     backend = opt.backend_factory ? opt.backend_factory(ms.backend, ms.threads)
                                   : make_cpu_only_backend(ms.backend, ms.threads);
     backend->set_attention_impl(ms.attention);
@@ -134,19 +135,19 @@ void BatchEngine::Impl::load() {
         prefix = std::make_unique<PrefixCache>(*paged, opt.parallel, ms.prefix_cache_slots);
     if (prefix && !ms.prefix_cache_file.empty()) {
         cache_file = std::make_unique<PrefixCachePersistence>(
-            ms.prefix_cache_file,
-            prefix_cache_key(*model, model_path, ms.kv_type, backend->name()),
+            ms.prefix_cache_file, prefix_cache_key(*model, model_path, ms.kv_type, backend->name()),
             std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
         const PrefixCachePersistence::Restored r = cache_file->restore(*prefix, 0);
         info.prefix_cache_note = r.note;
         info.prefix_cache_restored_entries = r.stats.entries;
         info.prefix_cache_restored_tokens = r.stats.tokens;
     }
-    decoder = std::make_unique<BatchDecoder>(*model, *kv, prefix.get(),
-                                             BatchDecoder::Options{opt.parallel, opt.prefill_chunk});
+    decoder = std::make_unique<BatchDecoder>(
+        *model, *kv, prefix.get(), BatchDecoder::Options{opt.parallel, opt.prefill_chunk});
     info.path = model_path;
-    info.name = model->file().get_string("general.name").value_or(
-        std::filesystem::path(model_path).filename().string());
+    info.name = model->file()
+                    .get_string("general.name")
+                    .value_or(std::filesystem::path(model_path).filename().string());
     info.arch = model->hparams().arch;
     info.backend = std::string(backend->name());
     info.kv_type = kv_types_name(ms.kv_type);
@@ -188,9 +189,8 @@ RunProbes BatchEngine::Impl::probes(Active& a, uint64_t run) {
     p.cached_tokens = [&a] { return a.prefill.reused_tokens; };
     p.prefix = [this, &a, run](int64_t prompt_tokens, int64_t t_ns) {
         const std::vector<int32_t>& prompt = a.tel->started().prompt_ids;
-        return make_prefix_event(a.prefill, run, prompt_tokens, prompt, t_ns,
-                                 model->tokenizer(), prefix.get(),
-                                 int64_t(kv->shape().bytes_per_token()));
+        return make_prefix_event(a.prefill, run, prompt_tokens, prompt, t_ns, model->tokenizer(),
+                                 prefix.get(), int64_t(kv->shape().bytes_per_token()));
     };
     p.memory = [this, run](int64_t t_ns) {
         return MemoryCounters{run,
@@ -431,8 +431,7 @@ RunFinished BatchEngine::run(const Complete& c, const std::function<void(const E
             // Still queued: leave the queue (once admitted, the engine ends the run itself).
             std::lock_guard<std::mutex> lock(impl_->mu);
             if (!r.admitted) {
-                impl_->waiting.erase(
-                    std::find(impl_->waiting.begin(), impl_->waiting.end(), &r));
+                impl_->waiting.erase(std::find(impl_->waiting.begin(), impl_->waiting.end(), &r));
                 return stopped("cancelled");
             }
         }

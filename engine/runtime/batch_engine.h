@@ -29,10 +29,10 @@
 namespace fluoro {
 
 struct BatchEngineOptions {
-    int64_t parallel = 4;        // sequences decoding at once (slots)
-    int64_t prefill_chunk = 256; // prompt tokens per step at most, over all prompts
-    SamplingParams sampling;     // what a Complete without its own uses
-    int64_t max_tokens = 512;    // likewise
+    int64_t parallel = 4;         // sequences decoding at once (slots)
+    int64_t prefill_chunk = 256;  // prompt tokens per step at most, over all prompts
+    SamplingParams sampling;      // what a Complete without its own uses
+    int64_t max_tokens = 512;     // likewise
     // Makes the backend (ModelSettings::backend); empty: the CPU backend only.
     BackendFactory backend_factory{};
 };

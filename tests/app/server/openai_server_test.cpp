@@ -58,7 +58,7 @@ struct TestEngine {
     CompletionBackend backend() {
         CompletionBackend b;
         b.run = [this](Complete c, const std::function<void(const Event&)>& on_event,
-                     const std::atomic<bool>&) {
+                       const std::atomic<bool>&) {
             const int now = ++running;
             int seen = max_running.load();
             while (now > seen && !max_running.compare_exchange_weak(seen, now)) {

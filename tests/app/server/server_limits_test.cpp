@@ -48,7 +48,7 @@ struct PacedBackend {
     CompletionBackend backend() {
         CompletionBackend b;
         b.run = [this](Complete c, const std::function<void(const Event&)>& on_event,
-                     const std::atomic<bool>&) {
+                       const std::atomic<bool>&) {
             ++runs;
             cancelled = false;
             last_max_tokens = c.max_tokens.value_or(0);

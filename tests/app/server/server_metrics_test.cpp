@@ -106,14 +106,14 @@ TEST(ServerMetrics, OverlappingRunsAreCountedAndTimedApart) {
     const std::string during = m.exposition(s);
     EXPECT_TRUE(has_line(during, "vllm:num_requests_running{model_name=\"m\"} 2")) << during;
     EXPECT_TRUE(has_line(during, "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5")) << during;
-    EXPECT_TRUE(has_line(during,
-                         "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1"))
+    EXPECT_TRUE(
+        has_line(during, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1"))
         << during;
-    EXPECT_TRUE(has_line(during,
-                         "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.75\"} 2"))
+    EXPECT_TRUE(
+        has_line(during, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.75\"} 2"))
         << during;
-    EXPECT_TRUE(has_line(during,
-                         "vllm:inter_token_latency_seconds_bucket{model_name=\"m\",le=\"0.5\"} 0"))
+    EXPECT_TRUE(
+        has_line(during, "vllm:inter_token_latency_seconds_bucket{model_name=\"m\",le=\"0.5\"} 0"))
         << during;
     RunFinished f;
     f.stop = "eog";

@@ -252,8 +252,8 @@ TEST(BatchDecoder, RefusesWhatItCannotRun) {
     cpu::CpuBackend be(2);
     auto model = load_smollm2(path, be);
     auto kv = model->create_kv(batch_shape(2, 0));
-    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {3, 64}), Error);   // 2 sequences
-    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {2, 0}), Error);    // no prefill budget
+    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {3, 64}), Error);  // 2 sequences
+    EXPECT_THROW(BatchDecoder(*model, *kv, nullptr, {2, 0}), Error);   // no prefill budget
     auto kv16 = model->create_kv(batch_shape(16, 0));
     EXPECT_THROW(BatchDecoder(*model, *kv16, nullptr, {16, 64}), Error);  // 8 logit rows
     BatchDecoder dec(*model, *kv, nullptr, {2, 64});

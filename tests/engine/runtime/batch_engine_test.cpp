@@ -2,9 +2,9 @@
 // answers each alone: on SmolLM2, six threads' greedy chat requests over four slots get the
 // Engine's replies token for token and with the same log-probabilities (exact: the batch is
 // computed by batch-invariant kernels, decode/batch_decoder.h), their events are those of a run
-// (RunStarted, PrefixCacheEvent, TokenEvents adding up to the reply, RunFinished), a request cancelled
-// while it waits or runs ends "cancelled" and the others are unaffected, and what cannot run is
-// refused with a message.
+// (RunStarted, PrefixCacheEvent, TokenEvents adding up to the reply, RunFinished), a request
+// cancelled while it waits or runs ends "cancelled" and the others are unaffected, and what cannot
+// run is refused with a message.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -55,9 +55,9 @@ Reply collect(const std::vector<Event>& events) {
 }
 
 std::vector<Complete> requests() {
-    const char* questions[] = {"Name three fruits.", "What is the capital of Italy?",
+    const char* questions[] = {"Name three fruits.",        "What is the capital of Italy?",
                                "Write a haiku about rain.", "Count from one to five.",
-                               "Say hello in French.", "What colour is the sky?"};
+                               "Say hello in French.",      "What colour is the sky?"};
     std::vector<Complete> out;
     for (const char* q : questions) {
         Complete c{{{"system", "You are a helpful assistant."}, {"user", q}}};
@@ -164,7 +164,8 @@ TEST(BatchEngine, RefusesWhatItCannotRun) {
     BatchEngineOptions o;
     o.parallel = 2;
     BatchEngine batch(path, settings(), o);
-    const RunFinished bad = batch.run(Complete{{{"assistant", "no question"}}}, [](const Event&) {});
+    const RunFinished bad =
+        batch.run(Complete{{{"assistant", "no question"}}}, [](const Event&) {});
     EXPECT_EQ(bad.stop, "error");
     EXPECT_NE(bad.error.find("end with a user message"), std::string::npos) << bad.error;
     std::string huge;
