@@ -4,20 +4,9 @@
 
 namespace fluoro::app {
 
-namespace {
-
-RunFinished stopped(std::string stop, std::string error = {}) {
-    RunFinished f;
-    f.stop = std::move(stop);
-    f.error = std::move(error);
-    return f;
-}
-
-}  // namespace
-
 RunFinished EngineRelay::run(Complete c, const std::function<void(const Event&)>& on_event) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (aborted_) return stopped("cancelled");
+    if (aborted_) return finished_without_run("cancelled");
     pending_.clear();
     run_ = 0;
     // Under the lock: deliver() must know the number before the run's first event can arrive.
@@ -29,14 +18,14 @@ RunFinished EngineRelay::run(Complete c, const std::function<void(const Event&)>
     std::vector<Event> batch;
     for (;;) {
         cv_.wait(lock, [&] { return aborted_ || !pending_.empty(); });
-        if (aborted_) return stopped("cancelled");
+        if (aborted_) return finished_without_run("cancelled");
         batch.swap(pending_);
         pending_.clear();
         lock.unlock();  // on_event may write to a slow client: deliver() must not wait for it
         for (const Event& e : batch) {
             if (const auto* err = std::get_if<ErrorEvent>(&e); err && err->run == 0) {
                 lock.lock();
-                return stopped("error", err->message);
+                return finished_without_run("error", err->message);
             }
             on_event(e);
             if (const auto* fin = std::get_if<RunFinished>(&e)) {

@@ -27,14 +27,6 @@ namespace fluoro {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-RunFinished stopped(std::string stop, std::string error = {}) {
-    RunFinished f;
-    f.stop = std::move(stop);
-    f.error = std::move(error);
-    return f;
-}
-
 }  // namespace
 
 // A run() waiting or running: lives on its caller's stack until its RunFinished is delivered.
@@ -229,7 +221,7 @@ void BatchEngine::Impl::admit(Request& r) {
         check_complete(c);
     } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(r.mu);
-        r.mail.emplace_back(stopped("error", e.what()));
+        r.mail.emplace_back(finished_without_run("error", e.what()));
         r.cv.notify_all();
         return;
     }
@@ -328,7 +320,7 @@ void BatchEngine::Impl::loop() {
                 r->admitted = true;
                 if (r->cancel && r->cancel->load()) {  // its client left while it waited
                     std::lock_guard<std::mutex> rl(r->mu);
-                    r->mail.emplace_back(stopped("cancelled"));
+                    r->mail.emplace_back(finished_without_run("cancelled"));
                     r->cv.notify_all();
                     continue;
                 }
@@ -343,7 +335,17 @@ void BatchEngine::Impl::loop() {
         for (Request* r : arrivals) admit(*r);
         if (active.empty()) continue;
         BatchStep step;
-        std::vector<BatchEnded> ended = decoder->step(&step);
+        std::vector<BatchEnded> ended;
+        try {
+            ended = decoder->step(&step);
+        } catch (const std::exception& e) {
+            // The decoder ends a job that fails by itself; anything else it throws ends them all
+            // rather than the thread (which no one would then answer).
+            for (BatchEnded& c : decoder->cancel_all()) {
+                c.error = e.what();
+                ended.push_back(std::move(c));
+            }
+        }
         steps.fetch_add(1);
         bool any = false;
         for (BatchEnded& e : ended) {
@@ -374,7 +376,7 @@ BatchEngine::~BatchEngine() {
         for (Request* r : impl_->waiting) {
             r->admitted = true;
             std::lock_guard<std::mutex> rl(r->mu);
-            r->mail.emplace_back(stopped("cancelled"));
+            r->mail.emplace_back(finished_without_run("cancelled"));
             r->cv.notify_all();
         }
         impl_->waiting.clear();
@@ -407,7 +409,7 @@ RunFinished BatchEngine::run(const Complete& c, const std::function<void(const E
     r.cancel = cancel;
     {
         std::lock_guard<std::mutex> lock(impl_->mu);
-        if (impl_->stopping) return stopped("cancelled");
+        if (impl_->stopping) return finished_without_run("cancelled");
         impl_->waiting.push_back(&r);
     }
     impl_->wake.notify_all();
@@ -432,7 +434,7 @@ RunFinished BatchEngine::run(const Complete& c, const std::function<void(const E
             std::lock_guard<std::mutex> lock(impl_->mu);
             if (!r.admitted) {
                 impl_->waiting.erase(std::find(impl_->waiting.begin(), impl_->waiting.end(), &r));
-                return stopped("cancelled");
+                return finished_without_run("cancelled");
             }
         }
     }

@@ -82,4 +82,11 @@ uint64_t event_run(const Event& e) {
     return std::visit([](const auto& v) { return run_of(v); }, e);
 }
 
+RunFinished finished_without_run(std::string stop, std::string error) {
+    RunFinished f;
+    f.stop = std::move(stop);
+    f.error = std::move(error);
+    return f;
+}
+
 }  // namespace fluoro

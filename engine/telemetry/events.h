@@ -406,4 +406,8 @@ using Event =
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);
 
+// The end of a request that never became a run (refused before it began, cancelled while it
+// waited): run 0, `stop` ("error", "cancelled") and why.
+RunFinished finished_without_run(std::string stop, std::string error = {});
+
 }  // namespace fluoro
