@@ -230,10 +230,7 @@ void add_serve_command(CLI::App& app) {
                 return be.run(c, on_event, &cancel);
             };
             backend.parallel = parallel;
-            backend.kv_usage = [&be] {
-                const BatchLoad l = be.load();
-                return l.kv_bytes > 0 ? double(l.kv_used_bytes) / double(l.kv_bytes) : 0.0;
-            };
+            backend.batch_load = [&be] { return be.load(); };
         }
         app::OpenAiServer server(so, backend);
         const int port = server.start(o->host, o->port);

@@ -8,7 +8,7 @@ namespace fluoro::app {
 
 using nlohmann::json;
 
-BatchTraceWriter::BatchTraceWriter(const std::filesystem::path& path, int64_t slots)
+BatchTraceWriter::BatchTraceWriter(const std::filesystem::path& path, int64_t n_slots)
     : out_(path, std::ios::binary | std::ios::trunc) {
     if (!out_) throw Error("cannot write the batch trace " + path.string());
     const auto meta = [&](const char* what, int64_t tid, const std::string& name) {
@@ -17,7 +17,7 @@ BatchTraceWriter::BatchTraceWriter(const std::filesystem::path& path, int64_t sl
     };
     meta("process_name", 0, "fluoro serve: batch scheduler");
     meta("thread_name", 1, "steps");
-    for (int64_t s = 0; s < slots; ++s) {
+    for (int64_t s = 0; s < n_slots; ++s) {
         meta("thread_name", 10 + s, "slot " + std::to_string(s));
         line(json{{"ph", "M"},
                   {"pid", 1},

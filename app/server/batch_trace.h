@@ -27,7 +27,7 @@ namespace fluoro::app {
 class BatchTraceWriter {
   public:
     // Creates (truncates) `path`; throws fluoro::Error naming it when it cannot.
-    BatchTraceWriter(const std::filesystem::path& path, int64_t slots);
+    BatchTraceWriter(const std::filesystem::path& path, int64_t n_slots);
     ~BatchTraceWriter();  // close()
     BatchTraceWriter(const BatchTraceWriter&) = delete;
     BatchTraceWriter& operator=(const BatchTraceWriter&) = delete;

@@ -301,7 +301,7 @@ void OpenAiServer::Impl::handle_metrics(HttpExchange& ex) {
     s.cancelled = cancelled.load();
     s.rejected = rejected.load();
     s.timed_out = timed_out.load();
-    if (backend.kv_usage) s.kv_usage = backend.kv_usage();
+    if (backend.batch_load) s.batch = backend.batch_load();
     if (listener) s.http = listener->counters();
     ex.respond(200, "text/plain; version=0.0.4; charset=utf-8", metrics.exposition(s));
 }

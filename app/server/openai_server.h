@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "runtime/batch_engine.h"
 #include "runtime/engine_commands.h"
 #include "sampling/sampling_params.h"
 #include "server/http_listener.h"
@@ -43,9 +44,9 @@ struct CompletionBackend {
     // Generations that may run at once: run() is called concurrently up to this many times
     // (continuous batching, runtime/batch_engine.h); 1: never concurrently.
     int parallel = 1;
-    // The engine's KV usage now (0..1) for /metrics, when it can say; empty: from the runs' own
-    // memory events.
-    std::function<double()> kv_usage;
+    // A batching engine's load now, for /metrics (its KV usage, slots, steps); empty: the KV
+    // usage comes from the runs' own memory events.
+    std::function<BatchLoad()> batch_load;
 };
 
 // One answered request, as the log line shows it.

@@ -177,7 +177,10 @@ std::string ServerMetrics::exposition(const Snapshot& s) const {
     w.gauge("vllm:num_requests_waiting", "Number of requests admitted and waiting for the engine.",
             double(s.waiting));
     w.gauge("vllm:kv_cache_usage_perc", "KV-cache usage; 1 means 100 percent.",
-            s.kv_usage >= 0 ? s.kv_usage : kv_usage_);
+            s.batch ? (s.batch->kv_bytes > 0
+                           ? double(s.batch->kv_used_bytes) / double(s.batch->kv_bytes)
+                           : 0.0)
+                    : kv_usage_);
     w.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", double(prompt_tokens_));
     w.counter("vllm:generation_tokens", "Number of generation tokens processed.",
               double(generation_tokens_));
@@ -224,6 +227,14 @@ std::string ServerMetrics::exposition(const Snapshot& s) const {
 
     w.counter("fluoro:request_errors", "Generations that failed (an engine error).",
               double(errors_));
+    if (s.batch) {
+        w.gauge("fluoro:batch_slots", "Sequences that may generate at once (--parallel).",
+                double(s.batch->n_slots));
+        w.counter("fluoro:batch_steps", "Batched forward steps run.", double(s.batch->steps));
+        w.counter("fluoro:batch_step_tokens",
+                  "Tokens the batched steps computed (decode and prompt).",
+                  double(s.batch->step_tokens));
+    }
     w.counter_bare("fluoro:requests_cancelled", "Requests whose client went away.",
                    double(s.cancelled));
     w.counter_bare("fluoro:requests_rejected", "Requests answered with a 4xx or 5xx status.",

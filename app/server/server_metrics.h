@@ -19,6 +19,9 @@
 //                                     arrival to the start of its generation; prefill / decode:
 //                                     the engine's own prefill and decode times
 //   spec_decode_num_draft_tokens / num_accepted_tokens   drafted / accepted tokens
+//   fluoro:batch_slots, batch_steps, batch_step_tokens   continuous batching (--parallel N > 1
+//                                     only): the slots, the forward steps so far and the tokens
+//                                     they computed (their ratio: the mean batch)
 //   request_success{finished_reason}  stop (end of generation or stop string), length
 //                                     (max_tokens, context full), abort (cancelled: the client
 //                                     went away or --request-timeout stopped it)
@@ -27,9 +30,11 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/batch_engine.h"
 #include "server/http_listener.h"
 #include "telemetry/events.h"
 
@@ -53,8 +58,8 @@ class ServerMetrics {
 
     // The server's own counts, read when /metrics is asked for.
     struct Snapshot {
-        int64_t waiting = 0;   // admitted and not yet holding the engine
-        double kv_usage = -1;  // the engine's live KV usage (0..1); < 0: none given
+        int64_t waiting = 0;             // admitted and not yet holding the engine
+        std::optional<BatchLoad> batch;  // a batching engine's load (its KV usage wins)
         int64_t cancelled = 0, rejected = 0, timed_out = 0;
         HttpListenerCounters http;
     };

@@ -42,24 +42,24 @@ struct BatchDecoder::Slot {
 
 BatchDecoder::BatchDecoder(Model& model, KvCache& kv, PrefixCache* prefix, Options opt)
     : model_(model), kv_(kv), prefix_(prefix), opt_(opt) {
-    if (opt_.slots < 1) throw Error("continuous batching needs at least one slot");
+    if (opt_.n_slots < 1) throw Error("continuous batching needs at least one slot");
     if (opt_.prefill_chunk < 1)
         throw Error("the prefill chunk must be at least 1 token, not " +
                     std::to_string(opt_.prefill_chunk));
-    if (kv.shape().n_seq < opt_.slots)
-        throw Error(std::to_string(opt_.slots) +
+    if (kv.shape().n_seq < opt_.n_slots)
+        throw Error(std::to_string(opt_.n_slots) +
                     " slots need as many KV sequences; the cache has " +
                     std::to_string(kv.shape().n_seq));
-    if (model.max_logit_rows() < opt_.slots)
-        throw Error(std::to_string(opt_.slots) + " slots need " + std::to_string(opt_.slots) +
+    if (model.max_logit_rows() < opt_.n_slots)
+        throw Error(std::to_string(opt_.n_slots) + " slots need " + std::to_string(opt_.n_slots) +
                     " logit rows per step; the model was loaded with " +
                     std::to_string(model.max_logit_rows()));
-    if (model.max_batch() < opt_.slots)
-        throw Error(std::to_string(opt_.slots) +
+    if (model.max_batch() < opt_.n_slots)
+        throw Error(std::to_string(opt_.n_slots) +
                     " slots need a batch of at least as many tokens (" +
                     std::to_string(model.max_batch()) + ")");
-    slots_.resize(size_t(opt_.slots));
-    for (int64_t s = 0; s < opt_.slots; ++s) {
+    slots_.resize(size_t(opt_.n_slots));
+    for (int64_t s = 0; s < opt_.n_slots; ++s) {
         auto seq = std::make_unique<Sequence>(model, kv, s);
         seq->set_prefix_cache(prefix);
         slots_[size_t(s)].seq = std::move(seq);
@@ -68,7 +68,7 @@ BatchDecoder::BatchDecoder(Model& model, KvCache& kv, PrefixCache* prefix, Optio
     tokens_.reserve(n);
     positions_.reserve(n);
     seq_ids_.reserve(n);
-    rows_.reserve(size_t(opt_.slots));
+    rows_.reserve(size_t(opt_.n_slots));
 }
 
 BatchDecoder::~BatchDecoder() = default;

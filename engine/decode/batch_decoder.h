@@ -1,4 +1,4 @@
-// Continuous batching: up to `slots` sequences of one model generate at once over one paged KV
+// Continuous batching: up to `n_slots` sequences of one model generate at once over one paged KV
 // cache (slot s is the cache's sequence s; a prefix cache, if any, holds the sequences after
 // them). Each step() is one Model::forward: the next token of every decoding sequence, then
 // chunks of the prompts still being computed, oldest first, within the step's prefill budget —
@@ -67,13 +67,13 @@ struct BatchStep {
 class BatchDecoder {
   public:
     struct Options {
-        int64_t slots = 4;
+        int64_t n_slots = 4;
         // Prompt tokens one step computes at most (over every prefilling job); the step's decode
         // tokens come on top, within the model's batch.
         int64_t prefill_chunk = 256;
     };
-    // kv: a paged or contiguous cache with at least opt.slots sequences; prefix: a prefix cache
-    // over kv's sequences from opt.slots on, or null. The model must return at least opt.slots
+    // kv: a paged or contiguous cache with at least opt.n_slots sequences; prefix: a prefix cache
+    // over kv's sequences from opt.n_slots on, or null. The model must return at least opt.n_slots
     // logit rows per forward (ModelLoadOptions::max_logit_rows). Throws Error otherwise.
     BatchDecoder(Model& model, KvCache& kv, PrefixCache* prefix, Options opt);
     ~BatchDecoder();
@@ -82,7 +82,7 @@ class BatchDecoder {
 
     const Options& options() const { return opt_; }
     int64_t active() const;  // jobs started and not ended
-    bool has_free_slot() const { return active() < opt_.slots; }
+    bool has_free_slot() const { return active() < opt_.n_slots; }
     // Takes a free slot — the one whose cached conversation shares most with the prompt — and
     // keeps what is cached of the prompt there or in the prefix cache (Sequence::reuse_prefix).
     // Returns the slot. Throws Error (ContextOverflowError for a prompt over the context; no

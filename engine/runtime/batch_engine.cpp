@@ -71,7 +71,7 @@ struct BatchEngine::Impl {
     std::condition_variable wake;
     std::deque<Request*> waiting;  // guarded by mu
     bool stopping = false;         // guarded by mu
-    std::atomic<int64_t> running{0}, steps{0};
+    std::atomic<int64_t> running{0}, steps{0}, step_tokens{0};
     std::function<void(const BatchStep&, const BatchLoad&)> observer;
 
     // Engine thread only.
@@ -169,8 +169,10 @@ BatchLoad BatchEngine::Impl::current_load() const {
         std::lock_guard<std::mutex> lock(mu);
         l.waiting = int64_t(waiting.size());
     }
+    l.n_slots = opt.parallel;
     l.running = running.load();
     l.steps = steps.load();
+    l.step_tokens = step_tokens.load();
     l.kv_bytes = int64_t(kv->bytes_allocated());
     l.kv_used_bytes = kv_used_bytes();
     return l;
@@ -347,6 +349,7 @@ void BatchEngine::Impl::loop() {
             }
         }
         steps.fetch_add(1);
+        step_tokens.fetch_add(step.tokens);
         bool any = false;
         for (BatchEnded& e : ended) {
             finish(e.tag, &e, e.error);

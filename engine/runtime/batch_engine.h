@@ -39,8 +39,10 @@ struct BatchEngineOptions {
 
 // The load right now (for /metrics and the scheduler view).
 struct BatchLoad {
+    int64_t n_slots = 0;               // BatchEngineOptions::parallel
     int64_t running = 0, waiting = 0;  // requests in a slot / queued for one
     int64_t steps = 0;                 // forward steps so far
+    int64_t step_tokens = 0;           // tokens those steps computed (decode and prompt)
     int64_t kv_used_bytes = 0, kv_bytes = 0;
 };
 

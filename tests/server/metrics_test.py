@@ -5,7 +5,7 @@ queries are there with vLLM's types and its model_name label, and the numbers ag
 `openai` client was told — prompt and generation token counters equal the sum of the replies'
 usage, prefix-cache hits their cached tokens, each request histogram counted once per request,
 the TTFT sum at least the engine's own TTFTs (it adds the time from arrival), finish reasons
-counted by label. A second request with the same system prompt makes the cache hits non-zero.
+counted by label, the batch's slots, steps and tokens. A second request with the same system prompt makes the cache hits non-zero.
 
 Usage: metrics_test.py FLUORO_BINARY MODEL.gguf
 Exit 77 (skip) when the model or a package is missing, unless FLUORO_REQUIRE_MODELS=1.
@@ -137,6 +137,13 @@ def main():
         assert value("vllm:request_success", "_total", finished_reason="length") == length
         assert value("vllm:num_requests_running") == 0
         assert value("vllm:num_requests_waiting") == 0
+        # Continuous batching (the default --parallel 4): its slots, and steps that computed at
+        # least one token each, at least the tokens computed for the prompts' uncached parts.
+        assert value("fluoro:batch_slots") == 4
+        steps = value("fluoro:batch_steps", "_total")
+        step_tokens = value("fluoro:batch_step_tokens", "_total")
+        computed = sum(u.prompt_tokens - u.prompt_tokens_details.cached_tokens for u in usages)
+        assert 0 < steps <= step_tokens and step_tokens >= computed, (steps, step_tokens, computed)
         # Buckets are cumulative and end at the count.
         for name in VLLM:
             if VLLM[name] != "histogram":

@@ -102,10 +102,19 @@ TEST(ServerMetrics, OverlappingRunsAreCountedAndTimedApart) {
     m.event(token(), b, t0 + 605ms);  // b's TTFT 0.6 s
     m.event(token(), a, t0 + 700ms);  // a's gap 0.6 s (not measured from b's token)
     ServerMetrics::Snapshot s;
-    s.kv_usage = 0.5;  // the engine's live reading wins
+    BatchLoad load;  // the batching engine's live reading wins
+    load.kv_bytes = 1000;
+    load.kv_used_bytes = 500;
+    load.n_slots = 4;
+    load.steps = 10;
+    load.step_tokens = 25;
+    s.batch = load;
     const std::string during = m.exposition(s);
     EXPECT_TRUE(has_line(during, "vllm:num_requests_running{model_name=\"m\"} 2")) << during;
     EXPECT_TRUE(has_line(during, "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5")) << during;
+    EXPECT_TRUE(has_line(during, "fluoro:batch_slots{model_name=\"m\"} 4")) << during;
+    EXPECT_TRUE(has_line(during, "fluoro:batch_steps_total{model_name=\"m\"} 10")) << during;
+    EXPECT_TRUE(has_line(during, "fluoro:batch_step_tokens_total{model_name=\"m\"} 25")) << during;
     EXPECT_TRUE(
         has_line(during, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",le=\"0.5\"} 1"))
         << during;

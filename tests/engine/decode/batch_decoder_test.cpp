@@ -117,7 +117,7 @@ void expect_batched_equal_solo(Model& model, const std::vector<std::vector<int32
 
     auto kv = model.create_kv(batch_shape(int64_t(ps.size()), 0, ctx));
     BatchDecoder::Options o;
-    o.slots = int64_t(ps.size());
+    o.n_slots = int64_t(ps.size());
     o.prefill_chunk = prefill_chunk;
     BatchDecoder dec(model, *kv, nullptr, o);
     std::vector<Trace> got(ps.size());
