@@ -212,9 +212,9 @@ void BatchEngine::Impl::deliver(Active& a) {
     {
         std::lock_guard<std::mutex> lock(r.mu);
         for (Event& e : a.out) r.mail.push_back(std::move(e));
+        r.cv.notify_all();  // under the lock: see finish()
     }
     a.out.clear();
-    r.cv.notify_all();
 }
 
 void BatchEngine::Impl::admit(Request& r) {
@@ -291,10 +291,10 @@ void BatchEngine::Impl::finish(uint64_t run, const BatchEnded* ended, const std:
     std::vector<Event> out = std::move(a->out);
     Request& r = *a->req;
     a.reset();  // the telemetry ends on this thread, before the caller may return
-    {
-        std::lock_guard<std::mutex> lock(r.mu);
-        for (Event& e : out) r.mail.push_back(std::move(e));
-    }
+    // Notified under the lock: once it is released, run() may read the RunFinished, return and
+    // take the request (its mutex and condition variable) with it.
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (Event& e : out) r.mail.push_back(std::move(e));
     r.cv.notify_all();
 }
 
