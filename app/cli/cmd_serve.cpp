@@ -235,8 +235,11 @@ void add_serve_command(CLI::App& app) {
         app::OpenAiServer server(so, backend);
         const int port = server.start(o->host, o->port);
         std::cerr << "serving " << so.model_id << " on http://" << o->host << ':' << port << "/v1, "
-                  << parallel << (parallel == 1 ? " generation" : " generations")
-                  << " at once (Ctrl-C stops)" << std::endl;
+                  << parallel << (parallel == 1 ? " generation" : " generations") << " at once";
+        // The pool holds every slot's whole context: say what that costs.
+        if (batch)
+            std::cerr << ", KV pool " << batch->load().kv_bytes / (1024 * 1024) << " MiB";
+        std::cerr << " (Ctrl-C stops)" << std::endl;
 
         std::atomic<bool>& interrupted = install_interrupt_flag();
         std::signal(SIGTERM, on_sigterm);
