@@ -125,22 +125,30 @@ TEST(BatchEngine, CancelledRequestsEndAndTheOthersFinish) {
     Complete long_one{{{"user", "Tell me a long story about a dragon."}}};
     long_one.sampling = greedy();
     long_one.max_tokens = 400;
-    std::atomic<bool> cancel_running{false}, cancel_waiting{false};
+    std::atomic<bool> cancel_running{false}, cancel_waiting{false}, a_started{false};
     RunFinished first, second;
     int64_t tokens_first = 0;
+    const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(120);  // hang guard
     std::thread a([&] {
         first = batch.run(
             long_one,
             [&](const Event& e) {
+                if (std::holds_alternative<RunStarted>(e)) a_started = true;
                 if (std::holds_alternative<TokenEvent>(e) && ++tokens_first == 3) {
-                    cancel_waiting = true;  // the waiting one leaves the queue
-                    cancel_running = true;  // and this one stops at the next step
+                    // Once the second request waits behind this one: it leaves the queue, and
+                    // this one stops at the engine's next step.
+                    while (batch.load().waiting == 0 && std::chrono::steady_clock::now() < guard)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    cancel_waiting = true;
+                    cancel_running = true;
                 }
             },
             &cancel_running);
     });
     // Queued behind `a` (one slot): it must leave without ever running.
-    while (batch.load().running == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (!a_started && std::chrono::steady_clock::now() < guard)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_TRUE(a_started.load());
     bool second_ran = false;
     second = batch.run(
         long_one, [&](const Event& e) { second_ran |= std::holds_alternative<RunStarted>(e); },
