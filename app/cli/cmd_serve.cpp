@@ -237,8 +237,7 @@ void add_serve_command(CLI::App& app) {
         std::cerr << "serving " << so.model_id << " on http://" << o->host << ':' << port << "/v1, "
                   << parallel << (parallel == 1 ? " generation" : " generations") << " at once";
         // The pool holds every slot's whole context: say what that costs.
-        if (batch)
-            std::cerr << ", KV pool " << batch->load().kv_bytes / (1024 * 1024) << " MiB";
+        if (batch) std::cerr << ", KV pool " << so.model_info.kv_bytes / (1024 * 1024) << " MiB";
         std::cerr << " (Ctrl-C stops)" << std::endl;
 
         std::atomic<bool>& interrupted = install_interrupt_flag();

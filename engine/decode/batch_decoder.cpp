@@ -160,6 +160,7 @@ std::vector<BatchEnded> BatchDecoder::cancel_all() {
 
 std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
     const auto started = Clock::now();
+    if (info) info->parts.clear();  // stays empty when no forward runs
     std::vector<BatchEnded> ended;
     for (Slot& s : slots_)
         if (s.job && s.job->spec.cancel && s.job->spec.cancel->load())
@@ -181,7 +182,8 @@ std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
             seq_ids_.push_back(int32_t(&s - slots_.data()));
         }
     };
-    std::vector<Slot*> prefilling;
+    std::vector<Slot*>& prefilling = prefilling_;
+    prefilling.clear();
     for (Slot& s : slots_) {
         if (!s.job) continue;
         s.job->batch_n = 0;
@@ -225,7 +227,10 @@ std::vector<BatchEnded> BatchDecoder::step(BatchStep* info) {
     }
     const auto t1 = Clock::now();
     if (info) {
+        std::vector<BatchStepPart> parts = std::move(info->parts);  // keeps its capacity
+        parts.clear();
         *info = BatchStep{};
+        info->parts = std::move(parts);
         info->index = steps_;
         info->started = started;
         info->tokens = int64_t(tokens_.size());

@@ -115,8 +115,9 @@ class BatchDecoder {
     std::vector<Slot> slots_;
     uint64_t started_ = 0;  // jobs started: their order of arrival (prefill is first come)
     int64_t steps_ = 0;
-    // Reused batch scratch.
+    // Reused batch scratch (no allocation per step once grown).
     std::vector<int32_t> tokens_, positions_, seq_ids_, rows_;
+    std::vector<Slot*> prefilling_;
 };
 
 }  // namespace fluoro

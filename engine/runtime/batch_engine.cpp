@@ -18,6 +18,7 @@
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
+#include "runtime/model_events.h"
 #include "runtime/prefix_cache_persistence.h"
 #include "runtime/prefix_event.h"
 #include "runtime/run_telemetry.h"
@@ -77,6 +78,7 @@ struct BatchEngine::Impl {
     // Engine thread only.
     std::map<uint64_t, std::unique_ptr<Active>> active;  // by run id (the decoder's tag)
     uint64_t last_run = 0;
+    BatchStep last_step;
     std::thread thread;
 
     void load();
@@ -125,30 +127,17 @@ void BatchEngine::Impl::load() {
     if (auto* paged = dynamic_cast<PagedKvCache*>(kv.get());
         paged != nullptr && ms.prefix_cache_slots > 0)
         prefix = std::make_unique<PrefixCache>(*paged, opt.parallel, ms.prefix_cache_slots);
+    PrefixCachePersistence::Restored restored;
     if (prefix && !ms.prefix_cache_file.empty()) {
         cache_file = std::make_unique<PrefixCachePersistence>(
             ms.prefix_cache_file, prefix_cache_key(*model, model_path, ms.kv_type, backend->name()),
             std::chrono::milliseconds(ms.prefix_cache_save_interval_ms));
-        const PrefixCachePersistence::Restored r = cache_file->restore(*prefix, 0);
-        info.prefix_cache_note = r.note;
-        info.prefix_cache_restored_entries = r.stats.entries;
-        info.prefix_cache_restored_tokens = r.stats.tokens;
+        restored = cache_file->restore(*prefix, 0);
     }
     decoder = std::make_unique<BatchDecoder>(
         *model, *kv, prefix.get(), BatchDecoder::Options{opt.parallel, opt.prefill_chunk});
-    info.path = model_path;
-    info.name = model->file()
-                    .get_string("general.name")
-                    .value_or(std::filesystem::path(model_path).filename().string());
-    info.arch = model->hparams().arch;
-    info.backend = std::string(backend->name());
-    info.kv_type = kv_types_name(ms.kv_type);
-    info.threads = backend->threads();
-    info.ctx = ctx;
-    info.weights_bytes = profiling->weights_bytes();
-    info.chat_template = std::string(model->chat_format().name());
-    info.chat_template_fallback = !model->chat_format().uses_file_template();
-    info.chat_template_note = model->chat_format().note();
+    info =
+        describe_loaded(*model, model_path, *backend, *profiling, ms.kv_type, ctx, *kv, restored);
 }
 
 int64_t BatchEngine::Impl::kv_used_bytes() const {
@@ -196,13 +185,7 @@ RunProbes BatchEngine::Impl::probes(Active& a, uint64_t run) {
                               0,
                               int64_t(kv->bytes_allocated())};
     };
-    p.token_text = [this](int32_t id) { return model->tokenizer().token_to_piece(id, true); };
-    p.control_text = [this](int32_t id) -> std::string {
-        const tok::Tokenizer& tk = model->tokenizer();
-        if (tk.vocab().type(id) != tok::TokenType::Control) return {};
-        std::string text = tk.token_to_piece(id, true);
-        return is_reasoning_markup(text) ? text : std::string();
-    };
+    set_text_probes(p, *model);
     return p;
 }
 
@@ -336,7 +319,7 @@ void BatchEngine::Impl::loop() {
         }
         for (Request* r : arrivals) admit(*r);
         if (active.empty()) continue;
-        BatchStep step;
+        BatchStep& step = last_step;  // reused: its parts keep their capacity
         std::vector<BatchEnded> ended;
         try {
             ended = decoder->step(&step);
@@ -348,16 +331,15 @@ void BatchEngine::Impl::loop() {
                 ended.push_back(std::move(c));
             }
         }
-        steps.fetch_add(1);
-        step_tokens.fetch_add(step.tokens);
-        bool any = false;
-        for (BatchEnded& e : ended) {
-            finish(e.tag, &e, e.error);
-            any = true;
+        const bool computed = !step.parts.empty();  // a forward ran (not only cancellations)
+        if (computed) {
+            steps.fetch_add(1);
+            step_tokens.fetch_add(step.tokens);
         }
+        for (BatchEnded& e : ended) finish(e.tag, &e, e.error);
         for (auto& [run, a] : active) deliver(*a);
-        if (observer && !step.parts.empty()) observer(step, current_load());
-        if (any) save_cache(false);
+        if (observer && computed) observer(step, current_load());
+        if (!ended.empty()) save_cache(false);
     }
 }
 

@@ -11,7 +11,6 @@
 
 #include "backend/cpu/cpu_only_factory.h"
 #include "chat/chat_options.h"
-#include "chat/reasoning_split.h"
 #include "chat/template_detect.h"
 #include "core/error.h"
 #include "core/run_errors.h"
@@ -22,6 +21,7 @@
 #include "kv/paged_kv.h"
 #include "kv/prefix_cache.h"
 #include "model/model.h"
+#include "runtime/model_events.h"
 #include "runtime/prefix_cache_persistence.h"
 #include "runtime/run_telemetry.h"
 #include "speculative/draft_model_drafter.h"
@@ -277,27 +277,8 @@ void Engine::rt_load(const LoadModel& c) {
     }
     s.model_path = c.path.string();
     s.model_settings = ms;
-    ModelLoaded ev;
-    ev.path = s.model_path;
-    ev.name = s.model->file().get_string("general.name").value_or(c.path.filename().string());
-    ev.arch = s.model->hparams().arch;
-    ev.backend = std::string(s.backend->name());
-    ev.kv_type = kv_types_name(ms.kv_type);
-    ev.threads = s.backend->threads();
-    ev.ctx = s.ctx;
-    ev.weights_bytes = s.profiling->weights_bytes();
-    ev.prefix_cache_note = restored.note;
-    ev.prefix_cache_restored_entries = restored.stats.entries;
-    ev.prefix_cache_restored_tokens = restored.stats.tokens;
-    ev.chat_template = std::string(s.model->chat_format().name());
-    ev.chat_template_fallback = !s.model->chat_format().uses_file_template();
-    ev.chat_template_note = s.model->chat_format().note();
-    ev.kv_bytes = int64_t(s.kv->bytes_allocated());
-    ev.kv_bytes_if_full = ev.kv_bytes;
-    if (const auto* paged = dynamic_cast<const PagedKvCache*>(s.kv.get())) {
-        ev.kv_bytes_if_full = int64_t(paged->bytes_if_full());
-        ev.kv_window = paged->window_only() ? paged->shape().max_window() : 0;
-    }
+    ModelLoaded ev = describe_loaded(*s.model, s.model_path, *s.backend, *s.profiling, ms.kv_type,
+                                     s.ctx, *s.kv, restored);
     if (ev.kv_window == 0 && s.model->has_window_layers())
         ev.kv_window_note =
             "the sliding-window layers store every token: " + swa_full_reason(ms, s.kv_policy);
@@ -561,7 +542,7 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
     p.kv_snapshot = [this, run](int64_t step, int64_t t_ns) {
         return rt_kv_snapshot(run, step, t_ns);
     };
-    p.token_text = [&s](int32_t id) { return s.model->tokenizer().token_to_piece(id, true); };
+    set_text_probes(p, *s.model);
     if (s.model->has_experts())
         p.take_experts = [&s]() -> std::shared_ptr<const ExpertRouting> {
             ExpertChoices& c = s.experts;
@@ -578,12 +559,6 @@ RunProbes Engine::rt_run_probes(uint64_t run) {
             c.clear();
             return r;
         };
-    p.control_text = [&s](int32_t id) -> std::string {
-        const tok::Tokenizer& tk = s.model->tokenizer();
-        if (tk.vocab().type(id) != tok::TokenType::Control) return {};
-        std::string text = tk.token_to_piece(id, true);
-        return is_reasoning_markup(text) ? text : std::string();
-    };
     return p;
 }
 

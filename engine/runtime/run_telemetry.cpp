@@ -2,27 +2,9 @@
 
 #include <utility>
 
-#include "backend/backend.h"
-#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace fluoro {
-
-void describe_model(RunStarted& rs, const Model& model, const std::string& model_path,
-                    const Backend& backend, KvTypes kv_type, int64_t ctx) {
-    rs.model_path = model_path;
-    rs.model_name = model.file().get_string("general.name").value_or(model_path);
-    rs.arch = model.hparams().arch;
-    rs.backend = std::string(backend.name());
-    rs.kv_type = kv_types_name(kv_type);
-    rs.threads = backend.threads();
-    rs.ctx = ctx;
-    if (!rs.raw) {
-        rs.chat_template = std::string(model.chat_format().name());
-        rs.chat_template_note = model.chat_format().note();
-        rs.tool_call_syntax = model.chat_format().tool_call_syntax();
-    }
-}
 
 RunTelemetry::RunTelemetry(RunStarted started, const std::atomic<TelemetryLevel>& level,
                            ProfilingBackend& profiling, StepMeter::Clock::time_point run_start,

@@ -56,14 +56,6 @@ struct RunProbes {
 
 using EventSink = std::function<void(Event)>;
 
-class Backend;
-class Model;
-
-// A RunStarted's model side — file, name, architecture, backend, KV type, threads, context and
-// (unless rs.raw) the chat template — as both engines describe their runs.
-void describe_model(RunStarted& rs, const Model& model, const std::string& model_path,
-                    const Backend& backend, KvTypes kv_type, int64_t ctx);
-
 class RunTelemetry {
   public:
     // started: the run as the engine describes it (run, conversation, model, settings); the
