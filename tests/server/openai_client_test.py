@@ -17,7 +17,7 @@ import threading
 import time
 import urllib.request
 
-from server_test_support import binary_model_openai, free_port, wait_ready
+from server_test_support import binary_model_openai, free_port, stop_server, wait_ready
 
 
 
@@ -220,12 +220,7 @@ def main():
         print("OK")
         return 0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
         reader.join(timeout=10)
         sys.stderr.write("".join(_log))
 

@@ -18,7 +18,7 @@ import threading
 import time
 import urllib.request
 
-from server_test_support import binary_model_openai, free_port, wait_ready
+from server_test_support import binary_model_openai, free_port, stop_server, wait_ready
 
 QUESTIONS = [
     "What is the capital of France?",
@@ -137,11 +137,7 @@ def main():
         print("parallel clients: OK")
         return 0
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
 
 
 if __name__ == "__main__":

@@ -60,3 +60,14 @@ def wait_ready(proc, port, key=None, timeout=120):
         except OSError:
             time.sleep(0.2)
     raise RuntimeError("fluoro serve did not answer in time")
+
+
+def stop_server(proc, timeout=30):
+    """SIGTERM (`fluoro serve` then saves and exits), then SIGKILL if it has not gone in time."""
+    import subprocess
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
