@@ -5,9 +5,13 @@
 // so a long prompt is computed over several steps while the others keep decoding (vLLM's chunked
 // prefill). Jobs join (start) and leave (end, cancel, fail) between steps.
 //
-// Every kernel computes a row from that row alone (batch-invariant), and each sequence keeps its
-// own sampler, detokenizer and stop rules (TokenLoop, decode/generate.h): a sequence's logits and
-// tokens are the same alone or batched (tests/engine/decode/batch_decoder_test.cpp).
+// Every matmul row and, with the default flash attention, every attention row is computed from
+// its own input the same way whatever else the batch holds (batch-invariant: the flash kernel cuts
+// a row's keys into ranges from its first key, not by batch size), and each sequence keeps its own
+// sampler, detokenizer and stop rules (TokenLoop, decode/generate.h): a sequence's logits and
+// tokens are the same alone or batched (tests/engine/decode/batch_decoder_test.cpp). The standard
+// attention (AttentionImpl::Standard) splits a decode step's keys by the batch's size, so there
+// the last bits may differ past 128 keys.
 //
 // Sequences run under the Full KV policy (an evicting policy compacts a sequence between steps,
 // which no batch accounts for). Not thread-safe: one thread drives it.

@@ -336,9 +336,11 @@ void BatchEngine::Impl::loop() {
             steps.fetch_add(1);
             step_tokens.fetch_add(step.tokens);
         }
+        // The observer first: once a request's RunFinished is out its caller may return, and
+        // what the observer refers to may go with it.
+        if (observer && computed) observer(step, current_load());
         for (BatchEnded& e : ended) finish(e.tag, &e, e.error);
         for (auto& [run, a] : active) deliver(*a);
-        if (observer && computed) observer(step, current_load());
         if (!ended.empty()) save_cache(false);
     }
 }

@@ -67,8 +67,9 @@ class BatchEngine {
     RunFinished run(const Complete& c, const std::function<void(const Event&)>& on_event,
                     const std::atomic<bool>* cancel = nullptr);
     BatchLoad load() const;
-    // Called on the engine's thread after every step with what it computed and the queue
-    // then; must be quick (set before the first run()).
+    // Called on the engine's thread after every step with what it computed and the load then
+    // (the requests the step ended still counted as running), before those requests' callers
+    // see their RunFinished; must be quick (set before the first run()).
     void set_step_observer(std::function<void(const BatchStep&, const BatchLoad&)> observer);
 
   private:

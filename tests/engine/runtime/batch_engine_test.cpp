@@ -83,8 +83,8 @@ TEST(BatchEngine, ConcurrentRequestsGetTheEnginesSoloReplies) {
     BatchEngineOptions o;
     o.parallel = 4;
     o.prefill_chunk = 32;  // prompts of ~30 tokens: chunks beside the others' decodes
+    std::atomic<int64_t> max_running{0};  // before the engine: its thread writes it
     BatchEngine batch(path, settings(), o);
-    std::atomic<int64_t> max_running{0};
     batch.set_step_observer([&](const BatchStep&, const BatchLoad& l) {
         int64_t m = max_running.load();
         while (l.running > m && !max_running.compare_exchange_weak(m, l.running)) {
