@@ -77,7 +77,15 @@ int main(int argc, char** argv) {
         "KIND");
     const QCommandLineOption measure_param(
         "measure-param", "With --measure: a parameter, KEY=VALUE (repeatable)", "KEY=VALUE");
-    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens, serve, measure, measure_param});
+    const QCommandLineOption attach(
+        "attach",
+        "Chat with a running OpenAI-compatible server (vLLM, SGLang, llama-server, fluoro serve) "
+        "instead of a local model: http://HOST:PORT[/v1]",
+        "URL");
+    const QCommandLineOption attach_model(
+        "attach-model", "With --attach: the served model's id (default: the first it lists)", "ID");
+    p.addOptions({db, shot, prompt, panel, demo, theme, max_tokens, serve, measure, measure_param,
+                  attach, attach_model});
     p.process(app);
 
     fluoro::ui::LaunchOptions o;
@@ -90,6 +98,8 @@ int main(int argc, char** argv) {
     o.theme = p.value(theme);
     if (p.isSet(max_tokens)) o.max_tokens = std::max(1, p.value(max_tokens).toInt());
     o.measure = p.value(measure);
+    o.attach = p.value(attach);
+    o.attach_model = p.value(attach_model);
     for (const QString& kv : p.values(measure_param)) {
         const qsizetype eq = kv.indexOf('=');
         if (eq <= 0) {

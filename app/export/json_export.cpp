@@ -96,16 +96,37 @@ std::string piece_from_json(const json& j, const std::string& where) {
 json token_json(const TokenEvent& t) {
     json top = json::array();
     for (const auto& p : t.top) top.push_back({p.id, p.logprob});
-    return {{"index", t.index},
-            {"id", t.id},
-            {"piece", t.piece},
-            {"logprob", t.logprob},
-            {"t_ns", t.t_ns},
-            {"top", top},
-            {"split", t.split},
-            {"reasoning", t.reasoning},
-            {"reasoning_text", t.reasoning_text},
-            {"answer_text", t.answer_text}};
+    json j = {{"index", t.index},
+              {"id", t.id},
+              {"piece", t.piece},
+              {"logprob", t.logprob},
+              {"t_ns", t.t_ns},
+              {"top", top},
+              {"split", t.split},
+              {"reasoning", t.reasoning},
+              {"reasoning_text", t.reasoning_text},
+              {"answer_text", t.answer_text}};
+    // A remote run's alternatives: their texts (the ids are the attachment's numbering).
+    if (!t.top_text.empty()) {
+        json texts = json::array();
+        for (const auto& s : t.top_text) texts.push_back(piece_json(s));
+        j["top_text"] = std::move(texts);
+    }
+    return j;
+}
+
+json server_load_json(const ServerLoadEvent& l) {
+    return {{"t_ns", l.t_ns},
+            {"names", l.names},
+            {"running", l.running},
+            {"waiting", l.waiting},
+            {"kv_usage", l.kv_usage},
+            {"prefix_queries", l.prefix_queries},
+            {"prefix_hits", l.prefix_hits},
+            {"prompt_tokens", l.prompt_tokens},
+            {"generation_tokens", l.generation_tokens},
+            {"spec_draft_tokens", l.spec_draft_tokens},
+            {"spec_accepted_tokens", l.spec_accepted_tokens}};
 }
 
 json step_json(const StepEvent& s) {
@@ -189,6 +210,10 @@ json run_json(const RunRecord& r, const std::map<int64_t, size_t>& message_index
                          {"cache_entries", c.cache_entries},
                          {"cache_tokens", c.cache_tokens}});
         if (!c.tree.empty()) cache.back()["tree"] = prefix_tree_json(c.tree);
+    }
+    if (!r.server_loads.empty()) {
+        json& loads = j["server_loads"] = json::array();
+        for (const auto& l : r.server_loads) loads.push_back(server_load_json(l));
     }
     json& memory = j["memory"] = json::array();
     for (const auto& m : r.memory)
@@ -403,6 +428,14 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         e.reasoning = field_since<bool>(t, "reasoning", w, version, 4, false);
         e.reasoning_text = field_since<std::string>(t, "reasoning_text", w, version, 4, "");
         e.answer_text = field_since<std::string>(t, "answer_text", w, version, 4, "");
+        if (t.contains("top_text")) {
+            for (const auto& s : field<json>(t, "top_text", w))
+                e.top_text.push_back(piece_from_json(s, w + ".top_text"));
+            if (e.top_text.size() != e.top.size())
+                throw Error(w + ": token " + std::to_string(e.index) + " has " +
+                            std::to_string(e.top.size()) + " alternatives but " +
+                            std::to_string(e.top_text.size()) + " texts");
+        }
         r.tokens.push_back(std::move(e));
     }
     for (const auto& s : field<json>(j, "steps", where)) {
@@ -458,6 +491,23 @@ RunRecord run_from_json(const json& j, const std::string& where, size_t n_messag
         if (c.contains("tree")) e.tree = prefix_tree_from_json(c["tree"], w);
         r.cache_events.push_back(std::move(e));
     }
+    if (j.contains("server_loads"))
+        for (const auto& l : field<json>(j, "server_loads", where)) {
+            const std::string w = where + ".server_loads";
+            ServerLoadEvent e;
+            e.t_ns = field<int64_t>(l, "t_ns", w);
+            e.names = field<std::string>(l, "names", w);
+            e.running = field<double>(l, "running", w);
+            e.waiting = field<double>(l, "waiting", w);
+            e.kv_usage = field<double>(l, "kv_usage", w);
+            e.prefix_queries = field<double>(l, "prefix_queries", w);
+            e.prefix_hits = field<double>(l, "prefix_hits", w);
+            e.prompt_tokens = field<double>(l, "prompt_tokens", w);
+            e.generation_tokens = field<double>(l, "generation_tokens", w);
+            e.spec_draft_tokens = field<double>(l, "spec_draft_tokens", w);
+            e.spec_accepted_tokens = field<double>(l, "spec_accepted_tokens", w);
+            r.server_loads.push_back(std::move(e));
+        }
     for (const auto& m : field<json>(j, "memory", where)) {
         const std::string w = where + ".memory";
         r.memory.push_back(

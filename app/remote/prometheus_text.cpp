@@ -137,6 +137,8 @@ ServerLoad server_load(const Exposition& e) {
         l.prefix_hits = first({"vllm:prefix_cache_hits"});
         l.prompt_tokens = first({"vllm:prompt_tokens"});
         l.generation_tokens = first({"vllm:generation_tokens"});
+        l.spec_draft_tokens = first({"vllm:spec_decode_num_draft_tokens"});
+        l.spec_accepted_tokens = first({"vllm:spec_decode_num_accepted_tokens"});
     } else if (e.sum("sglang:num_running_reqs") || e.sum("sglang:generation_tokens")) {
         l.names = "sglang";
         l.running = first({"sglang:num_running_reqs"});

@@ -33,7 +33,8 @@ struct Exposition {
 Exposition parse_prometheus_text(std::string_view text);
 
 // What a remote server's /metrics says of its load: requests running and waiting, KV cache usage
-// (0..1), prefix-cache queries and hits (in tokens), prompt and generated tokens. Read by vLLM's
+// (0..1), prefix-cache queries and hits (in tokens), prompt and generated tokens, speculative
+// draft tokens and accepted ones. Read by vLLM's
 // names (which fluoro serve uses too; vLLM's pre-0.10 gpu_cache_usage_perc as well), else
 // SGLang's (num_running_reqs, num_queue_reqs, token_usage, cached_tokens of prompt_tokens,
 // generation_tokens), else llama-server's (requests_processing, requests_deferred,
@@ -43,6 +44,8 @@ Exposition parse_prometheus_text(std::string_view text);
 struct ServerLoad {
     std::optional<double> running, waiting, kv_usage, prefix_queries, prefix_hits, prompt_tokens,
         generation_tokens;
+    // Speculative decoding's draft tokens proposed and accepted (vLLM's names only).
+    std::optional<double> spec_draft_tokens, spec_accepted_tokens;
     std::string names;
 };
 ServerLoad server_load(const Exposition& e);

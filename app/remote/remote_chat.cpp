@@ -45,6 +45,8 @@ struct Link {
     beast::error_code ec;
     std::chrono::seconds timeout;
     std::string where;
+    const std::atomic<bool>* cancel = nullptr;
+    bool cancelled = false;
 
     Link(const RemoteEndpoint& e, std::chrono::seconds t) : timeout(t), where(e.url()) {
         asio::ip::tcp::resolver resolver(ioc);
@@ -63,7 +65,21 @@ struct Link {
         stream.expires_after(timeout);
         ioc.restart();
         start([&](beast::error_code e, auto&&...) { ec = e; });
-        ioc.run();
+        if (!cancel) {
+            ioc.run();
+            return;
+        }
+        // Polls the flag while the operation waits, and after it (a stream whose chunks come
+        // faster than the poll completes every read first): closing the socket ends the
+        // request; a server that watches its clients stops generating.
+        do {
+            ioc.run_for(std::chrono::milliseconds(50));
+            if (!cancelled && cancel->load()) {
+                cancelled = true;
+                beast::error_code ignored;
+                stream.socket().close(ignored);
+            }
+        } while (!ioc.stopped());
     }
     Error fail(const std::string& what) const {
         return Error(what + " (" + where + "): " + ec.message());
@@ -97,6 +113,21 @@ std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
         throw Error("the server answered " + std::to_string(status) + " to GET " + path + " (" +
                     link.where + "): " + error_message(parser.get().body()));
     return parser.get().body();
+}
+
+std::vector<std::string> list_models(const RemoteEndpoint& endpoint, const std::string& api_key,
+                                     std::chrono::seconds timeout) {
+    const std::string path = endpoint.base_path + "/models";
+    const json j = json::parse(fetch_text(endpoint, path, api_key, timeout), nullptr, false);
+    const auto data = j.is_object() ? j.find("data") : j.end();
+    if (data == j.end() || !data->is_array())
+        throw Error("GET " + path + " (" + endpoint.url() +
+                    ") did not answer a model list ({\"data\": [...]})");
+    std::vector<std::string> ids;
+    for (const json& m : *data)
+        if (m.is_object() && m.contains("id") && m["id"].is_string())
+            ids.push_back(m["id"].get<std::string>());
+    return ids;
 }
 
 std::string RemoteEndpoint::url() const {
@@ -241,6 +272,7 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
     for (const auto& [role, content] : req.messages)
         body["messages"].push_back({{"role", role}, {"content", content}});
     if (req.temperature) body["temperature"] = *req.temperature;
+    if (req.top_p) body["top_p"] = *req.top_p;
     if (req.seed) body["seed"] = *req.seed;
     if (req.top_logprobs > 0) {
         body["logprobs"] = true;
@@ -248,6 +280,7 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
     }
 
     Link link(endpoint, req.timeout);
+    link.cancel = req.cancel;
     auto r = link.request<http::string_body>(http::verb::post, endpoint,
                                              endpoint.base_path + "/chat/completions", req.api_key);
     r.set(http::field::content_type, "application/json");
@@ -259,7 +292,15 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
             .count();
     };
+    RemoteResult out;
+    const auto stopped = [&] {
+        out.cancelled = true;
+        out.finish_reason = "cancelled";
+        out.total_ms = since();
+        return out;
+    };
     link.wait([&](auto h) { http::async_write(link.stream, r, h); });
+    if (link.cancelled) return stopped();
     if (link.ec) throw link.fail("cannot send the request");
 
     beast::flat_buffer buf;
@@ -268,9 +309,9 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
     // against the empty optional as "over the limit".
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     link.wait([&](auto h) { http::async_read_header(link.stream, buf, parser, h); });
+    if (link.cancelled) return stopped();
     if (link.ec) throw link.fail("no response");
     const int status = parser.get().result_int();
-    RemoteResult out;
     ChatStreamReader reader(out, on_chunk);
     std::string error_body;
     char piece[16384];
@@ -279,6 +320,7 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         parser.get().body().size = sizeof piece;
         link.wait([&](auto h) { http::async_read_some(link.stream, buf, parser, h); });
         if (link.ec == http::error::need_buffer) link.ec = {};
+        if (link.cancelled) return stopped();
         if (link.ec) throw link.fail("the response broke off");
         const size_t n = sizeof piece - parser.get().body().size;
         if (status != 200) {

@@ -5,6 +5,7 @@
 // https URL is refused with that reason).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,11 +32,15 @@ struct RemoteRequest {
     std::string model;  // the served model's name (vLLM and SGLang require it)
     std::vector<std::pair<std::string, std::string>> messages;  // (role, content)
     int64_t max_tokens = 512;
-    std::optional<double> temperature;
+    std::optional<double> temperature, top_p;
     std::optional<uint64_t> seed;
     int top_logprobs = 0;  // > 0: ask for logprobs with that many alternatives
     std::string api_key;   // sent as a Bearer token when set; never stored
     std::chrono::seconds timeout{600};
+    // Set from any thread: the request stops within ~50 ms, its connection closed (a server
+    // that watches its clients stops generating), and stream_chat returns what arrived with
+    // cancelled set. Null: never.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 // One content chunk as it arrived.
@@ -50,8 +55,9 @@ struct RemoteResult {
     std::vector<RemoteChunk> chunks;
     // From the server's usage (stream_options.include_usage); -1 where it sent none.
     int64_t prompt_tokens = -1, completion_tokens = -1, cached_tokens = -1;
-    double ttft_ms = -1;  // the first content chunk's arrival (-1: no content)
-    double total_ms = 0;  // until the stream ended
+    double ttft_ms = -1;     // the first content chunk's arrival (-1: no content)
+    double total_ms = 0;     // until the stream ended
+    bool cancelled = false;  // RemoteRequest::cancel stopped it
     // Intervals between consecutive content chunks, in order.
     std::vector<double> intervals_ms() const;
 };
@@ -61,6 +67,12 @@ struct RemoteResult {
 std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
                        const std::string& api_key = {},
                        std::chrono::seconds timeout = std::chrono::seconds(30));
+
+// The ids GET base_path/models lists (OpenAI's {"data": [{"id"}]}), in its order. Throws Error
+// like fetch_text, and for a body that is not such a list.
+std::vector<std::string> list_models(const RemoteEndpoint& endpoint,
+                                     const std::string& api_key = {},
+                                     std::chrono::seconds timeout = std::chrono::seconds(30));
 
 // One line for stderr after a remote answer: the endpoint and model, the prompt tokens (cached)
 // and generated ones as the server counted them, time to first token, the chunks' intervals

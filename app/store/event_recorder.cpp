@@ -101,6 +101,7 @@ void EventRecorder::on_start(const RunStarted& e) {
     r.message = store_.add_message(c.id, parent(), "assistant", "", false, now);
     r.conversation_key = int64_t(e.conversation);
     r.kept = e.kept_messages;
+    r.remote = e.backend == "remote";
     RunRecord rec;
     rec.message_id = r.message;
     rec.kind = std::string(run_kind_name(e.kind));
@@ -174,7 +175,7 @@ void EventRecorder::apply(const Event& e) {
     Run* r = run(event_run(e));
     if (!r) return;  // engine-level events, or a run that started before recording did
     if (const auto* t = std::get_if<TokenEvent>(&e)) {
-        store_.add_token(r->id, *t);
+        store_.add_token(r->id, *t, r->remote);
         r->text += t->piece;
         r->dirty = true;
     } else if (const auto* s = std::get_if<StepEvent>(&e)) {
@@ -183,6 +184,8 @@ void EventRecorder::apply(const Event& e) {
         store_.add_cache_event(r->id, *c);
     } else if (const auto* m = std::get_if<MemoryCounters>(&e)) {
         store_.add_memory(r->id, *m);
+    } else if (const auto* l = std::get_if<ServerLoadEvent>(&e)) {
+        store_.add_server_load(r->id, *l);
     } else if (const auto* sp = std::get_if<SpecStep>(&e)) {
         store_.add_spec_step(r->id, *sp);
     } else if (const auto* kv = std::get_if<std::shared_ptr<const KvSnapshot>>(&e)) {

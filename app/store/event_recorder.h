@@ -41,6 +41,7 @@ class EventRecorder {
     };
     struct Run {
         int64_t id = 0, message = 0, conversation_key = 0, kept = 0;
+        bool remote = false;  // a remote server's run: its token ids name no vocabulary
         std::string text;
         bool dirty = false;
     };

@@ -48,6 +48,8 @@ struct RunRecord {
     std::vector<std::shared_ptr<const AttentionSnapshot>> attention_snapshots;
     std::vector<AttentionStats> attention_stats;
     std::vector<KvEviction> kv_evictions;  // the KV policy's evictions (schema v4)
+    // A remote server's /metrics around the run (schema v11; remote runs only).
+    std::vector<ServerLoadEvent> server_loads;
 };
 
 struct ConversationRecord {

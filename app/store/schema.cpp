@@ -214,6 +214,29 @@ constexpr const char* kMigrateV9ToV10 = R"sql(
 ALTER TABLE steps ADD COLUMN trace BLOB NOT NULL DEFAULT x'';
 )sql";
 
+// v11: runs of a window attached to a remote server (app/remote/remote_engine.h): the texts of
+// each token's alternatives (their ids are the attachment's own numbering, not a vocabulary a
+// reopened run could name them from), and the server's /metrics read around each run. Old rows
+// and local runs: no texts (the vocabulary names the ids), no server loads.
+constexpr const char* kMigrateV10ToV11 = R"sql(
+ALTER TABLE tokens ADD COLUMN top_text BLOB NOT NULL DEFAULT x'';
+CREATE TABLE server_loads(
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    t_ns INTEGER NOT NULL,
+    names TEXT NOT NULL,
+    running REAL NOT NULL,
+    waiting REAL NOT NULL,
+    kv_usage REAL NOT NULL,
+    prefix_queries REAL NOT NULL,
+    prefix_hits REAL NOT NULL,
+    prompt_tokens REAL NOT NULL,
+    generation_tokens REAL NOT NULL,
+    spec_draft_tokens REAL NOT NULL,
+    spec_accepted_tokens REAL NOT NULL);
+CREATE INDEX server_loads_by_run ON server_loads(run_id, id);
+)sql";
+
 std::string where(const std::filesystem::path& p) {
     return "session database " + p.string();
 }
@@ -292,6 +315,7 @@ void migrate(Database& db, int64_t from) {
     if (from < 8) db.exec(kMigrateV7ToV8);
     if (from < 9) db.exec(kMigrateV8ToV9);
     if (from < 10) db.exec(kMigrateV9ToV10);
+    if (from < 11) db.exec(kMigrateV10ToV11);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     tx.commit();
 }

@@ -30,7 +30,7 @@
 
 namespace fluoro::app {
 
-inline constexpr int kSchemaVersion = 10;
+inline constexpr int kSchemaVersion = 11;
 inline constexpr int32_t kApplicationId = 0x464C5553;  // "FLUS"
 
 // The SQL that creates schema version 1 (also used by the migration test to build an old file).

@@ -12,8 +12,8 @@ namespace fluoro::app {
 struct Store::Prepared {
     explicit Prepared(Database& db)
         : token(db.prepare("INSERT INTO tokens(run_id, idx, token_id, piece, logprob, top, t_ns, "
-                           "split, reasoning, reasoning_text, answer_text) "
-                           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
+                           "split, reasoning, reasoning_text, answer_text, top_text) "
+                           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           step(db.prepare("INSERT INTO steps(run_id, idx, phase, tokens, start_ns, end_ns, op_ns, "
                           "experts, trace) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")),
           memory(db.prepare("INSERT INTO memory_counters(run_id, t_ns, weights_bytes, kv_bytes, "
@@ -112,7 +112,27 @@ void Store::finish_run(int64_t id, const RunRecord& r) {
         .run();
 }
 
-void Store::add_token(int64_t run, const TokenEvent& t) {
+void Store::add_server_load(int64_t run, const ServerLoadEvent& l) {
+    db_->prepare(
+           "INSERT INTO server_loads(run_id, t_ns, names, running, waiting, kv_usage, "
+           "prefix_queries, prefix_hits, prompt_tokens, generation_tokens, spec_draft_tokens, "
+           "spec_accepted_tokens) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(1, run)
+        .bind(2, l.t_ns)
+        .bind(3, l.names)
+        .bind(4, l.running)
+        .bind(5, l.waiting)
+        .bind(6, l.kv_usage)
+        .bind(7, l.prefix_queries)
+        .bind(8, l.prefix_hits)
+        .bind(9, l.prompt_tokens)
+        .bind(10, l.generation_tokens)
+        .bind(11, l.spec_draft_tokens)
+        .bind(12, l.spec_accepted_tokens)
+        .run();
+}
+
+void Store::add_token(int64_t run, const TokenEvent& t, bool with_top_text) {
     st_->token.bind(1, run)
         .bind(2, t.index)
         .bind(3, int64_t(t.id))
@@ -124,6 +144,7 @@ void Store::add_token(int64_t run, const TokenEvent& t) {
         .bind(9, int64_t(t.reasoning))
         .bind(10, t.reasoning_text)
         .bind(11, t.answer_text)
+        .bind(12, with_top_text ? encode_pieces(t.top_text) : std::vector<uint8_t>())
         .run();
 }
 
@@ -262,7 +283,8 @@ int64_t Store::insert_conversation(const ConversationRecord& c) {
         header.message_id = it->second;
         const int64_t run = add_run(header);
         finish_run(run, r);
-        for (const auto& t : r.tokens) add_token(run, t);
+        for (const auto& t : r.tokens) add_token(run, t, !t.top_text.empty());
+        for (const auto& l : r.server_loads) add_server_load(run, l);
         for (const auto& s : r.steps) add_step(run, s);
         for (const auto& e : r.cache_events) add_cache_event(run, e);
         for (const auto& m : r.memory) add_memory(run, m);
@@ -464,7 +486,7 @@ void Store::load_run_rows(RunRecord& r) {
     {
         Statement st = db_->prepare(
             "SELECT idx, token_id, piece, logprob, top, t_ns, split, reasoning, reasoning_text, "
-            "answer_text FROM tokens WHERE run_id = ? ORDER BY idx");
+            "answer_text, top_text FROM tokens WHERE run_id = ? ORDER BY idx");
         st.bind(1, r.id);
         while (st.step()) {
             TokenEvent t{run,        st.int64(0),       int32_t(st.int64(1)),
@@ -474,6 +496,12 @@ void Store::load_run_rows(RunRecord& r) {
             t.reasoning = st.int64(7) != 0;
             t.reasoning_text = st.text(8);
             t.answer_text = st.text(9);
+            t.top_text = decode_pieces(st.blob(10));
+            if (!t.top_text.empty() && t.top_text.size() != t.top.size())
+                throw StoreError("token " + std::to_string(t.index) + " has " +
+                                     std::to_string(t.top.size()) + " alternatives but " +
+                                     std::to_string(t.top_text.size()) + " texts",
+                                 SQLITE_CORRUPT);
             r.tokens.push_back(std::move(t));
         }
     }
@@ -527,6 +555,29 @@ void Store::load_run_rows(RunRecord& r) {
             c.tree = decode_prefix_tree(
                 st.text(13), path().string() + ": run " + std::to_string(r.id) + "'s cache event");
             r.cache_events.push_back(std::move(c));
+        }
+    }
+    {
+        Statement st = db_->prepare(
+            "SELECT t_ns, names, running, waiting, kv_usage, prefix_queries, prefix_hits, "
+            "prompt_tokens, generation_tokens, spec_draft_tokens, spec_accepted_tokens FROM "
+            "server_loads WHERE run_id = ? ORDER BY id");
+        st.bind(1, r.id);
+        while (st.step()) {
+            ServerLoadEvent l;
+            l.run = run;
+            l.t_ns = st.int64(0);
+            l.names = st.text(1);
+            l.running = st.real(2);
+            l.waiting = st.real(3);
+            l.kv_usage = st.real(4);
+            l.prefix_queries = st.real(5);
+            l.prefix_hits = st.real(6);
+            l.prompt_tokens = st.real(7);
+            l.generation_tokens = st.real(8);
+            l.spec_draft_tokens = st.real(9);
+            l.spec_accepted_tokens = st.real(10);
+            r.server_loads.push_back(std::move(l));
         }
     }
     {

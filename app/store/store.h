@@ -37,7 +37,10 @@ class Store {
     int64_t add_run(const RunRecord& run);
     // Writes the result fields (stop_reason onwards, drafted/accepted tokens included).
     void finish_run(int64_t id, const RunRecord& run);
-    void add_token(int64_t run, const TokenEvent& t);
+    // with_top_text: keep the alternatives' texts too (a remote run's: its ids name no
+    // vocabulary).
+    void add_token(int64_t run, const TokenEvent& t, bool with_top_text = false);
+    void add_server_load(int64_t run, const ServerLoadEvent& l);
     void add_step(int64_t run, const StepEvent& s);
     void add_cache_event(int64_t run, const PrefixCacheEvent& c);
     void add_memory(int64_t run, const MemoryCounters& m);

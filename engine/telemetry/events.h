@@ -396,12 +396,27 @@ struct AttentionOverview {
     }
 };
 
+// A remote server's load as its GET /metrics reported it, for a window attached to an
+// OpenAI-compatible server (vLLM, SGLang, llama-server, fluoro serve: app/remote/remote_engine.h):
+// read before and after each run. Server-wide figures, not this run's internals: counters are the
+// server's totals since it started. -1 where the server exposes no such metric.
+struct ServerLoadEvent {
+    uint64_t run = 0;
+    std::string names;  // whose metric names were read: "vllm", "sglang", "llamacpp"; "" none
+    double running = -1, waiting = -1;             // requests
+    double kv_usage = -1;                          // the KV cache's used fraction, 0..1
+    double prefix_queries = -1, prefix_hits = -1;  // prompt tokens looked up / found cached
+    double prompt_tokens = -1, generation_tokens = -1;
+    double spec_draft_tokens = -1, spec_accepted_tokens = -1;  // speculative decoding
+    int64_t t_ns = 0;
+};
+
 using Event =
     std::variant<RunStarted, TokenEvent, StepEvent, std::shared_ptr<const AttentionSnapshot>,
                  std::shared_ptr<const KvSnapshot>, SpecStep, PrefixCacheEvent, MemoryCounters,
                  RunFinished, ErrorEvent, ModelLoaded, ModelUnloaded, ConversationStarted,
                  DropReport, AttentionStats, KvEviction, std::shared_ptr<const LogitLensEvent>,
-                 std::shared_ptr<const AttentionOverview>>;
+                 std::shared_ptr<const AttentionOverview>, ServerLoadEvent>;
 
 // The run an event belongs to (0 for engine-level events).
 uint64_t event_run(const Event& e);

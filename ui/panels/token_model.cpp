@@ -7,6 +7,7 @@ namespace fluoro::ui {
 bool TokenState::consume(const Event& event) {
     if (const auto* r = std::get_if<RunStarted>(&event)) {
         run_ = r->run;
+        remote_ = r->backend == "remote";
         tokens_.clear();
         ++generation_;
         vocab_.add_prompt(*r);
@@ -69,8 +70,8 @@ QVariant TokenListModel::data(const QModelIndex& index, int role) const {
         }
     } else if (role == Qt::ToolTipRole && !has_prob) {
         return QStringLiteral(
-            "Text flushed at the end of the run (no token "
-            "released it): no probabilities");
+            "No probabilities: text flushed at the end of the run (no token released it), or "
+            "a remote server's text sent without logprobs");
     }
     return {};
 }
@@ -99,8 +100,13 @@ void TokenAlternativesModel::set_token(const TokenEvent* token, const TokenVocab
     chosen_ = token ? token->id : -1;
     if (token) {
         top_ = token->top;
-        for (const TokenProb& tp : top_)
-            labels_.push_back(vocab ? vocab->label(tp.id, 32) : QStringLiteral("#%1").arg(tp.id));
+        // The texts the token came with (a remote server's alternatives, whose ids name no
+        // vocabulary), else the vocabulary's.
+        const bool texts = token->top_text.size() == top_.size();
+        for (size_t i = 0; i < top_.size(); ++i)
+            labels_.push_back(texts   ? piece_label(token->top_text[i], 32)
+                              : vocab ? vocab->label(top_[i].id, 32)
+                                      : QStringLiteral("#%1").arg(top_[i].id));
     }
     endResetModel();
 }

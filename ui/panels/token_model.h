@@ -28,9 +28,13 @@ class TokenState {
     int row_of(int64_t index) const;
     const TokenVocab& vocab() const { return vocab_; }
     uint64_t generation() const { return generation_; }
+    // The run is a remote server's (RunStarted::backend "remote"): its ids are the attachment's
+    // numbering of the texts, its probabilities the server's top_logprobs.
+    bool remote() const { return remote_; }
 
   private:
     uint64_t run_ = 0;
+    bool remote_ = false;
     std::vector<TokenEvent> tokens_;
     TokenVocab vocab_;
     uint64_t generation_ = 0;

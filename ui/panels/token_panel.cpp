@@ -58,6 +58,17 @@ void AlternativeBars::paintEvent(QPaintEvent*) {
     }
 }
 
+namespace {
+const QString kLocalNote = QStringLiteral(
+    "Probabilities are the model's distribution after repetition penalties and temperature, "
+    "before top-k / top-p / min-p truncation; the token itself was drawn from the truncated, "
+    "renormalized set, whose probabilities the engine does not report.");
+const QString kRemoteNote = QStringLiteral(
+    "A remote server's run: probabilities and alternatives are its logprobs and top_logprobs as "
+    "it sent them (what they are taken after depends on the server); ids number the texts it "
+    "sent, not its vocabulary.");
+}  // namespace
+
 TokenPanel::TokenPanel(QWidget* parent)
     : EventPanel(parent),
       view_(new QTableView(this)),
@@ -79,11 +90,7 @@ TokenPanel::TokenPanel(QWidget* parent)
     detail_->setTextFormat(Qt::PlainText);
     note_->setWordWrap(true);
     note_->setForegroundRole(QPalette::PlaceholderText);
-    note_->setText(
-        QStringLiteral("Probabilities are the model's distribution after repetition penalties and "
-                       "temperature, before top-k / top-p / min-p truncation; the token itself was "
-                       "drawn from the truncated, renormalized set, whose probabilities the engine "
-                       "does not report."));
+    note_->setText(kLocalNote);
 
     auto* right = new QWidget(this);
     auto* rl = new QVBoxLayout(right);
@@ -145,6 +152,7 @@ QString TokenPanel::detail() const {
 }
 
 void TokenPanel::show_row(int row) {
+    note_->setText(state_.remote() ? kRemoteNote : kLocalNote);
     if (row < 0 || size_t(row) >= state_.tokens().size()) {
         selected_ = -1;
         alternatives_->set_token(nullptr, nullptr);
@@ -157,9 +165,9 @@ void TokenPanel::show_row(int row) {
     selected_ = t.index;
     alternatives_->set_token(&t, &state_.vocab());
     if (t.id < 0) {
-        detail_->setText(QStringLiteral("#%1 “%2”: text flushed at the end of the "
-                                        "run, no token released it, "
-                                        "so there are no probabilities.")
+        detail_->setText(QStringLiteral("#%1 “%2”: no probabilities (text flushed at the "
+                                        "end of the run that no token released, or a remote "
+                                        "server's text sent without logprobs).")
                              .arg(t.index)
                              .arg(piece_label(t.piece, 40)));
     } else if (t.top.empty()) {

@@ -20,7 +20,11 @@
 
 namespace fluoro {
 class Engine;  // declared only: engine.h is included where engine() is called
-}
+namespace app {
+class RemoteEngine;
+struct RemoteAttach;
+}  // namespace app
+}  // namespace fluoro
 
 namespace fluoro::ui {
 
@@ -33,13 +37,23 @@ class EngineBridge : public QObject {
                           TelemetryLevel level = TelemetryLevel::Full);
     ~EngineBridge() override;
 
+    // The local engine (the window's API server serves it, attached or not).
     Engine& engine() { return *engine_; }
     app::StoreWriter* writer() { return writer_.get(); }
     const QString& store_error() const { return store_error_; }
     const std::optional<ModelLoaded>& model() const { return model_; }
     bool generating() const { return generating_; }
 
+    // Detaches from a remote server first.
     void load_model(const std::filesystem::path& path, const ModelSettings& s);
+    // The window's chat goes to a remote OpenAI-compatible server (app/remote/remote_engine.h)
+    // instead of the local engine, whose model stays loaded for the API server: commands go
+    // there, its events come like the engine's (recorded, shown). Its ModelLoaded, or a
+    // load_model error (then it detaches), follows. Throws Error for a URL it cannot parse.
+    void attach(const app::RemoteAttach& a);
+    // Back to the local engine (its model, if one is loaded, is the window's again).
+    void detach();
+    bool attached() const { return remote_ != nullptr; }
     // Returns the engine's submission number (RunStarted / ConversationStarted carry it).
     uint64_t submit(Command c);
     void submit_tagged(const QString& tag, Command c);
@@ -55,10 +69,13 @@ class EngineBridge : public QObject {
     void error(const QString& message);
 
   private:
-    void note(const Event& e);
+    void note(const Event& e, bool remote);
 
     std::unique_ptr<app::StoreWriter> writer_;
     std::unique_ptr<Engine> engine_;
+    std::unique_ptr<app::RemoteEngine> remote_;
+    std::optional<ModelLoaded> local_model_;  // the local engine's, while attached
+    bool detach_after_pump_ = false;          // the attach failed
     QTimer timer_;
     QString store_error_;
     std::optional<ModelLoaded> model_;

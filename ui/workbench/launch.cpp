@@ -76,7 +76,10 @@ int run_workbench(const LaunchOptions& opt) {
         }
     }
     if (opt.serve_port) window.serve_when_loaded(*opt.serve_port);
-    if (!model.isEmpty()) window.open_model(model);
+    if (!opt.attach.isEmpty())
+        window.attach_remote(opt.attach, opt.attach_model);
+    else if (!model.isEmpty())
+        window.open_model(model);
     return QApplication::exec();
 }
 

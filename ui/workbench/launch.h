@@ -22,6 +22,9 @@ struct LaunchOptions {
     int max_tokens = 96;            // for --screenshot's generation
     int timeout_s = 300;            // --screenshot gives up after this long
     std::optional<int> serve_port;  // --serve: the API server starts once the model is loaded
+    // --attach URL [--attach-model ID]: the chat goes to that server (File → Attach to server);
+    // no local model is opened.
+    QString attach, attach_model;
     // --measure KIND (ppl, eval_kv, bench_spec) with --screenshot: run that measurement from the
     // Measure menu's window (--measure-param KEY=VALUE each) and render that window instead.
     QString measure;

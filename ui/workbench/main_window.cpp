@@ -199,6 +199,13 @@ void MainWindow::build_layout() {
     serve_label_ = new QLabel(this);
     serve_label_->setObjectName("serve_label");
     serve_label_->hide();
+    server_load_label_ = new QLabel(this);
+    server_load_label_->setObjectName("server_load");
+    server_load_label_->setToolTip(
+        tr("The attached server's /metrics, read before and after each run: server-wide figures "
+           "(all its clients), not this run's internals"));
+    server_load_label_->hide();
+    statusBar()->addPermanentWidget(server_load_label_);
     statusBar()->addPermanentWidget(serve_label_);
     statusBar()->addPermanentWidget(model_label_);
     statusBar()->addPermanentWidget(gauge_);

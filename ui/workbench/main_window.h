@@ -60,6 +60,15 @@ class MainWindow : public QMainWindow {
 
     // Loads a model through the engine (reported by model_changed / an error banner).
     void open_model(const QString& path);
+    // File → Attach to server: the chat goes to the OpenAI-compatible server at `url` (model:
+    // the served model's id, empty: the first it lists; the API key from the environment
+    // variable key_env; metrics: read its /metrics around each run). Reported like a model
+    // load (the status line, or an error banner); opening a model file detaches.
+    void attach_remote(const QString& url, const QString& model = {},
+                       const QString& key_env = QStringLiteral("OPENAI_API_KEY"),
+                       bool metrics = true);
+    // The server's load as last scraped (hidden while not attached).
+    QLabel* server_load_label() const { return server_load_label_; }
     void send_message(const QString& text);
     // Shows a conversation that is not in the store (the bundled demo run).
     void show_record(ConversationPtr conversation, const QString& label);
@@ -161,7 +170,9 @@ class MainWindow : public QMainWindow {
 
     // main_window_model.cpp
     void on_open_model();
+    void on_attach_remote();  // the dialog
     void on_model_changed();
+    void show_server_load(const ServerLoadEvent& load);
     void remember_model(const QString& path);
     void rebuild_recent_menu();
 
@@ -195,6 +206,8 @@ class MainWindow : public QMainWindow {
     QWidget* outside_bar_ = nullptr;  // "an API request is on screen", with the way back
     QPushButton* back_to_chat_ = nullptr;
     QLabel* model_label_ = nullptr;
+    QLabel* server_load_label_ = nullptr;
+    std::optional<ServerLoadEvent> run_load_before_;  // the live run's first server reading
     ContextGauge* gauge_ = nullptr;
     RunTimeline* timeline_ = nullptr;
     QComboBox* run_picker_ = nullptr;

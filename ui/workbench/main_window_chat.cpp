@@ -52,6 +52,7 @@ void MainWindow::on_events(const std::vector<Event>& batch) {
                 own_new_pending_ = false;
             }
         }
+        if (const auto* load = std::get_if<ServerLoadEvent>(&e)) show_server_load(*load);
         if (std::holds_alternative<ModelLoaded>(e) || std::holds_alternative<ModelUnloaded>(e)) {
             own_chat_ = {};  // the engine starts afresh: no conversation is live
             outside_live_ = false;

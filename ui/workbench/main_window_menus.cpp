@@ -40,6 +40,8 @@ void MainWindow::build_menus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&New chat"), QKeySequence::New, this, &MainWindow::on_new_chat);
     file->addAction(tr("&Open model…"), QKeySequence::Open, this, &MainWindow::on_open_model);
+    file->addAction(tr("&Attach to server…"), this, &MainWindow::on_attach_remote)
+        ->setToolTip(tr("Chat with a running vLLM, SGLang, llama-server or fluoro serve"));
     recent_menu_ = file->addMenu(tr("&Recent models"));
     rebuild_recent_menu();
     file->addSeparator();

@@ -56,9 +56,23 @@ void MainWindow::open_model(const QString& path) {
 
 void MainWindow::on_model_changed() {
     const auto& m = bridge_->model();
-    if (measurements_) measurements_->set_model(m ? QString::fromStdString(m->path) : QString());
+    const bool remote = bridge_->attached();
+    server_load_label_->setVisible(remote && !server_load_label_->text().isEmpty());
+    if (measurements_)
+        measurements_->set_model(m && !remote ? QString::fromStdString(m->path) : QString());
     show_stored_limits();
-    if (m) {
+    if (m && remote) {
+        saw_model_ = true;
+        const QString url = QString::fromStdString(m->path), name = QString::fromStdString(m->name);
+        model_label_->setText(tr("attached: %1 at %2").arg(name, url));
+        model_label_->setToolTip(QString::fromStdString(m->chat_template_note));
+        card_->show_remote(url, name);
+        chat_->set_placeholder(
+            tr("Attached to %1 (%2). Type a message below and press Ctrl+Return.").arg(url, name));
+        gauge_->set_fill(0, 0);
+    } else if (remote) {
+        model_label_->setText(tr("attaching…"));
+    } else if (m) {
         saw_model_ = true;
         // "template jinja": the file's own chat template renders the prompts; a family name
         // with "*" is a fallback, and the note (tooltip, status bar) says why.

@@ -24,6 +24,15 @@ void ModelCard::clear_model() {
     setText(tr("<i>No model loaded. File → Open model… (Ctrl+O)</i>"));
 }
 
+void ModelCard::show_remote(const QString& url, const QString& model) {
+    ++job_;
+    setText(tr("<b>%1</b><br>served by %2<br><br><i>Attached to a remote server: the chat, "
+               "tokens with their top logprobs, per-token arrival times and the server's "
+               "/metrics are shown; layers, attention, the KV cache's blocks and the logit lens "
+               "need a local model (File → Open model…).</i>")
+                .arg(model.toHtmlEscaped(), url.toHtmlEscaped()));
+}
+
 void ModelCard::show_model(const std::filesystem::path& model) {
     const quint64 job = ++job_;
     setText(tr("<i>Reading %1…</i>").arg(QString::fromStdString(model.filename().string())));

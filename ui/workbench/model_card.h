@@ -14,6 +14,8 @@ class ModelCard : public QLabel {
     // Reads the report off the GUI thread; shows it (or the reason it failed) when done.
     void show_model(const std::filesystem::path& model);
     void clear_model();
+    // A remote server's model: only what the server says (its URL and the model's id).
+    void show_remote(const QString& url, const QString& model);
 
   signals:
     void card_ready();

@@ -34,6 +34,10 @@ vllm:prompt_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct
 # TYPE vllm:generation_tokens counter
 vllm:generation_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 640.0
 vllm:generation_tokens_total{engine="1",model_name="meta-llama/Llama-3.1-8B-Instruct"} 360.0
+# TYPE vllm:spec_decode_num_draft_tokens counter
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 80.0
+# TYPE vllm:spec_decode_num_accepted_tokens counter
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct"} 52.0
 # TYPE vllm:time_to_first_token_seconds histogram
 vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m"} 0.0
 vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 7.0
@@ -72,6 +76,8 @@ TEST(PrometheusText, ReadsAVllmShapedExposition) {
     EXPECT_EQ(l.prefix_hits, 900.0);
     EXPECT_EQ(l.prompt_tokens, 1500.0);
     EXPECT_EQ(l.generation_tokens, 1000.0);
+    EXPECT_EQ(l.spec_draft_tokens, 80.0);
+    EXPECT_EQ(l.spec_accepted_tokens, 52.0);
     ServerLoad before = l;
     before.prefix_hits = 890;
     before.prefix_queries = 1188;
@@ -139,7 +145,7 @@ TEST(PrometheusText, FluoroServesOwnExpositionReadsBack) {
     EXPECT_EQ(l.running, 0.0);
     EXPECT_EQ(l.waiting, 2.0);
     EXPECT_TRUE(l.kv_usage && l.prefix_queries && l.prefix_hits && l.prompt_tokens &&
-                l.generation_tokens);
+                l.generation_tokens && l.spec_draft_tokens && l.spec_accepted_tokens);
 }
 
 TEST(PrometheusText, BrokenTextNamesTheLine) {

@@ -166,11 +166,11 @@ TEST(ExpertStore, AVersion6FileIsMigratedWithItsStepsKept) {
     const int64_t dense = write(path, synthetic_run(1, 1, RunKind::Send, 0, "hi", {"a", "b"}));
     {
         Database raw(path, SQLITE_OPEN_READWRITE);
-        raw.exec(
-            "ALTER TABLE steps DROP COLUMN trace; ALTER TABLE steps DROP COLUMN experts; "
-            "DROP TABLE measurements; "
-            "ALTER TABLE cache_events DROP COLUMN tree; "
-            "PRAGMA user_version = 6");
+        raw.exec(std::string(test::kBackToV10) +
+                 "ALTER TABLE steps DROP COLUMN trace; ALTER TABLE steps DROP COLUMN experts; "
+                 "DROP TABLE measurements; "
+                 "ALTER TABLE cache_events DROP COLUMN tree; "
+                 "PRAGMA user_version = 6");
     }
     {
         Store store(path);

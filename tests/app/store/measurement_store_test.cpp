@@ -69,9 +69,9 @@ TEST(MeasurementStore, AVersion7FileIsMigrated) {
     }
     {
         Database raw(path, SQLITE_OPEN_READWRITE);
-        raw.exec(
-            "DROP TABLE measurements; ALTER TABLE cache_events DROP COLUMN tree; "
-            "ALTER TABLE steps DROP COLUMN trace; PRAGMA user_version = 7");
+        raw.exec(std::string(test::kBackToV10) +
+                 "DROP TABLE measurements; ALTER TABLE cache_events DROP COLUMN tree; "
+                 "ALTER TABLE steps DROP COLUMN trace; PRAGMA user_version = 7");
     }
     Store store(path);
     EXPECT_EQ(store.db().query_int("PRAGMA user_version"), kSchemaVersion);

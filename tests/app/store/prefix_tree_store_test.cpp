@@ -123,9 +123,9 @@ TEST(PrefixTreeStore, AVersion8FileIsMigratedWithItsRowsKept) {
     const int64_t id = write_with_tree(path);
     {
         Database raw(path, SQLITE_OPEN_READWRITE);
-        raw.exec(
-            "ALTER TABLE steps DROP COLUMN trace; ALTER TABLE cache_events DROP COLUMN tree; "
-            "PRAGMA user_version = 8");
+        raw.exec(std::string(test::kBackToV10) +
+                 "ALTER TABLE steps DROP COLUMN trace; ALTER TABLE cache_events DROP COLUMN tree; "
+                 "PRAGMA user_version = 8");
     }
     Store store(path);
     EXPECT_EQ(store.db().query_int("PRAGMA user_version"), kSchemaVersion);

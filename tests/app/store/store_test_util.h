@@ -32,6 +32,11 @@ inline int64_t record_events(const std::filesystem::path& path, const std::vecto
     return w.last_run_id();
 }
 
+// SQL that takes a current file back to schema version 10 (before the remote runs' alternatives
+// texts and server loads): what the tests that fake an older file run first.
+inline constexpr const char* kBackToV10 =
+    "ALTER TABLE tokens DROP COLUMN top_text; DROP TABLE server_loads; ";
+
 inline std::string read_bytes(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

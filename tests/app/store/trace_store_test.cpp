@@ -101,7 +101,8 @@ TEST(TraceStore, AVersion9FileIsMigratedWithItsStepsKept) {
         test::record_events(path, synthetic_run(1, 1, RunKind::Send, 0, "hi", {"a", "b"}));
     {
         Database raw(path, SQLITE_OPEN_READWRITE);
-        raw.exec("ALTER TABLE steps DROP COLUMN trace; PRAGMA user_version = 9");
+        raw.exec(std::string(test::kBackToV10) +
+                 "ALTER TABLE steps DROP COLUMN trace; PRAGMA user_version = 9");
     }
     {
         Store store(path);
