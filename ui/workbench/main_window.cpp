@@ -21,6 +21,7 @@
 #include "workbench/model_card.h"
 #include "workbench/panel_feeder.h"
 #include "workbench/run_timeline.h"
+#include "workbench/scheduler_view.h"
 #include "workbench/scroll_dock.h"
 #include "workbench/serve_controller.h"
 #include "workbench/server_panel.h"
@@ -238,7 +239,12 @@ void MainWindow::build_docks() {
     settings_dock_ = make_scroll_dock(tr("Settings"), "dock_settings", settings_, this);
     server_panel_ = new ServerPanel(*serve_, this);
     server_panel_->set_sampling_source([this] { return settings_->change_settings().sampling; });
+    server_panel_->set_model_settings_source([this] { return settings_->model_settings(); });
     server_dock_ = make_scroll_dock(tr("API server"), "dock_server", server_panel_, this);
+    scheduler_ = new SchedulerView([this] { return serve_->schedule(); }, this);
+    scheduler_dock_ = new QDockWidget(tr("Scheduler"), this);
+    scheduler_dock_->setObjectName("dock_scheduler");
+    scheduler_dock_->setWidget(scheduler_);
 
     panels_ = make_panels(this);
     for (EventPanel* p : panels_) {

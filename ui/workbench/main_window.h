@@ -44,6 +44,7 @@ class EventPanel;
 class ModelCard;
 class PanelFeeder;
 class RunTimeline;
+class SchedulerView;
 class ServeController;
 class ServerPanel;
 class SettingsPanel;
@@ -110,6 +111,8 @@ class MainWindow : public QMainWindow {
     // The OpenAI-compatible server over this window's engine (Server menu, API server dock).
     ServeController& serve() { return *serve_; }
     ServerPanel* server_panel() { return server_panel_; }
+    // The API server's continuous batching (serving with parallel slots).
+    SchedulerView* scheduler() { return scheduler_; }
     // Starts the server on `port` once a model is loaded (now, when one is): --serve.
     void serve_when_loaded(int port);
 
@@ -218,6 +221,8 @@ class MainWindow : public QMainWindow {
     std::vector<EventPanel*> panels_;
     std::vector<QDockWidget*> panel_docks_;
     QDockWidget *card_dock_ = nullptr, *settings_dock_ = nullptr, *server_dock_ = nullptr;
+    SchedulerView* scheduler_ = nullptr;
+    QDockWidget* scheduler_dock_ = nullptr;
     QByteArray default_state_;  // saveState() of apply_default_layout(), for Reset layout
 
     QString pending_model_;

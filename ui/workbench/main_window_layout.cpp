@@ -46,7 +46,11 @@ void MainWindow::apply_default_layout() {
         else
             first = dock;
     }
-    if (first) first->raise();
+    addDockWidget(Qt::RightDockWidgetArea, scheduler_dock_);
+    if (first) {
+        tabifyDockWidget(panel_docks_.back(), scheduler_dock_);
+        first->raise();
+    }
     default_state_ = saveState(kLayoutVersion);
     apply_default_sizes();
 }

@@ -5,6 +5,7 @@
 #include <QPointer>
 
 #include "runtime/engine.h"
+#include "session/backend_factory.h"
 #include "workbench/engine_bridge.h"
 
 namespace fluoro::ui {
@@ -23,6 +24,10 @@ ServeController::~ServeController() {
 }
 
 QString ServeController::start(const ServeConfig& config) {
+    if (bridge_.attached())
+        return tr(
+            "the window is attached to a remote server: the API server serves a local "
+            "model (open one first)");
     if (!bridge_.model()) return tr("load a model first: the server serves the loaded model");
     const bool was_running = running();
     if (was_running) stop();
@@ -54,8 +59,38 @@ QString ServeController::start(const ServeConfig& config) {
             },
             Qt::QueuedConnection);
     };
-    auto relay = std::make_unique<app::EngineRelay>(bridge_.engine());
-    auto server = std::make_unique<app::OpenAiServer>(so, relay->backend());
+    std::unique_ptr<app::EngineRelay> relay;
+    std::unique_ptr<BatchEngine> batch;
+    std::shared_ptr<app::BatchSchedule> schedule;
+    app::CompletionBackend backend;
+    if (config.parallel > 1) {
+        // The same file and settings as the window's engine, in a batching engine of its own.
+        BatchEngineOptions bo;
+        bo.parallel = config.parallel;
+        bo.sampling = config.sampling;
+        bo.backend_factory = app::make_backend;
+        try {
+            batch = std::make_unique<BatchEngine>(path.toStdString(), config.model, bo);
+        } catch (const std::exception& e) {
+            if (was_running) emit state_changed();
+            return QString::fromStdString(e.what());
+        }
+        schedule = std::make_shared<app::BatchSchedule>(config.parallel);
+        batch->set_step_observer(
+            [s = schedule](const BatchStep& st, const BatchLoad& l) { s->step(st, l); });
+        BatchEngine& be = *batch;
+        backend.run = [&be](Complete c, const std::function<void(const Event&)>& on_event,
+                            const std::atomic<bool>& cancel) {
+            return be.run(c, on_event, &cancel);
+        };
+        backend.parallel = config.parallel;
+        backend.batch_load = [&be] { return be.load(); };
+        so.model_info = be.model();
+    } else {
+        relay = std::make_unique<app::EngineRelay>(bridge_.engine());
+        backend = relay->backend();
+    }
+    auto server = std::make_unique<app::OpenAiServer>(so, backend);
     const std::string host = config.public_host ? "0.0.0.0" : "127.0.0.1";
     try {
         port_ = server->start(host, config.port);
@@ -65,6 +100,8 @@ QString ServeController::start(const ServeConfig& config) {
         return QString::fromStdString(e.what());
     }
     relay_ = std::move(relay);
+    batch_ = std::move(batch);
+    schedule_ = std::move(schedule);
     server_ = std::move(server);
     config_ = config;
     model_path_ = path;
@@ -74,9 +111,11 @@ QString ServeController::start(const ServeConfig& config) {
 
 void ServeController::stop() {
     if (!server_) return;
-    relay_->abort();  // a request waiting for this thread's next batch returns now
+    if (relay_) relay_->abort();  // a request waiting for this thread's next batch returns now
     server_->stop();
     server_.reset();
+    batch_.reset();  // after the server: no request is left in it
+    schedule_.reset();
     relay_.reset();
     port_ = 0;
     emit state_changed();

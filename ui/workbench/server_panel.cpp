@@ -57,15 +57,25 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     key_->setEchoMode(QLineEdit::PasswordEchoOnEdit);
     key_->setPlaceholderText(tr("none: any local client may call"));
     key_->setToolTip(tr("Clients must send 'Authorization: Bearer KEY'. Not saved."));
+    parallel_ = new QSpinBox(this);
+    parallel_->setObjectName("serve_parallel");
+    parallel_->setRange(1, 16);
+    parallel_->setValue(st.value("server/parallel", 1).toInt());
+    parallel_->setToolTip(
+        tr("1: requests run one at a time on the window's engine, shown live in the chat and "
+           "stored. More: that many decode at once (continuous batching) on a second engine of "
+           "the same model, drawn in the Scheduler dock, not shown in the chat nor stored."));
     form->addRow(tr("Port"), port_);
+    form->addRow(tr("Parallel slots"), parallel_);
     form->addRow(QString(), public_);
     form->addRow(tr("API key"), key_);
     form->setRowWrapPolicy(QFormLayout::WrapLongRows);  // a narrow dock puts fields under labels
     v->addLayout(form);
 
     auto* note = new QLabel(
-        tr("Serves the loaded model at /v1/chat/completions and /v1/models. Each request "
-           "shows as the live conversation while it runs and is stored like a chat."),
+        tr("Serves the loaded model at /v1/chat/completions and /v1/models. With one slot each "
+           "request shows as the live conversation while it runs and is stored like a chat; with "
+           "more, the Scheduler dock draws the batch."),
         this);
     note->setWordWrap(true);
     v->addWidget(note);
@@ -103,6 +113,8 @@ QString ServerPanel::set_serving(bool on) {
     c.api_key = key_->text();
     if (sampling_)
         if (auto s = sampling_()) c.sampling = *s;
+    c.parallel = parallel_->value();
+    if (model_settings_) c.model = model_settings_();
     const QString err = serve_.start(c);
     if (!err.isEmpty()) {
         on_state_changed();
@@ -112,11 +124,16 @@ QString ServerPanel::set_serving(bool on) {
     QSettings st;
     st.setValue("server/port", c.port);
     st.setValue("server/public", c.public_host);
+    st.setValue("server/parallel", c.parallel);
     return {};
 }
 
 void ServerPanel::set_port(int port) {
     port_->setValue(port);
+}
+
+void ServerPanel::set_parallel(int n) {
+    parallel_->setValue(n);
 }
 
 int ServerPanel::requests_listed() const {
@@ -130,7 +147,11 @@ void ServerPanel::on_state_changed() {
     port_->setEnabled(!on);
     public_->setEnabled(!on);
     key_->setEnabled(!on);
-    status_->setText(on ? tr("Serving %1").arg(serve_.url()) : tr("Stopped"));
+    parallel_->setEnabled(!on);
+    status_->setText(
+        on ? tr("Serving %1").arg(serve_.url()) +
+                 (serve_.schedule() ? tr(" · %1 slots").arg(parallel_->value()) : QString())
+           : tr("Stopped"));
     emit serving_changed(on);
 }
 

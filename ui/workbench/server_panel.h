@@ -31,6 +31,11 @@ class ServerPanel : public QWidget {
     void set_sampling_source(std::function<std::optional<SamplingParams>()> f) {
         sampling_ = std::move(f);
     }
+    // The model settings a batching engine loads with (parallel slots above 1): the window's.
+    void set_model_settings_source(std::function<ModelSettings()> f) {
+        model_settings_ = std::move(f);
+    }
+    void set_parallel(int n);
     // Starts (true) or stops the server, as the toggle button does; returns why it could not
     // start (also shown in the panel), empty on success.
     QString set_serving(bool on);
@@ -46,6 +51,8 @@ class ServerPanel : public QWidget {
 
     ServeController& serve_;
     std::function<std::optional<SamplingParams>()> sampling_;
+    std::function<ModelSettings()> model_settings_;
+    QSpinBox* parallel_;
     QPushButton* toggle_;
     QLabel* status_;
     QSpinBox* port_;

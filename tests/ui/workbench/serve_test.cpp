@@ -6,7 +6,8 @@
 // thread's batches is aborted, not deadlocked) and the port is closed after. Your own chat goes
 // on after a request (at once with "Back to your chat"; a message sent just after a request was
 // queued goes to your chat, not the request's). A port that is taken and a missing model are
-// reported, and the server stays off.
+// reported, and the server stays off. With parallel slots the requests run at once on a batching
+// engine and the Scheduler dock draws every step of them.
 #include <httplib.h>
 
 #include <QAction>
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "store/store.h"
@@ -26,6 +28,7 @@
 #include "workbench/chat_view.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
+#include "workbench/scheduler_view.h"
 #include "workbench/serve_controller.h"
 #include "workbench/server_panel.h"
 #include "workbench_test_support.h"
@@ -307,6 +310,75 @@ class ServeTest : public QObject {
         QCOMPARE(w.server_panel()->set_serving(true), QString());
         QVERIFY(w.serve().running());
         w.server_panel()->set_serving(false);
+    }
+
+    // Last: it leaves "Parallel slots" at 2 in this process' settings.
+    void parallel_slots_draw_the_batch_in_the_scheduler() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        MainWindow w(WorkbenchOptions{test::scratch("serve-parallel.db")});
+        w.show();
+        w.open_model(model);
+        QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
+        w.server_panel()->set_port(0);
+        w.server_panel()->set_parallel(2);
+        QCOMPARE(w.server_panel()->set_serving(true), QString());
+        QVERIFY(w.serve().schedule() != nullptr);
+        QVERIFY(w.findChild<QLabel*>("serve_status")->text().contains("2 slots"));
+        const int port = w.serve().port();
+        std::vector<std::future<Reply>> replies;
+        for (const char* q : {"What is the capital of France?", "Name a color.", "Count to three."})
+            replies.push_back(post(port, request(q, 16)));
+        for (auto& r : replies) QTRY_VERIFY_WITH_TIMEOUT(ready(r), 120000);
+        // The tokens the steps computed: every prompt token not found cached, and every generated
+        // token that was fed back to get the next one — all of them when the reply ended on its
+        // end-of-generation token (not counted), all but the last when it reached max_tokens.
+        int64_t fed = 0;
+        for (auto& f : replies) {
+            const Reply r = f.get();
+            QCOMPARE(r.status, 200);
+            const json j = json::parse(r.body);
+            const json& u = j["usage"];
+            fed += u["prompt_tokens"].get<int64_t>() -
+                   u["prompt_tokens_details"]["cached_tokens"].get<int64_t>() +
+                   u["completion_tokens"].get<int64_t>() -
+                   (j["choices"][0]["finish_reason"] == "length" ? 1 : 0);
+        }
+        SchedulerView* view = w.scheduler();
+        const auto drawn = [view] {
+            int64_t tokens = 0;
+            for (const auto& st : view->steps())
+                for (const auto& p : st.parts) tokens += p.tokens;
+            return tokens;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(drawn(), fed, 5000);
+        QCOMPARE(view->n_slots(), int64_t(2));
+        std::set<uint64_t> requests;
+        bool together = false;
+        for (const auto& st : view->steps()) {
+            std::set<int64_t> used;
+            for (const auto& p : st.parts) {
+                QVERIFY(p.slot == 0 || p.slot == 1);
+                used.insert(p.slot);
+                requests.insert(p.request);
+            }
+            QCOMPARE(used.size(), st.parts.size());  // one part per slot in a step
+            together = together || st.parts.size() == 2;
+        }
+        QCOMPARE(requests.size(), size_t(3));
+        QVERIFY(together);  // two requests shared a forward at least once
+        // The requests ran on the batch engine, not in the window's chat.
+        QCOMPARE(w.chat()->messages().size(), size_t(0));
+        // Drawn: every box answers its tooltip.
+        view->resize(800, 300);
+        (void)view->grab();
+        std::pair<int, int> found{-1, -1};
+        for (int y = 0; y < view->height() && found.first < 0; y += 4)
+            for (int x = view->width() - 1; x >= 0 && found.first < 0; x -= 2)
+                found = view->hit(QPoint(x, y));
+        QVERIFY(found.first >= 0);
+        QVERIFY(view->describe(found.first, found.second).startsWith("request (run "));
+        w.server_panel()->set_serving(false);
+        QVERIFY(w.serve().schedule() == nullptr);
     }
 };
 
