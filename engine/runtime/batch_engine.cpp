@@ -214,12 +214,23 @@ void BatchEngine::Impl::admit(Request& r) {
     auto a = std::make_unique<Active>();
     Active& act = *a;
     act.req = &r;
+    // Each request is a conversation of its own, numbered like its run, started with the turns
+    // before its last message (the system prompt apart), as the Engine starts one for a Complete:
+    // whoever stores the runs keeps their history.
+    const size_t first = c.messages.front().role == "system" ? 1 : 0;
     RunStarted rs;
     rs.run = run;
+    rs.conversation = run;
     rs.kind = RunKind::Send;
-    rs.kept_messages = int64_t(c.messages.size()) - 1;
+    rs.kept_messages = int64_t(c.messages.size() - first) - 1;
     rs.user_text = c.messages.back().content;
-    if (c.messages.front().role == "system") rs.system_prompt = c.messages.front().content;
+    if (first == 1) rs.system_prompt = c.messages.front().content;
+    act.out.push_back(ConversationStarted{
+        run,
+        rs.system_prompt,
+        std::vector<ChatMessage>(c.messages.begin() + std::ptrdiff_t(first), c.messages.end() - 1),
+        0,
+        {}});
     rs.sampling = c.sampling.value_or(opt.sampling);
     rs.max_tokens = c.max_tokens.value_or(opt.max_tokens);
     rs.raw = c.raw;

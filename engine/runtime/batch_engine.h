@@ -2,8 +2,10 @@
 // `parallel` live sequences and the prefix cache share, and runs continuous batching
 // (decode/batch_decoder.h) over the completions submitted from any thread — new requests join
 // between steps, first come first served, and wait while every slot is busy. Each completion's
-// events are those the Engine publishes for a Complete at telemetry level Summary (RunStarted,
-// StepEvent, PrefixCacheEvent, TokenEvent, MemoryCounters, RunFinished: runtime/run_telemetry.h),
+// events are those the Engine publishes for a Complete at telemetry level Summary
+// (ConversationStarted — each request a conversation of its own, numbered like its run —
+// RunStarted, StepEvent, PrefixCacheEvent, TokenEvent, MemoryCounters, RunFinished:
+// runtime/run_telemetry.h),
 // handed to the caller on the caller's own thread, so a slow client never stalls the batch.
 //
 // What it does not do (use the Engine, one conversation at a time, for these): speculative

@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QStatusBar>
 #include <QThreadPool>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "panels/event_panel.h"
@@ -264,6 +265,10 @@ void MainWindow::build_docks() {
         serve_label_->setVisible(serve_->running());
     });
 
+    // A batched request is stored off the chat's path: list it once the writer committed it.
+    connect(serve_.get(), &ServeController::request_served, this, [this] {
+        if (serve_->schedule()) QTimer::singleShot(300, this, [this] { refresh_conversations(); });
+    });
     connect(settings_, &SettingsPanel::apply_requested, this,
             [this](const ChangeSettings& c) { bridge_->submit(c); });
     connect(settings_, &SettingsPanel::reload_requested, this, [this] {

@@ -6,9 +6,16 @@
 
 #include "runtime/engine.h"
 #include "session/backend_factory.h"
+#include "store/event_ids.h"
+#include "store/store_writer.h"
 #include "workbench/engine_bridge.h"
 
 namespace fluoro::ui {
+namespace {
+// The batch engine's run and conversation numbers in the store, apart from the window engine's
+// (and from a remote server's, app::RemoteEngine::kIdBase).
+constexpr uint64_t kBatchIdBase = uint64_t(1) << 41;
+}  // namespace
 
 ServeController::ServeController(EngineBridge& bridge, QObject* parent)
     : QObject(parent), bridge_(bridge) {
@@ -79,9 +86,17 @@ QString ServeController::start(const ServeConfig& config) {
         batch->set_step_observer(
             [s = schedule](const BatchStep& st, const BatchLoad& l) { s->step(st, l); });
         BatchEngine& be = *batch;
-        backend.run = [&be](Complete c, const std::function<void(const Event&)>& on_event,
-                            const std::atomic<bool>& cancel) {
-            return be.run(c, on_event, &cancel);
+        // Recorded like the window's runs, numbered apart from them.
+        app::StoreWriter* writer = bridge_.writer();
+        backend.run = [&be, writer](Complete c, const std::function<void(const Event&)>& on_event,
+                                    const std::atomic<bool>& cancel) {
+            return be.run(
+                c,
+                [&](const Event& e) {
+                    if (writer) writer->record(app::with_id_base(e, kBatchIdBase));
+                    on_event(e);
+                },
+                &cancel);
         };
         backend.parallel = config.parallel;
         backend.batch_load = [&be] { return be.load(); };

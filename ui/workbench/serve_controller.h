@@ -3,7 +3,7 @@
 // live in the chat and the panels, and is recorded in the session store, like a chat turn. With
 // parallel slots (ServeConfig::parallel > 1) they run instead on a BatchEngine of the same model
 // file and settings, several at once (continuous batching, `fluoro serve --parallel`): then they
-// are listed and drawn in the Scheduler view (schedule()), not shown in the chat or stored. The
+// are listed, drawn in the Scheduler view (schedule()) and stored, not shown in the chat. The
 // server's worker threads wait on the relay, never on the GUI thread's work; stop() (on the GUI
 // thread) aborts the relay first, so it never waits for a batch only the GUI thread could deliver.
 #pragma once

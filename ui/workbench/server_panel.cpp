@@ -64,7 +64,7 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     parallel_->setToolTip(
         tr("1: requests run one at a time on the window's engine, shown live in the chat and "
            "stored. More: that many decode at once (continuous batching) on a second engine of "
-           "the same model, drawn in the Scheduler dock, not shown in the chat nor stored."));
+           "the same model, drawn in the Scheduler dock and stored, not shown in the chat."));
     form->addRow(tr("Port"), port_);
     form->addRow(tr("Parallel slots"), parallel_);
     form->addRow(QString(), public_);

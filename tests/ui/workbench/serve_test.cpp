@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "store/store_writer.h"
 #include "workbench/chat_view.h"
+#include "workbench/conversation_list_model.h"
 #include "workbench/engine_bridge.h"
 #include "workbench/main_window.h"
 #include "workbench/scheduler_view.h"
@@ -315,11 +316,13 @@ class ServeTest : public QObject {
     // Last: it leaves "Parallel slots" at 2 in this process' settings.
     void parallel_slots_draw_the_batch_in_the_scheduler() {
         FLUORO_REQUIRE_DEFAULT_MODEL(model);
-        MainWindow w(WorkbenchOptions{test::scratch("serve-parallel.db")});
+        const auto db = test::scratch("serve-parallel.db");
+        MainWindow w(WorkbenchOptions{db});
         w.show();
         w.open_model(model);
         QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 60000);
         w.server_panel()->set_port(0);
+        w.findChild<QCheckBox*>("serve_public")->setChecked(false);  // the test before left it on
         w.server_panel()->set_parallel(2);
         QCOMPARE(w.server_panel()->set_serving(true), QString());
         QVERIFY(w.serve().schedule() != nullptr);
@@ -333,10 +336,12 @@ class ServeTest : public QObject {
         // token that was fed back to get the next one — all of them when the reply ended on its
         // end-of-generation token (not counted), all but the last when it reached max_tokens.
         int64_t fed = 0;
+        std::set<std::string> answers;
         for (auto& f : replies) {
             const Reply r = f.get();
             QCOMPARE(r.status, 200);
             const json j = json::parse(r.body);
+            answers.insert(j["choices"][0]["message"]["content"].get<std::string>());
             const json& u = j["usage"];
             fed += u["prompt_tokens"].get<int64_t>() -
                    u["prompt_tokens_details"]["cached_tokens"].get<int64_t>() +
@@ -366,8 +371,26 @@ class ServeTest : public QObject {
         }
         QCOMPARE(requests.size(), size_t(3));
         QVERIFY(together);  // two requests shared a forward at least once
-        // The requests ran on the batch engine, not in the window's chat.
+        // The requests ran on the batch engine, not in the window's chat; each is stored as a
+        // conversation of its own, with its system prompt, question and reply, and listed.
         QCOMPARE(w.chat()->messages().size(), size_t(0));
+        QTRY_COMPARE_WITH_TIMEOUT(w.conversations()->rowCount(), 3, 10000);
+        w.bridge().writer()->flush();
+        {
+            app::Store store(db);
+            const auto list = store.list_conversations();
+            QCOMPARE(list.size(), size_t(3));
+            for (const auto& summary : list) {
+                const app::ConversationRecord c = store.load_conversation(summary.id);
+                QCOMPARE(c.system_prompt,
+                         std::string("You are a helpful assistant who answers in one short "
+                                     "sentence."));
+                QCOMPARE(c.messages.size(), size_t(2));
+                QCOMPARE(c.runs.size(), size_t(1));
+                QVERIFY(c.runs[0].stop_reason.has_value());
+                QVERIFY2(answers.count(c.messages[1].content) == 1, c.messages[1].content.c_str());
+            }
+        }
         // Drawn: every box answers its tooltip.
         view->resize(800, 300);
         (void)view->grab();
