@@ -10,8 +10,8 @@
 //
 // What it does not do (use the Engine, one conversation at a time, for these): speculative
 // decoding, evicting KV policies, attention capture, KV snapshots, the logit lens. Sliding-window
-// layers store every token. `fluoro serve --parallel N` runs on it; the workbench's window drives
-// the Engine (runtime/engine.h).
+// layers store every token. `fluoro serve --parallel N` runs on it, and the window's API server
+// with parallel slots; the window's own chat drives the Engine (runtime/engine.h).
 //
 // Threads: every public method may be called from any thread; run() blocks its caller.
 #pragma once

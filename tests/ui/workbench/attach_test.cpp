@@ -3,9 +3,17 @@
 // The attached window shows the server's greedy reply as the serving window computed it, each
 // token with its top-5 alternatives by text and its arrival time, and the server's /metrics in
 // the status bar (labelled as the server's); the run is stored (tokens, alternatives' texts,
-// the server loads) and exported as JSON like a local one. A server that is not there is an
-// error banner, and the window stays detached.
+// the server loads) and exported as JSON like a local one. The same against a third-party server,
+// llama-cpp-python's (the version scripts/bench-serve.sh pins; skipped where it is not installed —
+// CI never builds it): streamed tokens with top-5 alternatives and their times, stored; it has no
+// /metrics, which the window says. A server that is not there is an error banner, and the window
+// stays detached.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <QLabel>
+
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
 #include <fstream>
@@ -22,6 +30,24 @@
 #include "workbench_test_support.h"
 
 namespace fluoro::ui {
+namespace {
+
+// A port nothing listens on now (bound to 0, read, closed).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+        port = ntohs(a.sin_port);
+    ::close(fd);
+    return port;
+}
+
+}  // namespace
 
 class AttachTest : public QObject {
     Q_OBJECT
@@ -104,6 +130,81 @@ class AttachTest : public QObject {
         const auto& run = j["runs"][0];
         QCOMPARE(run["server_loads"].size(), size_t(2));
         QCOMPARE(run["tokens"][0]["top_text"].size(), size_t(5));
+    }
+
+    void attached_to_llama_cpp_pythons_server() {
+        FLUORO_REQUIRE_DEFAULT_MODEL(model);
+        if (QProcess::execute("python3", {"-c", "import llama_cpp.server.app"}) != 0)
+            QSKIP(
+                "llama-cpp-python's server is not installed (pip install "
+                "'llama-cpp-python[server]')");
+        const int port = free_port();
+        QVERIFY(port > 0);
+        QProcess peer;
+        peer.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        peer.start("python3",
+                   {"-m", "llama_cpp.server", "--model", model, "--host", "127.0.0.1", "--port",
+                    QString::number(port), "--n_threads", "1", "--model_alias", "smollm2"});
+        QVERIFY(peer.waitForStarted());
+        const auto db = test::scratch("attach-peer.db");
+        MainWindow w(WorkbenchOptions{db});
+        w.show();
+        QSignalSpy finished(&w, &MainWindow::run_finished);
+        std::vector<TokenEvent> tokens;
+        connect(&w.bridge(), &EngineBridge::events_arrived, this,
+                [&tokens](const std::vector<Event>& b) {
+                    for (const Event& e : b)
+                        if (const auto* t = std::get_if<TokenEvent>(&e)) tokens.push_back(*t);
+                });
+        // Its model load takes seconds: attach until it answers.
+        const QString url = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
+        for (int i = 0; i < 120 && !w.bridge().model(); ++i) {
+            w.attach_remote(url, QString(), QString(), true);
+            QTest::qWait(500);
+            QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model() || !w.bridge().attached(), 10000);
+        }
+        QVERIFY2(w.bridge().model().has_value(), qPrintable(w.error_text()));
+        QCOMPARE(w.bridge().model()->name, std::string("smollm2"));
+        QTRY_VERIFY2_WITH_TIMEOUT(w.error_text().contains("metrics"), qPrintable(w.error_text()),
+                                  10000);  // it has none: said once
+        SamplingParams greedy;
+        greedy.temperature = 0;
+        greedy.n_probs = 5;
+        w.bridge().submit(ChangeSettings{greedy, 12, std::string()});
+        w.send_message(QStringLiteral("What is the capital of France?"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 180000);
+        const auto f = finished.at(0).at(0).value<RunFinished>();
+        QVERIFY2(f.stop != "error", f.error.c_str());
+        QVERIFY(!tokens.empty());
+        std::string text;
+        int64_t prev = 0;
+        for (const TokenEvent& t : tokens) {
+            text += t.piece;
+            QVERIFY(t.t_ns >= prev);
+            prev = t.t_ns;
+            if (t.id < 0) continue;  // a chunk it sent without logprobs
+            QCOMPARE(t.top_text.size(), size_t(5));
+            // The alternatives most likely first; the chosen one, when among them, with its
+            // own logprob. (Not necessarily the first: its server applies a repeat penalty of
+            // 1.1 by default after the logprobs it reports.)
+            for (size_t k = 1; k < t.top.size(); ++k)
+                QVERIFY(t.top[k].logprob <= t.top[k - 1].logprob);
+            for (size_t k = 0; k < t.top.size(); ++k)
+                if (t.top_text[k] == t.token_text) QCOMPARE(t.top[k].logprob, t.logprob);
+        }
+        QCOMPARE(text, f.text);
+        QCOMPARE(QString::fromStdString(w.chat()->messages().back().text()),
+                 QString::fromStdString(f.text));
+        w.bridge().writer()->flush();
+        app::Store store(db);
+        const auto list = store.list_conversations();
+        QCOMPARE(list.size(), size_t(1));
+        const app::ConversationRecord c = store.load_conversation(list[0].id);
+        QCOMPARE(c.runs.size(), size_t(1));
+        QCOMPARE(c.runs[0].tokens.size(), tokens.size());
+        QVERIFY(c.runs[0].server_loads.empty());  // no /metrics there
+        peer.terminate();
+        peer.waitForFinished(10000);
     }
 
     void a_server_that_is_not_there_is_an_error_and_the_window_detaches() {
