@@ -31,6 +31,7 @@ std::string dump(const json& j) {
 struct RunNote {
     Clock::time_point start = Clock::now();
     bool ran = false;
+    uint64_t run = 0;
     int64_t prompt = 0, cached = 0, completion = 0;
     std::string stop, cache_source;
     int status = 0;  // what the log shows when not the status sent (499: the client left)
@@ -38,6 +39,7 @@ struct RunNote {
 
 void note_run(RunNote& n, const RunFinished& f, std::string cache_source) {
     n.ran = true;
+    n.run = f.run;
     n.cache_source = std::move(cache_source);
     n.prompt = f.prompt_tokens;
     n.cached = f.cached_tokens;
@@ -263,6 +265,7 @@ void OpenAiServer::Impl::finished(const HttpExchange& ex, int status) {
             .count();
     if (note) {
         r.ran = note->ran;
+        r.run = note->run;
         r.prompt = note->prompt;
         r.cached = note->cached;
         r.completion = note->completion;

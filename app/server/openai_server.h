@@ -55,6 +55,7 @@ struct RequestRecord {
     int status = 0;
     double ms = 0;     // from routing to the last byte handed to the connection
     bool ran = false;  // a generation ran (the counts below are its)
+    uint64_t run = 0;  // its run number (RunStarted::run; the Scheduler view's "#N")
     int64_t prompt = 0, cached = 0, completion = 0;
     std::string stop, cache_source;
 };

@@ -21,7 +21,7 @@ namespace {
 
 constexpr int kMaxRows = 1000;  // the newest requests; the store keeps them all
 
-enum Column { Time, Client, Request, Status, Prompt, Cached, Completion, Stop, Ms, NColumns };
+enum Column { Time, Client, Request, Status, Prompt, Cached, Completion, Stop, Ms, Run, NColumns };
 
 }  // namespace
 
@@ -87,8 +87,8 @@ ServerPanel::ServerPanel(ServeController& serve, QWidget* parent) : QWidget(pare
     log_ = new QTableWidget(0, NColumns, this);
     log_->setObjectName("serve_log");
     log_->setHorizontalHeaderLabels({tr("Time"), tr("Client"), tr("Request"), tr("Status"),
-                                     tr("Prompt"), tr("Cached"), tr("Reply"), tr("Stop"),
-                                     tr("ms")});
+                                     tr("Prompt"), tr("Cached"), tr("Reply"), tr("Stop"), tr("ms"),
+                                     tr("Run")});
     log_->verticalHeader()->hide();
     log_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     log_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -198,6 +198,8 @@ void ServerPanel::add_request(const app::RequestRecord& r) {
         set(Stop, QString::fromStdString(r.stop));
     }
     set(Ms, QString::number(r.ms, 'f', 1), true);
+    // The run number the Scheduler dock labels the request's steps with.
+    if (r.ran) set(Run, QStringLiteral("#%1").arg(r.run), true);
     while (log_->rowCount() > kMaxRows) log_->removeRow(log_->rowCount() - 1);
 }
 

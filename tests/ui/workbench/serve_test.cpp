@@ -16,6 +16,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTest>
 #include <chrono>
 #include <future>
@@ -357,6 +358,12 @@ class ServeTest : public QObject {
         };
         QTRY_COMPARE_WITH_TIMEOUT(drawn(), fed, 5000);
         QCOMPARE(view->n_slots(), int64_t(2));
+        // The server panel lists each request with the run number the scheduler labels.
+        QTRY_COMPARE_WITH_TIMEOUT(w.server_panel()->requests_listed(), 3, 5000);
+        std::set<QString> listed;
+        const auto* log = w.findChild<QTableWidget*>("serve_log");
+        for (int row = 0; row < 3; ++row)
+            listed.insert(log->item(row, log->columnCount() - 1)->text());
         std::set<uint64_t> requests;
         bool together = false;
         for (const auto& st : view->steps()) {
@@ -370,6 +377,9 @@ class ServeTest : public QObject {
             together = together || st.parts.size() == 2;
         }
         QCOMPARE(requests.size(), size_t(3));
+        std::set<QString> drawn_runs;
+        for (const uint64_t r : requests) drawn_runs.insert(QStringLiteral("#%1").arg(r));
+        QVERIFY(listed == drawn_runs);
         QVERIFY(together);  // two requests shared a forward at least once
         // The requests ran on the batch engine, not in the window's chat; each is stored as a
         // conversation of its own, with its system prompt, question and reply, and listed.
