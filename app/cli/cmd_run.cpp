@@ -26,7 +26,8 @@ void run_remote(const Opts& o, const CLI::App& cmd) {
             throw Error(std::string(local) +
                         " needs the local engine: it cannot be combined "
                         "with --remote");
-    const app::RemoteEndpoint endpoint = app::parse_endpoint(o.remote);
+    app::RemoteEndpoint endpoint = app::parse_endpoint(o.remote);
+    endpoint.ca_file = o.ca_file;
     app::RemoteRequest req;
     req.model = o.model;
     if (!o.system.empty()) req.messages.emplace_back("system", o.system);
@@ -73,7 +74,7 @@ void add_run_command(CLI::App& app) {
         KvPolicyFlags kv;
         DriverOptions save;  // --save, --db, --telemetry
         std::string level = "full";
-        std::string remote, api_key_env = "OPENAI_API_KEY";
+        std::string remote, ca_file, api_key_env = "OPENAI_API_KEY";
         bool remote_metrics = false;
     };
     auto o = std::make_shared<Opts>();
@@ -101,7 +102,11 @@ void add_run_command(CLI::App& app) {
                     "SGLang, llama-server, Ollama, fluoro serve): http://host:port[/v1]. The "
                     "answer streams to stdout; stderr gets the server's token counts, time to "
                     "first token and the intervals between chunks as they arrived here. Only "
-                    "--system, -n, --temp and --seed (when given) are sent; no TLS");
+                    "--system, -n, --temp and --seed (when given) are sent. https checks the "
+                    "server's certificate against the system's CA certificates (or --ca-file)");
+    cmd->add_option("--ca-file", o->ca_file,
+                    "With an https --remote: PEM CA certificates to trust instead of the "
+                    "system's (a private CA, a self-signed server)");
     cmd->add_flag("--metrics", o->remote_metrics,
                   "With --remote: read the server's /metrics (Prometheus text, vLLM's names) "
                   "before and after, and print its load: requests running and waiting, KV cache "

@@ -1,12 +1,17 @@
 #include "remote/remote_chat.h"
 
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <charconv>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -37,32 +42,74 @@ std::string error_message(const std::string& body) {
     return body.size() > 300 ? body.substr(0, 300) + "..." : body;
 }
 
-// One HTTP/1.1 connection to the endpoint. Every operation async with its own deadline
-// (tcp_stream's timeouts apply to those only), run to completion before the next.
+// One HTTP/1.1 connection to the endpoint, plain or TLS. Every operation async with its own
+// deadline (tcp_stream's timeouts apply to those only), run to completion before the next.
+template <bool Tls>
 struct Link {
+    using Stream = std::conditional_t<Tls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
     asio::io_context ioc;
-    beast::tcp_stream stream{ioc};
+    asio::ssl::context tls{asio::ssl::context::tls_client};
+    Stream stream = make_stream();
     beast::error_code ec;
     std::chrono::seconds timeout;
     std::string where;
     const std::atomic<bool>* cancel = nullptr;
     bool cancelled = false;
 
+    Stream make_stream() {
+        if constexpr (Tls)
+            return Stream(ioc, tls);
+        else
+            return Stream(ioc);
+    }
+    beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream); }
+
     Link(const RemoteEndpoint& e, std::chrono::seconds t) : timeout(t), where(e.url()) {
+        if constexpr (Tls) trust(e);
         asio::ip::tcp::resolver resolver(ioc);
         const auto found = resolver.resolve(e.host, std::to_string(e.port), ec);
         if (ec) throw fail("cannot resolve " + e.host);
-        wait([&](auto h) { stream.async_connect(found, h); });
+        wait([&](auto h) { tcp().async_connect(found, h); });
         if (ec) throw fail("cannot connect");
+        if constexpr (Tls) {
+            wait([&](auto h) { stream.async_handshake(asio::ssl::stream_base::client, h); });
+            if (ec) throw fail("TLS handshake failed");
+        }
+    }
+    // The certificates trusted (the endpoint's CA file, else the system's) and the name the
+    // server's certificate must carry: the host, or the IP address it is.
+    void trust(const RemoteEndpoint& e) {
+        try {
+            if (e.ca_file.empty())
+                tls.set_default_verify_paths();
+            else
+                tls.load_verify_file(e.ca_file);
+        } catch (const std::exception& x) {
+            throw Error("cannot read the CA certificates " +
+                        (e.ca_file.empty() ? std::string("of the system") : "in " + e.ca_file) +
+                        " (" + where + "): " + x.what());
+        }
+        // On the stream: its SSL object took the context's settings when it was made.
+        stream.set_verify_mode(asio::ssl::verify_peer);
+        SSL* ssl = stream.native_handle();
+        X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+        beast::error_code ip_ec;
+        (void)asio::ip::make_address(e.host, ip_ec);
+        if (!ip_ec) {
+            X509_VERIFY_PARAM_set1_ip_asc(param, e.host.c_str());
+        } else {
+            X509_VERIFY_PARAM_set1_host(param, e.host.c_str(), 0);
+            SSL_set_tlsext_host_name(ssl, e.host.c_str());  // SNI
+        }
     }
     ~Link() {
         beast::error_code ignored;
-        stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        tcp().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     }
     template <class Start>
     void wait(Start&& start) {
         ec = {};
-        stream.expires_after(timeout);
+        tcp().expires_after(timeout);
         ioc.restart();
         start([&](beast::error_code e, auto&&...) { ec = e; });
         if (!cancel) {
@@ -77,7 +124,7 @@ struct Link {
             if (!cancelled && cancel->load()) {
                 cancelled = true;
                 beast::error_code ignored;
-                stream.socket().close(ignored);
+                tcp().socket().close(ignored);
             }
         } while (!ioc.stopped());
     }
@@ -97,10 +144,13 @@ struct Link {
 
 }  // namespace
 
-std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
-                       const std::string& api_key, std::chrono::seconds timeout) {
-    Link link(endpoint, timeout);
-    auto r = link.request<http::empty_body>(http::verb::get, endpoint, path, api_key);
+namespace {
+
+template <bool Tls>
+std::string fetch_text_on(const RemoteEndpoint& endpoint, const std::string& path,
+                          const std::string& api_key, std::chrono::seconds timeout) {
+    Link<Tls> link(endpoint, timeout);
+    auto r = link.template request<http::empty_body>(http::verb::get, endpoint, path, api_key);
     link.wait([&](auto h) { http::async_write(link.stream, r, h); });
     if (link.ec) throw link.fail("cannot send the request");
     beast::flat_buffer buf;
@@ -113,6 +163,14 @@ std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
         throw Error("the server answered " + std::to_string(status) + " to GET " + path + " (" +
                     link.where + "): " + error_message(parser.get().body()));
     return parser.get().body();
+}
+
+}  // namespace
+
+std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
+                       const std::string& api_key, std::chrono::seconds timeout) {
+    return endpoint.tls ? fetch_text_on<true>(endpoint, path, api_key, timeout)
+                        : fetch_text_on<false>(endpoint, path, api_key, timeout);
 }
 
 std::vector<std::string> list_models(const RemoteEndpoint& endpoint, const std::string& api_key,
@@ -131,7 +189,7 @@ std::vector<std::string> list_models(const RemoteEndpoint& endpoint, const std::
 }
 
 std::string RemoteEndpoint::url() const {
-    return "http://" + host + ":" + std::to_string(port) + base_path;
+    return (tls ? "https://" : "http://") + host + ":" + std::to_string(port) + base_path;
 }
 
 RemoteEndpoint parse_endpoint(std::string_view url) {
@@ -139,16 +197,18 @@ RemoteEndpoint parse_endpoint(std::string_view url) {
         return Error("remote URL '" + std::string(url) + "': " + why);
     };
     std::string_view rest = url;
+    bool tls = false;
     if (const size_t s = rest.find("://"); s != std::string_view::npos) {
         const std::string_view scheme = rest.substr(0, s);
         if (scheme == "https")
-            throw bad(
-                "https is not supported by this build (no TLS); use http:// on a trusted "
-                "network or a local TLS-terminating proxy");
-        if (scheme != "http") throw bad("the scheme must be http");
+            tls = true;
+        else if (scheme != "http")
+            throw bad("the scheme must be http or https");
         rest.remove_prefix(s + 3);
     }
     RemoteEndpoint e;
+    e.tls = tls;
+    e.port = tls ? 443 : 80;
     const size_t slash = rest.find('/');
     std::string_view hostport = rest.substr(0, slash);
     e.base_path = slash == std::string_view::npos ? "" : std::string(rest.substr(slash));
@@ -262,6 +322,15 @@ void ChatStreamReader::line(std::string_view l, double t_ms) {
     }
 }
 
+namespace {
+
+template <bool Tls>
+RemoteResult stream_chat_on(const RemoteEndpoint& endpoint, const RemoteRequest& req,
+                            const json& body,
+                            const std::function<void(const RemoteChunk&)>& on_chunk);
+
+}  // namespace
+
 RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& req,
                          const std::function<void(const RemoteChunk&)>& on_chunk) {
     json body{{"model", req.model},
@@ -278,11 +347,20 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         body["logprobs"] = true;
         body["top_logprobs"] = req.top_logprobs;
     }
+    return endpoint.tls ? stream_chat_on<true>(endpoint, req, body, on_chunk)
+                        : stream_chat_on<false>(endpoint, req, body, on_chunk);
+}
 
-    Link link(endpoint, req.timeout);
+namespace {
+
+template <bool Tls>
+RemoteResult stream_chat_on(const RemoteEndpoint& endpoint, const RemoteRequest& req,
+                            const json& body,
+                            const std::function<void(const RemoteChunk&)>& on_chunk) {
+    Link<Tls> link(endpoint, req.timeout);
     link.cancel = req.cancel;
-    auto r = link.request<http::string_body>(http::verb::post, endpoint,
-                                             endpoint.base_path + "/chat/completions", req.api_key);
+    auto r = link.template request<http::string_body>(
+        http::verb::post, endpoint, endpoint.base_path + "/chat/completions", req.api_key);
     r.set(http::field::content_type, "application/json");
     r.set(http::field::accept, "text/event-stream");
     r.body() = body.dump();
@@ -337,5 +415,7 @@ RemoteResult stream_chat(const RemoteEndpoint& endpoint, const RemoteRequest& re
         throw Error("the stream ended without a finish_reason or [DONE] (" + link.where + ")");
     return out;
 }
+
+}  // namespace
 
 }  // namespace fluoro::app

@@ -1,8 +1,9 @@
 // A chat completion streamed from any OpenAI-compatible server — vLLM, SGLang, llama-server,
 // Ollama or another `fluoro serve` — with each chunk's arrival time: what `fluoro run --remote`
 // prints, and the timing a remote engine shows from outside (time to first token, the intervals
-// between chunks, the server's own usage). Plain HTTP/1.1 over TCP (no TLS in this build: an
-// https URL is refused with that reason).
+// between chunks, the server's own usage). HTTP/1.1 over TCP, or over TLS for an https URL (the
+// server's certificate checked against the system's CA certificates, or a CA file given, and
+// against the host name or IP address in the URL).
 #pragma once
 
 #include <atomic>
@@ -20,12 +21,14 @@ namespace fluoro::app {
 
 struct RemoteEndpoint {
     std::string host;
-    int port = 80;
+    int port = 80;          // 443 for https unless the URL names another
+    bool tls = false;       // https
+    std::string ca_file;    // PEM certificates to trust for https; empty: the system's
     std::string base_path;  // the API's root, "/v1" unless the URL names another
     std::string url() const;
 };
-// "http://host[:port][/path]" (a bare "host:port" reads as http); the path defaults to /v1.
-// Throws Error naming the URL for https, another scheme, a missing host or a bad port.
+// "http[s]://host[:port][/path]" (a bare "host:port" reads as http); the path defaults to /v1.
+// Throws Error naming the URL for another scheme, a missing host or a bad port.
 RemoteEndpoint parse_endpoint(std::string_view url);
 
 struct RemoteRequest {

@@ -115,6 +115,7 @@ RemoteEngine::RemoteEngine(RemoteAttach a)
       endpoint_(parse_endpoint(opt_.url)),
       state_(std::make_unique<State>()),
       started_(Clock::now()) {
+    endpoint_.ca_file = opt_.ca_file;
     if (!opt_.api_key_env.empty())
         if (const char* k = std::getenv(opt_.api_key_env.c_str())) api_key_ = k;
     thread_ = std::thread([this] { loop(); });

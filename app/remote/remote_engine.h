@@ -42,12 +42,13 @@
 namespace fluoro::app {
 
 struct RemoteAttach {
-    std::string url;    // "http://host:port[/v1]" (parse_endpoint)
+    std::string url;    // "http[s]://host:port[/v1]" (parse_endpoint)
     std::string model;  // the served model's id; empty: the first GET /v1/models lists
     // The server's API key, read from the environment when attaching (never stored).
     std::string api_key_env = "OPENAI_API_KEY";
     bool scrape_metrics = true;  // read GET /metrics around each run (when the server has one)
     std::chrono::seconds timeout{600};
+    std::string ca_file;  // https: PEM CA certificates to trust instead of the system's
 };
 
 // The window's line for a server's load: "server (vllm names): running 1 · waiting 0 · KV cache

@@ -32,7 +32,8 @@ FLUORO_DEBS=(
     build-essential cmake ninja-build ccache pkg-config git   # toolchain
     libpcre2-dev                                              # tokenizer pre-tokenizer regexes
     zlib1g-dev                                                # CRC-32 of the prefix cache file
-    libssl-dev                                                # SHA-256 of model files (libcrypto)
+    libssl-dev                # SHA-256 of model files (libcrypto), https to remote servers (libssl)
+    openssl ca-certificates   # the system's CA certificates; the TLS test makes its own with openssl
     libgtest-dev libgmock-dev nlohmann-json3-dev              # tests and their JSON fixtures
     libbenchmark-dev                                          # micro-benchmarks (bench/)
     libcli11-dev                                              # the fluoro command line

@@ -65,9 +65,10 @@ class MainWindow : public QMainWindow {
     // the served model's id, empty: the first it lists; the API key from the environment
     // variable key_env; metrics: read its /metrics around each run). Reported like a model
     // load (the status line, or an error banner); opening a model file detaches.
+    // ca_file: for https, PEM CA certificates to trust instead of the system's.
     void attach_remote(const QString& url, const QString& model = {},
                        const QString& key_env = QStringLiteral("OPENAI_API_KEY"),
-                       bool metrics = true);
+                       bool metrics = true, const QString& ca_file = {});
     // The server's load as last scraped (hidden while not attached).
     QLabel* server_load_label() const { return server_load_label_; }
     void send_message(const QString& text);

@@ -19,7 +19,7 @@
 namespace fluoro::ui {
 
 void MainWindow::attach_remote(const QString& url, const QString& model, const QString& key_env,
-                               bool metrics) {
+                               bool metrics, const QString& ca_file) {
     if (bridge_->generating()) bridge_->stop();
     show_error({});
     app::RemoteAttach a;
@@ -27,6 +27,7 @@ void MainWindow::attach_remote(const QString& url, const QString& model, const Q
     a.model = model.trimmed().toStdString();
     a.api_key_env = key_env.trimmed().toStdString();
     a.scrape_metrics = metrics;
+    a.ca_file = ca_file.trimmed().toStdString();
     try {
         bridge_->attach(a);
     } catch (const std::exception& e) {
@@ -45,6 +46,7 @@ void MainWindow::attach_remote(const QString& url, const QString& model, const Q
     st.setValue("attach/model", model);
     st.setValue("attach/key_env", key_env);
     st.setValue("attach/metrics", metrics);
+    st.setValue("attach/ca_file", ca_file);
     update_actions();
 }
 
@@ -61,14 +63,20 @@ void MainWindow::on_attach_remote() {
     key_env->setToolTip(
         tr("The environment variable holding the server's API key, sent as a Bearer token. The "
            "key itself is never stored."));
+    auto* ca_file = new QLineEdit(st.value("attach/ca_file").toString(), &d);
+    ca_file->setPlaceholderText(tr("https: the system's CA certificates"));
+    ca_file->setToolTip(
+        tr("For an https server with a private CA or a self-signed certificate: the PEM file "
+           "of certificates to trust instead of the system's."));
     auto* metrics = new QCheckBox(tr("Read the server's /metrics around each run"), &d);
     metrics->setChecked(st.value("attach/metrics", true).toBool());
     form->addRow(tr("Server URL"), url);
     form->addRow(tr("Model id"), model);
     form->addRow(tr("API key variable"), key_env);
+    form->addRow(tr("CA file"), ca_file);
     form->addRow(metrics);
     form->addRow(new QLabel(tr("vLLM, SGLang, llama-server, Ollama or another fluoro serve: any "
-                               "OpenAI-compatible chat completions endpoint (http only)."),
+                               "OpenAI-compatible chat completions endpoint, http or https."),
                             &d));
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &d);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Attach"));
@@ -76,7 +84,8 @@ void MainWindow::on_attach_remote() {
     connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
     form->addRow(buttons);
     if (d.exec() == QDialog::Accepted)
-        attach_remote(url->text(), model->text(), key_env->text(), metrics->isChecked());
+        attach_remote(url->text(), model->text(), key_env->text(), metrics->isChecked(),
+                      ca_file->text());
 }
 
 void MainWindow::show_server_load(const ServerLoadEvent& load) {

@@ -125,6 +125,16 @@ ModelLoaded attached(RemoteEngine& remote) {
     return m ? *m : ModelLoaded{};
 }
 
+RemoteAttach attach_to(const std::string& url, const std::string& model = {},
+                       bool metrics = true) {
+    RemoteAttach a;
+    a.url = url;
+    a.model = model;
+    a.api_key_env = "";
+    a.scrape_metrics = metrics;
+    return a;
+}
+
 ChangeSettings greedy(int64_t max_tokens, int32_t n_probs) {
     SamplingParams p;
     p.temperature = 0;
@@ -157,7 +167,7 @@ TEST(ServerLoadSummary, SaysWhatTheServerExposesAndWhatThisRunMoved) {
 
 TEST(RemoteEngine, AChatTurnIsTheServersRunSeenFromOutside) {
     Served served;
-    RemoteEngine remote(RemoteAttach{served.url(), {}, "", true});
+    RemoteEngine remote(attach_to(served.url()));
     const ModelLoaded m = attached(remote);
     EXPECT_EQ(m.name, "tiny");  // the first model /v1/models lists
     EXPECT_EQ(m.arch, "remote");
@@ -204,7 +214,9 @@ TEST(RemoteEngine, AChatTurnIsTheServersRunSeenFromOutside) {
         for (size_t k = 0; k < t.top.size(); ++k) {
             EXPECT_EQ(t.top_text[k], s.top_text[k]);
             EXPECT_EQ(t.top[k].logprob, s.top[k].logprob);
-            if (t.top_text[k] == t.token_text) EXPECT_EQ(t.top[k].id, t.id);
+            if (t.top_text[k] == t.token_text) {
+                EXPECT_EQ(t.top[k].id, t.id);
+            }
         }
         joined += t.piece;
         EXPECT_GE(t.t_ns, i ? tokens[i - 1].t_ns : 0);
@@ -274,7 +286,7 @@ TEST(RemoteEngine, AChatTurnIsTheServersRunSeenFromOutside) {
 
 TEST(RemoteEngine, RecordedAndExportedLikeALocalRun) {
     Served served;
-    RemoteEngine remote(RemoteAttach{served.url(), "tiny", "", true});
+    RemoteEngine remote(attach_to(served.url(), "tiny"));
     attached(remote);
     remote.submit(greedy(6, 2));
     remote.submit(SendMessage{"Hello"});
@@ -313,7 +325,7 @@ TEST(RemoteEngine, RecordedAndExportedLikeALocalRun) {
 
 TEST(RemoteEngine, CancelClosesTheRequestAndTheServerStops) {
     Served served(test_support::server_slow_model());
-    RemoteEngine remote(RemoteAttach{served.url(), {}, "", false});
+    RemoteEngine remote(attach_to(served.url(), {}, false));
     attached(remote);
     remote.submit(greedy(4000, 0));
     remote.submit(SendMessage{"Go on forever"});
@@ -336,7 +348,7 @@ TEST(RemoteEngine, CancelClosesTheRequestAndTheServerStops) {
 }
 
 TEST(RemoteEngine, WhatCannotWorkIsAnErrorThatSaysWhy) {
-    EXPECT_THROW(RemoteEngine(RemoteAttach{"https://example.com"}), Error);
+    EXPECT_THROW(RemoteEngine(attach_to("ftp://example.com")), Error);
     {
         // Nothing listens on a port just released.
         int port = 0;
@@ -344,7 +356,7 @@ TEST(RemoteEngine, WhatCannotWorkIsAnErrorThatSaysWhy) {
             Served gone;
             port = gone.port;
         }
-        RemoteEngine remote(RemoteAttach{"http://127.0.0.1:" + std::to_string(port)});
+        RemoteEngine remote(attach_to("http://127.0.0.1:" + std::to_string(port)));
         const auto ev = events_until(
             remote, [](const Event& e) { return std::holds_alternative<ErrorEvent>(e); });
         const ErrorEvent err = std::get<ErrorEvent>(ev.back());
@@ -357,7 +369,7 @@ TEST(RemoteEngine, WhatCannotWorkIsAnErrorThatSaysWhy) {
                   std::string::npos);
     }
     Served served;
-    RemoteEngine remote(RemoteAttach{served.url()});
+    RemoteEngine remote(attach_to(served.url()));
     attached(remote);
     remote.submit(ComputeLogitLens{1, 0, 5});
     const auto lens = events_until(remote, [](const Event& e) {
