@@ -75,9 +75,11 @@ void MainWindow::on_attach_remote() {
     form->addRow(tr("API key variable"), key_env);
     form->addRow(tr("CA file"), ca_file);
     form->addRow(metrics);
-    form->addRow(new QLabel(tr("vLLM, SGLang, llama-server, Ollama or another fluoro serve: any "
+    auto* note = new QLabel(tr("vLLM, SGLang, llama-server, Ollama or another fluoro serve: any "
                                "OpenAI-compatible chat completions endpoint, http or https."),
-                            &d));
+                            &d);
+    note->setWordWrap(true);
+    form->addRow(note);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &d);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("Attach"));
     connect(buttons, &QDialogButtonBox::accepted, &d, &QDialog::accept);
