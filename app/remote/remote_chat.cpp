@@ -64,15 +64,20 @@ struct Link {
     }
     beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream); }
 
-    Link(const RemoteEndpoint& e, std::chrono::seconds t) : timeout(t), where(e.url()) {
+    // c: the caller's cancel flag (null: none); set, the connection is given up and `cancelled`
+    // says so (no exception).
+    Link(const RemoteEndpoint& e, std::chrono::seconds t, const std::atomic<bool>* c = nullptr)
+        : timeout(t), where(e.url()), cancel(c) {
         if constexpr (Tls) trust(e);
         asio::ip::tcp::resolver resolver(ioc);
         const auto found = resolver.resolve(e.host, std::to_string(e.port), ec);
         if (ec) throw fail("cannot resolve " + e.host);
         wait([&](auto h) { tcp().async_connect(found, h); });
+        if (cancelled) return;
         if (ec) throw fail("cannot connect");
         if constexpr (Tls) {
             wait([&](auto h) { stream.async_handshake(asio::ssl::stream_base::client, h); });
+            if (cancelled) return;
             if (ec) throw fail("TLS handshake failed");
         }
     }
@@ -148,15 +153,20 @@ namespace {
 
 template <bool Tls>
 std::string fetch_text_on(const RemoteEndpoint& endpoint, const std::string& path,
-                          const std::string& api_key, std::chrono::seconds timeout) {
-    Link<Tls> link(endpoint, timeout);
+                          const std::string& api_key, std::chrono::seconds timeout,
+                          const std::atomic<bool>* cancel) {
+    Link<Tls> link(endpoint, timeout, cancel);
+    const auto stopped = [&] { return Error("GET " + path + " (" + link.where + ") cancelled"); };
+    if (link.cancelled) throw stopped();
     auto r = link.template request<http::empty_body>(http::verb::get, endpoint, path, api_key);
     link.wait([&](auto h) { http::async_write(link.stream, r, h); });
+    if (link.cancelled) throw stopped();
     if (link.ec) throw link.fail("cannot send the request");
     beast::flat_buffer buf;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);  // a metrics page is kilobytes
     link.wait([&](auto h) { http::async_read(link.stream, buf, parser, h); });
+    if (link.cancelled) throw stopped();
     if (link.ec) throw link.fail("no response to GET " + path);
     const int status = parser.get().result_int();
     if (status != 200)
@@ -168,15 +178,18 @@ std::string fetch_text_on(const RemoteEndpoint& endpoint, const std::string& pat
 }  // namespace
 
 std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
-                       const std::string& api_key, std::chrono::seconds timeout) {
-    return endpoint.tls ? fetch_text_on<true>(endpoint, path, api_key, timeout)
-                        : fetch_text_on<false>(endpoint, path, api_key, timeout);
+                       const std::string& api_key, std::chrono::seconds timeout,
+                       const std::atomic<bool>* cancel) {
+    return endpoint.tls ? fetch_text_on<true>(endpoint, path, api_key, timeout, cancel)
+                        : fetch_text_on<false>(endpoint, path, api_key, timeout, cancel);
 }
 
 std::vector<std::string> list_models(const RemoteEndpoint& endpoint, const std::string& api_key,
-                                     std::chrono::seconds timeout) {
+                                     std::chrono::seconds timeout,
+                                     const std::atomic<bool>* cancel) {
     const std::string path = endpoint.base_path + "/models";
-    const json j = json::parse(fetch_text(endpoint, path, api_key, timeout), nullptr, false);
+    const json j =
+        json::parse(fetch_text(endpoint, path, api_key, timeout, cancel), nullptr, false);
     const auto data = j.is_object() ? j.find("data") : j.end();
     if (data == j.end() || !data->is_array())
         throw Error("GET " + path + " (" + endpoint.url() +
@@ -357,8 +370,13 @@ template <bool Tls>
 RemoteResult stream_chat_on(const RemoteEndpoint& endpoint, const RemoteRequest& req,
                             const json& body,
                             const std::function<void(const RemoteChunk&)>& on_chunk) {
-    Link<Tls> link(endpoint, req.timeout);
-    link.cancel = req.cancel;
+    Link<Tls> link(endpoint, req.timeout, req.cancel);
+    if (link.cancelled) {
+        RemoteResult gone;
+        gone.cancelled = true;
+        gone.finish_reason = "cancelled";
+        return gone;
+    }
     auto r = link.template request<http::string_body>(
         http::verb::post, endpoint, endpoint.base_path + "/chat/completions", req.api_key);
     r.set(http::field::content_type, "application/json");

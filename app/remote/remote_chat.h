@@ -66,16 +66,19 @@ struct RemoteResult {
 };
 
 // GET `path` on the endpoint's host (for a server's /metrics: path "/metrics", at the root, not
-// under the API's path); the body. Throws Error like stream_chat, and for a status other than 200.
+// under the API's path); the body. Throws Error like stream_chat, for a status other than 200,
+// and within ~50 ms of `cancel` being set (saying "cancelled").
 std::string fetch_text(const RemoteEndpoint& endpoint, const std::string& path,
                        const std::string& api_key = {},
-                       std::chrono::seconds timeout = std::chrono::seconds(30));
+                       std::chrono::seconds timeout = std::chrono::seconds(30),
+                       const std::atomic<bool>* cancel = nullptr);
 
 // The ids GET base_path/models lists (OpenAI's {"data": [{"id"}]}), in its order. Throws Error
 // like fetch_text, and for a body that is not such a list.
 std::vector<std::string> list_models(const RemoteEndpoint& endpoint,
                                      const std::string& api_key = {},
-                                     std::chrono::seconds timeout = std::chrono::seconds(30));
+                                     std::chrono::seconds timeout = std::chrono::seconds(30),
+                                     const std::atomic<bool>* cancel = nullptr);
 
 // One line for stderr after a remote answer: the endpoint and model, the prompt tokens (cached)
 // and generated ones as the server counted them, time to first token, the chunks' intervals

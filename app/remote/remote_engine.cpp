@@ -251,14 +251,16 @@ void RemoteEngine::execute(const QueuedCommand& q) {
 
 void RemoteEngine::attach() {
     State& s = *state_;
-    const std::vector<std::string> ids = list_models(endpoint_, api_key_);
+    const std::vector<std::string> ids =
+        list_models(endpoint_, api_key_, std::chrono::seconds(30), &cancel_flag_);
     if (opt_.model.empty() && ids.empty())
         throw Error(endpoint_.url() + " lists no model (GET " + endpoint_.base_path + "/models)");
     s.model = opt_.model.empty() ? ids.front() : opt_.model;
     std::string metrics_error;
     if (opt_.scrape_metrics) {
         try {
-            (void)parse_prometheus_text(fetch_text(endpoint_, "/metrics", api_key_));
+            (void)parse_prometheus_text(fetch_text(endpoint_, "/metrics", api_key_,
+                                                   std::chrono::seconds(30), &cancel_flag_));
             s.metrics = true;
         } catch (const std::exception& e) {
             metrics_error = e.what();
@@ -286,13 +288,13 @@ int32_t RemoteEngine::token_id(const std::string& text) {
     return it->second;
 }
 
-ServerLoadEvent RemoteEngine::scrape(uint64_t run, int64_t t_ns) {
+std::optional<ServerLoadEvent> RemoteEngine::scrape(uint64_t run, int64_t t_ns) {
     ServerLoadEvent e;
     e.run = run;
     e.t_ns = t_ns;
     try {
-        const ServerLoad l =
-            server_load(parse_prometheus_text(fetch_text(endpoint_, "/metrics", api_key_)));
+        const ServerLoad l = server_load(parse_prometheus_text(
+            fetch_text(endpoint_, "/metrics", api_key_, std::chrono::seconds(30), &cancel_flag_)));
         e.names = l.names;
         e.running = or_unknown(l.running);
         e.waiting = or_unknown(l.waiting);
@@ -304,9 +306,11 @@ ServerLoadEvent RemoteEngine::scrape(uint64_t run, int64_t t_ns) {
         e.spec_draft_tokens = or_unknown(l.spec_draft_tokens);
         e.spec_accepted_tokens = or_unknown(l.spec_accepted_tokens);
     } catch (const std::exception& ex) {
-        // Said once; the run goes on without the figures.
+        if (cancel_flag_.load()) return std::nullopt;  // the run was stopped: no reading now
+        // Said once; the runs go on without the figures.
         state_->metrics = false;
         events_.push(ErrorEvent{run, "metrics", ex.what(), t_ns, 0});
+        return std::nullopt;
     }
     return e;
 }
@@ -345,10 +349,9 @@ void RemoteEngine::generate(RunKind kind, int64_t kept, std::string user_text,
     rs.submission = submission;
     const uint64_t run = rs.run;
     events_.push(std::move(rs));
-    if (s.metrics) {
-        ServerLoadEvent before = scrape(run, since());
-        if (s.metrics) events_.push(std::move(before));
-    }
+    if (s.metrics)
+        if (std::optional<ServerLoadEvent> before = scrape(run, since()))
+            events_.push(std::move(*before));
 
     RemoteRequest req;
     req.model = s.model;
@@ -445,10 +448,9 @@ void RemoteEngine::generate(RunKind kind, int64_t kept, std::string user_text,
         st.end_ns = first_ns;
         events_.push(std::move(st));
     }
-    if (s.metrics) {
-        ServerLoadEvent after = scrape(run, since());
-        if (s.metrics) events_.push(std::move(after));
-    }
+    if (s.metrics)
+        if (std::optional<ServerLoadEvent> after = scrape(run, since()))
+            events_.push(std::move(*after));
     f.stop = stop_of(r.finish_reason);
     f.text = r.text;
     f.n_tokens = r.completion_tokens >= 0 && !r.cancelled ? r.completion_tokens : tokens;

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -65,7 +66,9 @@ class RemoteEngine {
     // name: the model id, arch and backend "remote"), or an ErrorEvent for command
     // "load_model" when the server cannot be reached or lists no model.
     explicit RemoteEngine(RemoteAttach a);
-    ~RemoteEngine();  // cancels the request in flight, drops queued commands, joins
+    // Cancels the request in flight (the attach and /metrics reads too), drops queued commands,
+    // joins: returns within ~50 ms even when the server never answers.
+    ~RemoteEngine();
     RemoteEngine(const RemoteEngine&) = delete;
     RemoteEngine& operator=(const RemoteEngine&) = delete;
 
@@ -89,7 +92,9 @@ class RemoteEngine {
     void execute(const QueuedCommand& q);
     void attach();
     void generate(RunKind kind, int64_t kept, std::string user_text, uint64_t submission);
-    ServerLoadEvent scrape(uint64_t run, int64_t t_ns);
+    // The server's /metrics now; nullopt when the read failed (said once, then no more reads)
+    // or the run was cancelled.
+    std::optional<ServerLoadEvent> scrape(uint64_t run, int64_t t_ns);
     int32_t token_id(const std::string& text);  // this attachment's number for a token text
     int64_t now_ns() const;
 

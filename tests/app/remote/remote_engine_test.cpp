@@ -9,6 +9,9 @@
 #include "remote/remote_engine.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <mutex>
@@ -125,8 +128,7 @@ ModelLoaded attached(RemoteEngine& remote) {
     return m ? *m : ModelLoaded{};
 }
 
-RemoteAttach attach_to(const std::string& url, const std::string& model = {},
-                       bool metrics = true) {
+RemoteAttach attach_to(const std::string& url, const std::string& model = {}, bool metrics = true) {
     RemoteAttach a;
     a.url = url;
     a.model = model;
@@ -345,6 +347,28 @@ TEST(RemoteEngine, CancelClosesTheRequestAndTheServerStops) {
     remote.submit(SendMessage{"Short now"});
     EXPECT_NE(all_of<RunFinished>(until_finished(remote)).at(0).stop, "error");
     EXPECT_EQ(served.last_request().messages.size(), 4u);
+}
+
+// A server that takes the connection and never answers (a listening socket nobody accepts on):
+// the attach waits for it, but destroying the engine — a window detaching — cancels that wait at
+// once instead of after the 30 s read timeout.
+TEST(RemoteEngine, AServerThatNeverAnswersDoesNotHoldTheDetach) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(fd, 4), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    auto remote = std::make_unique<RemoteEngine>(attach_to(url));
+    std::this_thread::sleep_for(300ms);  // connected; waiting for GET /v1/models' answer
+    EXPECT_FALSE(remote->events().pop(0ms).has_value());  // nothing answered yet
+    const auto t0 = std::chrono::steady_clock::now();
+    remote.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // the read's timeout is 30 s
+    ::close(fd);
 }
 
 TEST(RemoteEngine, WhatCannotWorkIsAnErrorThatSaysWhy) {
