@@ -51,6 +51,16 @@ int free_port() {
 
 class AttachTest : public QObject {
     Q_OBJECT
+  private:
+    // Every TokenEvent `w` shows from now on lands in `tokens`.
+    void collect_tokens(MainWindow& w, std::vector<TokenEvent>& tokens) {
+        connect(&w.bridge(), &EngineBridge::events_arrived, this,
+                [&tokens](const std::vector<Event>& b) {
+                    for (const Event& e : b)
+                        if (const auto* t = std::get_if<TokenEvent>(&e)) tokens.push_back(*t);
+                });
+    }
+
   private slots:
     void initTestCase() { test::isolate_settings(); }
 
@@ -67,11 +77,7 @@ class AttachTest : public QObject {
         w.show();
         QSignalSpy finished(&w, &MainWindow::run_finished);
         std::vector<TokenEvent> tokens;
-        connect(&w.bridge(), &EngineBridge::events_arrived, this,
-                [&tokens](const std::vector<Event>& b) {
-                    for (const Event& e : b)
-                        if (const auto* t = std::get_if<TokenEvent>(&e)) tokens.push_back(*t);
-                });
+        collect_tokens(w, tokens);
         w.attach_remote(server.serve().url(), QString(), QString(), true);
         QVERIFY(w.bridge().attached());
         QTRY_VERIFY_WITH_TIMEOUT(w.bridge().model().has_value(), 30000);
@@ -151,11 +157,7 @@ class AttachTest : public QObject {
         w.show();
         QSignalSpy finished(&w, &MainWindow::run_finished);
         std::vector<TokenEvent> tokens;
-        connect(&w.bridge(), &EngineBridge::events_arrived, this,
-                [&tokens](const std::vector<Event>& b) {
-                    for (const Event& e : b)
-                        if (const auto* t = std::get_if<TokenEvent>(&e)) tokens.push_back(*t);
-                });
+        collect_tokens(w, tokens);
         // Its model load takes seconds: attach until it answers.
         const QString url = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
         for (int i = 0; i < 120 && !w.bridge().model(); ++i) {
