@@ -224,13 +224,7 @@ void add_serve_command(CLI::App& app) {
             }
             if (!so.model_info.prefix_cache_note.empty())
                 std::cerr << so.model_info.prefix_cache_note << '\n';
-            BatchEngine& be = *batch;
-            backend.run = [&be](Complete c, const std::function<void(const Event&)>& on_event,
-                                const std::atomic<bool>& cancel) {
-                return be.run(c, on_event, &cancel);
-            };
-            backend.parallel = parallel;
-            backend.batch_load = [&be] { return be.load(); };
+            backend = app::batch_backend(*batch);
         }
         app::OpenAiServer server(so, backend);
         const int port = server.start(o->host, o->port);

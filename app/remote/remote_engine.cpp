@@ -1,10 +1,8 @@
 #include "remote/remote_engine.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <optional>
 
 #include "core/error.h"

@@ -107,6 +107,25 @@ class WorkerPool {
 
 }  // namespace
 
+CompletionBackend batch_backend(BatchEngine& engine, std::function<void(const Event&)> tap) {
+    CompletionBackend b;
+    b.run = [&engine, tap = std::move(tap)](Complete c,
+                                            const std::function<void(const Event&)>& on_event,
+                                            const std::atomic<bool>& cancel) {
+        if (!tap) return engine.run(c, on_event, &cancel);
+        return engine.run(
+            c,
+            [&](const Event& e) {
+                tap(e);
+                on_event(e);
+            },
+            &cancel);
+    };
+    b.parallel = int(engine.options().parallel);
+    b.batch_load = [&engine] { return engine.load(); };
+    return b;
+}
+
 std::string format_request(const RequestRecord& r) {
     char buf[256];
     if (r.ran)

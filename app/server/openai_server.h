@@ -49,6 +49,12 @@ struct CompletionBackend {
     std::function<BatchLoad()> batch_load;
 };
 
+// A BatchEngine as the server's backend: up to its `parallel` requests at once, each cancelled by
+// its own flag, its load for /metrics. `tap` (optional) sees every event of every request before
+// the server does, on the request's thread (the workbench records them).
+CompletionBackend batch_backend(BatchEngine& engine,
+                                std::function<void(const Event&)> tap = nullptr);
+
 // One answered request, as the log line shows it.
 struct RequestRecord {
     std::string method, path, remote;  // remote: the client's address

@@ -85,22 +85,14 @@ QString ServeController::start(const ServeConfig& config) {
         schedule = std::make_shared<app::BatchSchedule>(config.parallel);
         batch->set_step_observer(
             [s = schedule](const BatchStep& st, const BatchLoad& l) { s->step(st, l); });
-        BatchEngine& be = *batch;
         // Recorded like the window's runs, numbered apart from them.
-        app::StoreWriter* writer = bridge_.writer();
-        backend.run = [&be, writer](Complete c, const std::function<void(const Event&)>& on_event,
-                                    const std::atomic<bool>& cancel) {
-            return be.run(
-                c,
-                [&](const Event& e) {
-                    if (writer) writer->record(app::with_id_base(e, kBatchIdBase));
-                    on_event(e);
-                },
-                &cancel);
-        };
-        backend.parallel = config.parallel;
-        backend.batch_load = [&be] { return be.load(); };
-        so.model_info = be.model();
+        std::function<void(const Event&)> record;
+        if (app::StoreWriter* writer = bridge_.writer())
+            record = [writer](const Event& e) {
+                writer->record(app::with_id_base(e, kBatchIdBase));
+            };
+        backend = app::batch_backend(*batch, std::move(record));
+        so.model_info = batch->model();
     } else {
         relay = std::make_unique<app::EngineRelay>(bridge_.engine());
         backend = relay->backend();
