@@ -12,6 +12,7 @@
 
 #include "backend/attention_capture.h"
 #include "backend/batch.h"
+#include "backend/device_clock.h"
 #include "backend/rope.h"
 #include "backend/tensor_ref.h"
 #include "backend/worker_trace.h"
@@ -167,6 +168,10 @@ class Backend {
     // Waits until every operation queued so far has finished (an asynchronous backend's work is
     // only queued when its call returns; the CPU's is done). Profiling calls it to time ops.
     virtual void synchronize() {}
+    // An asynchronous backend's clock on its own queue (backend/device_clock.h), with which
+    // profiling times each op without a synchronize() around it; nullptr for a synchronous
+    // backend, whose calls the host clock times.
+    virtual DeviceClock* device_clock() { return nullptr; }
 
   protected:
     // add_rows_scaled's contract: throws Error naming what does not match.

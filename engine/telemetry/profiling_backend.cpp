@@ -4,37 +4,91 @@
 
 namespace fluoro {
 
+OpSpan ProfilingBackend::span_of(const Traced& t, OpCategory c, int64_t start_ns, int64_t end_ns) {
+    OpSpan op;
+    op.start_ns = start_ns;
+    op.end_ns = end_ns;
+    op.name = t.name;
+    op.layer = t.layer;
+    op.rows = t.rows;
+    op.category = time_category(c);
+    op.bytes = t.bytes;
+    op.flops = t.flops;
+    op.weight_type = t.weight_type;
+    op.shape = t.shape;
+    return op;
+}
+
 ProfilingBackend::Scope::Scope(ProfilingBackend& b, OpCategory c, Traced t)
     : b_(b), slot_(b.timing() ? &b.totals_[size_t(time_category(c))] : nullptr), cat_(c), t_(t) {
     if (!slot_) return;
+    if (DeviceClock* clock = b_.inner_.device_clock()) {
+        if (clock->marks() == 0) {  // the first op since a read: anchor the device clock
+            // Read before the mark passes: a device time mapped through the anchor is never
+            // later than the host time it happened at (earlier by the mark's queueing latency).
+            b_.inner_.synchronize();
+            b_.anchor_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+            clock->mark();
+        }
+        begin_mark_ = clock->mark();
+        clock_ = clock;
+        return;
+    }
     b_.inner_.synchronize();
     start_ = std::chrono::steady_clock::now();
 }
 
 ProfilingBackend::Scope::~Scope() {
     if (!slot_) return;
+    const bool traced = t_.name >= 0 && b_.tracing_;
+    if (clock_) {
+        try {
+            const int32_t end = clock_->mark();
+            Pending p{t_, cat_, begin_mark_, end};
+            if (!traced) p.t.name = -1;
+            b_.pending_.push_back(p);
+        } catch (...) {  // the device refused the mark (or no memory): this op's time is lost
+        }
+        return;
+    }
     try {
         b_.inner_.synchronize();
     } catch (...) {  // a failed kernel is reported by the next call that checks; not here
     }
     const auto end = std::chrono::steady_clock::now();
     *slot_ += std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count();
-    if (t_.name < 0 || !b_.tracing_) return;
-    OpSpan op;
-    op.start_ns = start_.time_since_epoch().count();
-    op.end_ns = end.time_since_epoch().count();
-    op.name = t_.name;
-    op.layer = t_.layer;
-    op.rows = t_.rows;
-    op.category = time_category(cat_);
-    op.bytes = t_.bytes;
-    op.flops = t_.flops;
-    op.weight_type = t_.weight_type;
-    op.shape = t_.shape;
+    if (!traced) return;
     try {
-        b_.ops_.push_back(op);
+        b_.ops_.push_back(
+            span_of(t_, cat_, start_.time_since_epoch().count(), end.time_since_epoch().count()));
     } catch (...) {  // out of memory for the trace: the op ran; its span is lost
     }
+}
+
+void ProfilingBackend::settle() const {
+    DeviceClock* clock = inner_.device_clock();
+    if (!clock || clock->marks() == 0) return;
+    bool read = false;
+    try {
+        marks_ns_.resize(size_t(clock->marks()));
+        clock->elapsed_ns(marks_ns_);
+        read = true;
+    } catch (...) {  // the device failed: these ops' times are lost; the failure is reported by
+    }                // the call that next checks (an op or read())
+    if (read) {
+        for (const Pending& p : pending_) {
+            const int64_t start = anchor_ns_ + marks_ns_[size_t(p.begin)];
+            const int64_t end = anchor_ns_ + marks_ns_[size_t(p.end)];
+            totals_[size_t(time_category(p.cat))] += end - start;
+            if (p.t.name < 0) continue;
+            try {
+                ops_.push_back(span_of(p.t, p.cat, start, end));
+            } catch (...) {  // out of memory for the trace: the op ran; its span is lost
+            }
+        }
+    }
+    pending_.clear();
+    clock->reset();
 }
 
 ProfilingBackend::~ProfilingBackend() {
@@ -102,6 +156,7 @@ ProfilingBackend::Traced ProfilingBackend::traced(std::string_view prefix, const
 }
 
 std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
+    settle();
     auto t = std::make_shared<StepTrace>();
     t->names = names_;
     t->ops = std::move(ops_);
@@ -124,6 +179,7 @@ std::shared_ptr<StepTrace> ProfilingBackend::take_trace(int64_t run_start_ns) {
 }
 
 void ProfilingBackend::discard_trace() {
+    settle();  // the times still count in totals(); only the spans are dropped
     ops_.clear();
     if (workers_) {
         std::vector<WorkerBusy> stale;  // spans of no step

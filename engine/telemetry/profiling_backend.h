@@ -1,11 +1,14 @@
 // A Backend decorator that measures: it forwards every call to the backend it wraps and, while
 // timing is on, adds the steady_clock time of each operation to its category (matmul passes its
 // own; attention -> Attention; rms_norm, rope -> NormRope; swiglu(_oai), geglu, add_rows_scaled ->
-// Ffn; the rest -> Other), synchronizing an asynchronous backend around each timed call. It also
-// counts the bytes of the weights and activation buffers allocated through it. The model is built
-// on the decorator (Model::load takes any Backend&), so the kernels and the architectures stay
-// untouched. Used from the engine thread only, like the backend it wraps; only set_timing() may be
-// called from elsewhere.
+// Ffn; the rest -> Other). A synchronous backend's (the CPU's) call is timed by the host clock
+// around it; an asynchronous one's (CUDA) by the backend's own device clock (backend/
+// device_clock.h: marks queued before and after the call, read when the times are next asked
+// for), so timing waits for the device once per step, not twice per op. It also counts the bytes of
+// the weights and activation buffers allocated through it. The model is built on the decorator
+// (Model::load takes any Backend&), so the kernels and the architectures stay untouched. Used from
+// the engine thread only, like the backend it wraps; only set_timing() may be called from
+// elsewhere.
 #pragma once
 
 #include <atomic>
@@ -32,7 +35,12 @@ class ProfilingBackend final : public Backend {
     void set_timing(bool on) { timing_.store(on, std::memory_order_relaxed); }
     bool timing() const { return timing_.load(std::memory_order_relaxed); }
     // Nanoseconds per category since construction (Sampling always 0: not a backend category).
-    const CategoryTimes& totals() const { return totals_; }
+    // On a device clock, the ops queued since the last read are read first (a wait for the
+    // device).
+    const CategoryTimes& totals() const {
+        settle();
+        return totals_;
+    }
     // While timing: per category, the bytes the operations must at least read from memory — each
     // matmul's whole weight once per call, each attention call's KV rows up to the furthest
     // position its batch attends to (the window's when it has one) — and the floating-point
@@ -104,6 +112,8 @@ class ProfilingBackend final : public Backend {
                          std::span<const float> scales) override;
     void read(const Act& x, std::span<float> host) override;
     void synchronize() override { inner_.synchronize(); }
+    // The inner backend's device clock is the profiler's own (not shared: device_clock() stays
+    // nullptr here).
 
   private:
     // What a traced op is: its interned name, layer, rows, bytes and FLOPs (name -1: untraced).
@@ -113,6 +123,8 @@ class ProfilingBackend final : public Backend {
         int32_t weight_type = -1;
         std::array<int32_t, 2> shape{0, 0};
     };
+    // The span of a traced op that ran from start_ns to end_ns.
+    static OpSpan span_of(const Traced& t, OpCategory c, int64_t start_ns, int64_t end_ns);
     // A matmul's bytes and FLOPs, added to traffic_ (while timing) and returned.
     std::pair<double, double> count_matmul(const Weight& w, int64_t rows, OpCategory cat);
     int32_t intern(std::string_view name);
@@ -125,9 +137,12 @@ class ProfilingBackend final : public Backend {
     template <class WeightAt>
     Traced traced(std::string_view prefix, size_t n, WeightAt weight, int64_t rows);
     Traced traced(std::string_view prefix, const Weight& w, int64_t rows);
-    // Times one forwarded call into a category when timing is on; a no-op otherwise. An
-    // asynchronous backend (CUDA) is synchronized before and after the call, so the time is the
-    // operation's own (and timing costs a wait per op: it is on at telemetry level Full only).
+    // Times one forwarded call into a category when timing is on; a no-op otherwise. Without a
+    // device clock, an asynchronous backend would be synchronized before and after the call so
+    // the host time is the op's own; with one (CUDA), a mark is queued before and after it and
+    // the op waits in pending_ until settle() reads the marks. The first mark after a read
+    // follows a synchronize(): it is taken with the queue empty, so it passes at once and the
+    // host time then read anchors the device times to the host clock (one wait per step).
     class Scope {
       public:
         Scope(ProfilingBackend& b, OpCategory c, Traced t);
@@ -141,11 +156,28 @@ class ProfilingBackend final : public Backend {
         OpCategory cat_;
         Traced t_;
         std::chrono::steady_clock::time_point start_;
+        DeviceClock* clock_ = nullptr;
+        int32_t begin_mark_ = -1;
     };
+    // An op timed on the device clock, waiting for its marks to be read.
+    struct Pending {
+        Traced t;
+        OpCategory cat;
+        int32_t begin, end;  // its marks
+    };
+    // Reads the device clock's marks (waiting for the device) and moves the pending ops into
+    // totals_ and, when traced, ops_; nothing to do without pending marks. The marks lost to a
+    // device failure drop their ops' times (the failure itself is the next op's or read()'s to
+    // report).
+    void settle() const;
 
     Backend& inner_;
     std::atomic<bool> timing_{true};
-    CategoryTimes totals_{};
+    // Mutable: settle() is const, as totals() is to its readers (engine thread only).
+    mutable CategoryTimes totals_{};
+    mutable std::vector<Pending> pending_;
+    mutable std::vector<int64_t> marks_ns_;  // settle()'s reading, kept for its capacity
+    mutable int64_t anchor_ns_ = 0;          // steady_clock at the device clock's mark 0
     Traffic traffic_{};
     int64_t weights_bytes_ = 0;
     int64_t scratch_bytes_ = 0;
@@ -173,7 +205,7 @@ class ProfilingBackend final : public Backend {
         }
     };
     std::unordered_map<WeightOpKey, std::pair<int32_t, int32_t>, WeightOpHash> weight_ops_;
-    std::vector<OpSpan> ops_;
+    mutable std::vector<OpSpan> ops_;
     std::unique_ptr<WorkerTrace> workers_;
 };
 

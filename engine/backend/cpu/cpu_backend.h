@@ -1,7 +1,8 @@
 // The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1, Q5_0 and Q8_0 matrices
 // copied into interleaved row groups, kernels/interleave.h, where this CPU has a kernel), a
 // persistent thread pool, integer dot products on quantized weights (matmul.h), and plain float32
-// elementwise ops. It is the reference every other backend is checked against.
+// elementwise ops. It is the reference every other backend is checked against. Not final: a test
+// dresses it as an asynchronous backend with a device clock (profiling_backend_test.cpp).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@
 
 namespace fluoro::cpu {
 
-class CpuBackend final : public Backend {
+class CpuBackend : public Backend {
   public:
     explicit CpuBackend(int n_threads);  // n_threads <= 0: ThreadPool::default_threads()
 

@@ -10,6 +10,7 @@
 #include "backend/cpu/attention_split.h"
 #include "backend/cuda/cuda_attention.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_clock.h"
 #include "backend/cuda/cuda_matmul.h"
 #include "backend/cuda/cuda_ops.h"
 #include "backend/cuda/device.h"
@@ -125,6 +126,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
 
 CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(stream_);
+    clock_.reset();
     uploads_.reset();
     attn_.reset();
     matmul_.reset();
@@ -563,6 +565,11 @@ void CudaBackend::read(const Act& x, std::span<float> host) {
 
 void CudaBackend::synchronize() {
     FLUORO_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+DeviceClock* CudaBackend::device_clock() {
+    if (!clock_) clock_ = std::make_unique<CudaClock>(stream_);
+    return clock_.get();
 }
 
 }  // namespace fluoro::cuda

@@ -19,6 +19,7 @@ namespace fluoro::cuda {
 class Matmul;
 class Attention;
 class IntUploads;
+class CudaClock;
 
 class CudaBackend final : public Backend {
   public:
@@ -75,6 +76,8 @@ class CudaBackend final : public Backend {
     void copy_blocks(const Act& x, Act y, const BlockCopy& c) override;
     void read(const Act& x, std::span<float> host) override;
     void synchronize() override;
+    // CUDA events on the stream (backend/cuda/cuda_clock.h).
+    DeviceClock* device_clock() override;
 
   private:
     struct DeviceAlloc {
@@ -93,6 +96,7 @@ class CudaBackend final : public Backend {
     std::unique_ptr<Matmul> matmul_;
     std::unique_ptr<Attention> attn_;
     std::unique_ptr<IntUploads> uploads_;
+    std::unique_ptr<CudaClock> clock_;  // made on first use
     float* lse_ = nullptr;  // (max_tokens x max heads) log-sum-exp, allocated on first capture
     int64_t lse_capacity_ = 0;
     int64_t max_tokens_ = 0;

@@ -1,6 +1,7 @@
 // The profiling decorator changes no result, times every operation category the forward pass
 // uses while timing is on and nothing while it is off; the step meter splits a step's wall time
-// without ever exceeding it.
+// without ever exceeding it; on a backend with a device clock the ops are timed by its marks, with
+// one wait for the device per step instead of two per op.
 #include "telemetry/profiling_backend.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
 #include "decode/sequence.h"
 #include "gguf/test_model.h"
 #include "model/model.h"
@@ -152,6 +154,117 @@ TEST(ProfilingBackend, TracingRecordsEveryCallInOrderWithItsLayer) {
     const std::shared_ptr<StepTrace> none = prof.take_trace(0);
     EXPECT_TRUE(none->ops.empty());
     EXPECT_TRUE(none->workers.empty());
+}
+
+// A device clock whose marks are scripted: mark i passes at i microseconds after mark 0, as if
+// the device took exactly 1 us from one mark to the next. Counts its reads; can be told to fail.
+class ScriptedClock final : public DeviceClock {
+  public:
+    int32_t mark() override {
+        if (fail_mark) throw Error("scripted clock: mark refused");
+        return used_++;
+    }
+    int32_t marks() const override { return used_; }
+    void elapsed_ns(std::span<int64_t> ns) override {
+        ++reads;
+        if (fail_read) throw Error("scripted clock: the device failed");
+        for (size_t i = 0; i < ns.size(); ++i) ns[i] = int64_t(i) * 1000;
+    }
+    void reset() override { used_ = 0; }
+
+    int reads = 0;
+    bool fail_mark = false, fail_read = false;
+
+  private:
+    int32_t used_ = 0;
+};
+
+// The CPU backend dressed as an asynchronous one: the scripted clock is its device clock and its
+// synchronize() calls are counted (the CPU's work is done when a call returns, so the results are
+// the CPU's).
+class ClockedCpu final : public cpu::CpuBackend {
+  public:
+    ClockedCpu() : cpu::CpuBackend(1) {}
+    DeviceClock* device_clock() override { return &clock; }
+    void synchronize() override { ++syncs; }
+
+    ScriptedClock clock;
+    int syncs = 0;
+};
+
+// Every op is timed by its two marks (so each lasts 1 us and the next starts 1 us after it ends:
+// the scripted device's gaps), read once when the times are asked for; the device is waited for
+// once in the step (to anchor the clock), where host timing would wait twice per op.
+TEST(ProfilingBackend, ADeviceClockTimesEachOpByItsMarksWithOneWaitPerStep) {
+    const auto path = tiny_model();
+    const std::vector<int32_t> prompt = {1, 5, 9, 42, 7};
+    cpu::CpuBackend plain_cpu(1);
+    auto plain = Model::load(path, plain_cpu);
+    ClockedCpu inner;
+    ProfilingBackend prof(inner);
+    auto m = Model::load(path, prof);
+    prof.set_tracing(true);
+    prof.discard_trace();  // the load's ops
+    inner.syncs = 0;
+    inner.clock.reads = 0;
+    StepMeter meter(prof, std::chrono::steady_clock::now());
+    const CategoryTimes before = prof.totals();
+
+    EXPECT_EQ(logits_of(*plain, prompt), logits_of(*m, prompt));
+    EXPECT_EQ(inner.syncs, 1);
+    EXPECT_EQ(inner.clock.reads, 0);  // nothing read until asked
+    const StepEvent step = meter.close(1, 0, StepPhase::Prefill, 5, true);
+    EXPECT_EQ(inner.clock.reads, 1);
+    EXPECT_EQ(inner.clock.marks(), 0);  // read and reset
+    const std::shared_ptr<StepTrace> t = prof.take_trace(0);
+    ASSERT_GT(t->ops.size(), 10u);
+    EXPECT_TRUE(step_trace_error(*t).empty()) << step_trace_error(*t);
+    EXPECT_EQ(inner.clock.reads, 1);  // the take found nothing pending
+    for (size_t i = 0; i < t->ops.size(); ++i) {
+        EXPECT_EQ(t->ops[i].end_ns - t->ops[i].start_ns, 1000) << i;
+        if (i > 0) {
+            EXPECT_EQ(t->ops[i].start_ns - t->ops[i - 1].end_ns, 1000) << i;
+        }
+    }
+    EXPECT_EQ(t->name_of(t->ops.front()), "get_rows(token_embd)");
+    int64_t backend = 0;
+    for (size_t c = 0; c < kTimeCategories; ++c) {
+        if (c == size_t(TimeCategory::Sampling)) continue;
+        EXPECT_EQ(step.op_ns[c], prof.totals()[c] - before[c]) << c;
+        backend += step.op_ns[c];
+    }
+    EXPECT_EQ(backend, int64_t(t->ops.size()) * 1000);
+
+    // Timing off: no marks, no waits.
+    prof.set_timing(false);
+    logits_of(*m, prompt);
+    EXPECT_EQ(inner.clock.marks(), 0);
+    EXPECT_EQ(inner.syncs, 1);
+}
+
+// A device that fails between the marks and their read loses those ops' times, nothing else: no
+// throw from totals(), the next step's ops counted alone; a refused mark fails the op's call as
+// any device error does.
+TEST(ProfilingBackend, ADeviceClockThatFailsLosesOnlyThoseTimes) {
+    const auto path = tiny_model();
+    const std::vector<int32_t> prompt = {1, 5, 9};
+    ClockedCpu inner;
+    ProfilingBackend prof(inner);
+    auto m = Model::load(path, prof);
+    const CategoryTimes before = prof.totals();
+    inner.clock.fail_read = true;
+    logits_of(*m, prompt);
+    EXPECT_EQ(prof.totals(), before);
+    EXPECT_EQ(inner.clock.marks(), 0);
+    inner.clock.fail_read = false;
+    logits_of(*m, prompt);
+    int64_t sum = 0;
+    for (size_t c = 0; c < kTimeCategories; ++c) sum += prof.totals()[c] - before[c];
+    EXPECT_GT(sum, 0);
+    EXPECT_EQ(sum % 1000, 0);  // whole scripted microseconds: only marks were counted
+
+    inner.clock.fail_mark = true;
+    EXPECT_THROW(logits_of(*m, prompt), Error);
 }
 
 TEST(OpTrace, TensorNamesGiveLayerAndOp) {
