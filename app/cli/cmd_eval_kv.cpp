@@ -18,7 +18,9 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/kv_eval_flags.h"
 #include "cli/kv_policy_flags.h"
+#include "common/format.h"
 #include "core/error.h"
 #include "eval/kv_eval.h"
 #include "measure/eval_text.h"
@@ -30,13 +32,10 @@ namespace fluoro::cli {
 namespace {
 
 struct EvalKvOpts {
-    std::string model, text;
-    app::KvEvalPlanText lists;
+    std::string model;
+    KvEvalFlags eval;
     std::string csv, attention{attention_impl_name(kDefaultAttentionImpl)};
     bool json = false;
-    int threads = 0;
-    int64_t batch = 512;
-    KvEvalPlan plan;
 };
 
 // --- output ---
@@ -86,7 +85,7 @@ std::string ppl_ratio(const KvEvalCell& c, const KvEvalCell* full) {
 void print_table(const EvalKvOpts& o, const std::vector<KvEvalCell>& cells) {
     // Columns: the configuration, ppl against full (of the same KV type, and of f16 when several
     // types ran), tokens evicted, passkey hits per length, decode tok/s per context.
-    const KvEvalPlan& plan = o.plan;
+    const KvEvalPlan& plan = o.eval.plan;
     const bool ppl = has_task(plan, KvEvalTask::Ppl);
     const bool vs_f16 = ppl && plan.kv_types.size() > 1;
     std::vector<std::string> head{"policy", "budget", "kv"};
@@ -129,24 +128,13 @@ void print_table(const EvalKvOpts& o, const std::vector<KvEvalCell>& cells) {
             }
         rows.push_back(r);
     }
-    std::vector<size_t> width(head.size(), 0);
-    for (const auto& r : rows)
-        for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-    for (const auto& r : rows) {
-        std::string line;
-        for (size_t i = 0; i < r.size(); ++i) {
-            const std::string pad(width[i] - r[i].size(), ' ');
-            line += i < 3 ? r[i] + pad : pad + r[i];  // names left, numbers right
-            line += i + 1 < r.size() ? "  " : "";
-        }
-        std::printf("%s\n", line.c_str());
-    }
+    std::printf("%s", app::aligned_table(rows, 3).c_str());
     // NLL over position: one line per configuration, one column per bucket.
     bool any = false;
     for (const KvEvalCell& c : cells) any = any || c.ppl.has_value();
     if (any) {
         std::printf("\nmean NLL per %lld positions (ppl task)\n",
-                    static_cast<long long>(o.plan.ppl_bucket));
+                    static_cast<long long>(o.eval.plan.ppl_bucket));
         for (const KvEvalCell& c : cells) {
             if (!c.ppl) continue;
             std::string line = cell_name(c);
@@ -227,37 +215,37 @@ nlohmann::json to_json(const EvalKvOpts& o, const app::LoadedModel& m, int64_t t
         {"model", o.model},
         {"threads", m.backend->threads()},
         {"attention", attention_impl_name(m.backend->attention_impl())},
-        {"text", app::eval_text_name(o.text)},
+        {"text", app::eval_text_name(o.eval.text)},
         {"text_tokens", text_tokens},
-        {"ppl_tokens", o.plan.ppl_tokens},
-        {"bucket", o.plan.ppl_bucket},
-        {"passkey_format", passkey_format_name(o.plan.passkey_format)},
-        {"sinks", o.plan.base.sinks},
+        {"ppl_tokens", o.eval.plan.ppl_tokens},
+        {"bucket", o.eval.plan.ppl_bucket},
+        {"passkey_format", passkey_format_name(o.eval.plan.passkey_format)},
+        {"sinks", o.eval.plan.base.sinks},
     };
     j["cells"] = app::kv_eval_cells_json(cells);
     return j;
 }
 
 void run_eval_kv(EvalKvOpts& o) {
-    app::parse_kv_eval_plan(o.lists, o.plan);
+    app::parse_kv_eval_plan(o.eval.lists, o.eval.plan);
     const std::optional<AttentionImpl> impl = parse_attention_impl(o.attention);
     if (!impl)
         throw Error("--attention: unknown name '" + o.attention +
                     "'; valid: " + setting_names(attention_impls(), ", ", ", "));
-    const std::string text = app::read_eval_text(o.text);
+    const std::string text = app::read_eval_text(o.eval.text);
     app::EngineSettings s;
-    s.threads = o.threads;
-    s.batch = o.batch;
+    s.threads = o.eval.threads;
+    s.batch = o.eval.batch;
     s.ctx = 16;  // load_model's own cache is unused: every measurement builds its own
     s.attention = *impl;
     app::LoadedModel m = app::load_model(o.model, s);
-    o.plan.passkey_format =
-        app::resolve_passkey_format(o.lists.passkey_format, !m.model->chat_template_text().empty());
+    o.eval.plan.passkey_format = app::resolve_passkey_format(
+        o.eval.lists.passkey_format, !m.model->chat_template_text().empty());
     const std::vector<int32_t> tokens = app::eval_text_tokens(*m.model, text);
     std::fprintf(stderr, "eval kv: %zu text tokens, %d threads, passkey prompts: %s\n",
                  tokens.size(), m.backend->threads(),
-                 std::string(passkey_format_name(o.plan.passkey_format)).c_str());
-    const auto cells = run_kv_eval(*m.model, tokens, o.plan, [](const std::string& msg) {
+                 std::string(passkey_format_name(o.eval.plan.passkey_format)).c_str());
+    const auto cells = run_kv_eval(*m.model, tokens, o.eval.plan, [](const std::string& msg) {
         std::fprintf(stderr, "%s\n", msg.c_str());
     });
     if (!o.csv.empty()) {
@@ -280,53 +268,27 @@ void add_eval_command(CLI::App& app) {
     eval->require_subcommand(1);
     add_eval_claims_command(*eval);
     add_eval_fidelity_command(*eval);
+    add_eval_attn_command(*eval);
     auto* cmd = eval->add_subcommand(
         "kv", "KV cache policies and types: perplexity, passkey retrieval and decode speed");
     auto o = std::make_shared<EvalKvOpts>();
     cmd->add_option("model", o->model, "GGUF model file")->required();
-    cmd->add_option("--policies", o->lists.policies,
+    cmd->add_option("--policies", o->eval.lists.policies,
                     "Comma list of: " + setting_help(kv_policies()))
         ->capture_default_str();
-    cmd->add_option("--budgets", o->lists.budgets,
+    cmd->add_option("--budgets", o->eval.lists.budgets,
                     "KV budgets: N% of the evaluated length or N tokens (full runs at 100% only)")
         ->capture_default_str();
-    cmd->add_option("--kv-types", o->lists.kv_types,
-                    "Comma list of: " + setting_help(kv_types()) +
-                        "; keys/values for two types (q8_0/f16: keys q8_0, values f16)")
+    o->eval.add_to(*cmd);
+    cmd->add_option("--bucket", o->eval.plan.ppl_bucket, "Positions per NLL-over-position bucket")
         ->capture_default_str();
-    cmd->add_option("--tasks", o->lists.tasks, "Comma list of: ppl, passkey, speed")
-        ->capture_default_str();
-    cmd->add_option("--ppl-tokens", o->plan.ppl_tokens,
-                    "Tokens of the text for perplexity (0 = all)")
-        ->capture_default_str();
-    cmd->add_option("--bucket", o->plan.ppl_bucket, "Positions per NLL-over-position bucket")
-        ->capture_default_str();
-    cmd->add_option("--text", o->text,
-                    std::string("UTF-8 text for ppl and speed (default: `bible -f ") +
-                        app::kBibleRange + "`, package bible-kjv)");
-    cmd->add_option("--passkey-lengths", o->lists.passkey_lengths,
-                    "Passkey prompt lengths in tokens")
-        ->capture_default_str();
-    cmd->add_option("--depths", o->lists.depths, "Needle depths in % of the filler")
-        ->capture_default_str();
-    cmd->add_option("--passkey-format", o->lists.passkey_format,
-                    "auto (chat when the GGUF has a chat template), chat or plain")
-        ->capture_default_str();
-    cmd->add_option("--speed-contexts", o->lists.speed_contexts,
-                    "Conversation lengths at which decode speed is timed")
-        ->capture_default_str();
-    cmd->add_option("--speed-gen", o->plan.speed_gen, "Timed decode steps per speed test")
-        ->capture_default_str();
-    cmd->add_option("--sinks", o->plan.base.sinks, kv_sinks_help())->capture_default_str();
-    cmd->add_option("--recent", o->plan.base.recent, kv_recent_help())->capture_default_str();
-    cmd->add_option("--evict-chunk", o->plan.base.evict_chunk,
+    cmd->add_option("--sinks", o->eval.plan.base.sinks, kv_sinks_help())->capture_default_str();
+    cmd->add_option("--recent", o->eval.plan.base.recent, kv_recent_help())->capture_default_str();
+    cmd->add_option("--evict-chunk", o->eval.plan.base.evict_chunk,
                     "Tokens freed per eviction (0 = budget/16)")
         ->capture_default_str();
-    cmd->add_option("--seed", o->plan.seed, "Seed of the pass keys")->capture_default_str();
     cmd->add_option("--csv", o->csv, "Write one row per configuration x task x metric here");
     cmd->add_flag("--json", o->json, "Print JSON instead of the table");
-    cmd->add_option("-t,--threads", o->threads, "CPU threads (default: physical cores)");
-    cmd->add_option("-b,--batch", o->batch, "Tokens per prefill step")->capture_default_str();
     cmd->add_option("--attention", o->attention,
                     "Attention implementation: " + setting_help(attention_impls()))
         ->capture_default_str();

@@ -1,5 +1,6 @@
 #include "common/format.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -47,6 +48,24 @@ std::string table_cell_text(std::string_view text) {
             out += "\\|";
         else
             out += c;
+    }
+    return out;
+}
+
+std::string aligned_table(const std::vector<std::vector<std::string>>& rows, size_t name_columns) {
+    std::vector<size_t> width;
+    for (const auto& row : rows) {
+        if (row.size() > width.size()) width.resize(row.size(), 0);
+        for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        for (size_t i = 0; i < row.size(); ++i) {
+            const std::string pad(width[i] - row[i].size(), ' ');
+            out += i < name_columns ? row[i] + pad : pad + row[i];
+            if (i + 1 < row.size()) out += "  ";
+        }
+        out += '\n';
     }
     return out;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fluoro::app {
 
@@ -14,5 +15,8 @@ std::string format_number(const char* printf_format, double v);
 // Text for one cell of a Markdown table (or one line of a listing): '|' and line feeds escaped
 // as \| and \n, so a token's piece cannot break the row.
 std::string table_cell_text(std::string_view text);
+// Rows as aligned text, one line each (ending in '\n'), columns two spaces apart: the first
+// `name_columns` padded on the right (names), the rest on the left (numbers).
+std::string aligned_table(const std::vector<std::vector<std::string>>& rows, size_t name_columns);
 
 }  // namespace fluoro::app

@@ -6,6 +6,7 @@
 
 #include "common/format.h"
 #include "core/error.h"
+#include "model/attention_variant.h"
 
 namespace fluoro::app {
 namespace {
@@ -428,6 +429,113 @@ MeasureView claims_view(const json& r) {
     return v;
 }
 
+// --- attention variants (eval_attn) ---
+
+MeasureView attn_view(const json& r) {
+    MeasureView v;
+    const json& variants = array(r, "variants", "the result");
+    // Passkey lengths and speed contexts that ran, in order.
+    std::vector<int64_t> lengths, contexts;
+    auto note = [](std::vector<int64_t>& list, int64_t x) {
+        if (std::find(list.begin(), list.end(), x) == list.end()) list.push_back(x);
+    };
+    for (const json& var : variants)
+        for (const json& c : array(var, "cells", "a variant")) {
+            for (const json& t : array(c, "passkey", "a cell"))
+                note(lengths, int64_t(num(t, "length", "a passkey trial")));
+            for (const json& sp : array(c, "speed", "a cell"))
+                note(contexts, int64_t(num(sp, "context", "a speed result")));
+        }
+    v.table.header = {"variant", "attention", "kv", "KV B/token", "vs first", "ppl", "dPPL"};
+    for (const int64_t len : lengths) v.table.header.push_back("pk@" + std::to_string(len));
+    for (const int64_t ctx : contexts) v.table.header.push_back("tok/s@" + std::to_string(ctx));
+    MeasurePlot ppl{"Perplexity change vs KV bytes per token",
+                    "KV bytes per token",
+                    "perplexity vs the first row (%)",
+                    {},
+                    {},
+                    false};
+    MeasurePlot pk{
+        "Passkey accuracy vs KV bytes per token", "KV bytes per token", "keys found", {}, {}, true};
+    double base_bytes = 0, base_ppl = 0;
+    double min_bytes = 0, max_bytes = 0, min_d = 0, max_d = 0;
+    bool any_ppl = false;
+    for (const json& var : variants) {
+        const std::string name = str(var, "name", "a variant");
+        AttentionVariant att;
+        att.name = str(var, "attention", "a variant");
+        att.q_per_kv = num(var, "query_heads_per_kv_head", "a variant");
+        att.latent_rank = uint64_t(num(var, "latent_rank", "a variant"));
+        const std::string label = att.label();
+        const json& bytes = field(var, "kv_bytes_per_token", "a variant");
+        PlotSeries ppl_s{name, {}}, pk_s{name, {}};
+        for (const json& c : array(var, "cells", "a variant")) {
+            const std::string kv = str(c, "kv_type", "a cell");
+            const double b = num(bytes, kv.c_str(), "kv_bytes_per_token");
+            if (base_bytes == 0) base_bytes = b;
+            min_bytes = min_bytes == 0 ? b : std::min(min_bytes, b);
+            max_bytes = std::max(max_bytes, b);
+            std::vector<std::string> row{name,
+                                         label,
+                                         kv,
+                                         std::to_string(int64_t(b)),
+                                         format_number("%.3fx", b / std::max(1.0, base_bytes)),
+                                         "-",
+                                         ""};
+            if (c.contains("ppl")) {
+                const double value = num(c.at("ppl"), "ppl", "a cell's ppl");
+                if (base_ppl == 0) base_ppl = value;
+                const double d = 100.0 * (value / base_ppl - 1);
+                row[5] = format_number("%.3f", value);
+                row[6] = format_number("%+.1f%%", d);
+                ppl_s.points.emplace_back(b, d);
+                min_d = any_ppl ? std::min(min_d, d) : d;
+                max_d = any_ppl ? std::max(max_d, d) : d;
+                any_ppl = true;
+            }
+            int found_all = 0, trials_all = 0;
+            for (const int64_t len : lengths) {
+                int found = 0, trials = 0;
+                for (const json& t : array(c, "passkey", "a cell"))
+                    if (int64_t(num(t, "length", "a passkey trial")) == len) {
+                        found += field(t, "correct", "a passkey trial").get<bool>() ? 1 : 0;
+                        ++trials;
+                    }
+                row.push_back(trials ? std::to_string(found) + "/" + std::to_string(trials) : "-");
+                found_all += found;
+                trials_all += trials;
+            }
+            if (trials_all) pk_s.points.emplace_back(b, double(found_all) / double(trials_all));
+            for (const int64_t ctx : contexts) {
+                std::string cell = "-";
+                for (const json& sp : array(c, "speed", "a cell"))
+                    if (int64_t(num(sp, "context", "a speed result")) == ctx)
+                        cell = format_number("%.1f", num(sp, "tok_s", "a speed result"));
+                row.push_back(cell);
+            }
+            for (const json& e : array(c, "errors", "a cell"))
+                v.notes.push_back(name + "/" + kv + ": " + e.get<std::string>());
+            v.table.rows.push_back(std::move(row));
+        }
+        std::sort(ppl_s.points.begin(), ppl_s.points.end());
+        std::sort(pk_s.points.begin(), pk_s.points.end());
+        if (!ppl_s.points.empty()) ppl.series.push_back(std::move(ppl_s));
+        if (!pk_s.points.empty()) pk.series.push_back(std::move(pk_s));
+    }
+    if (!ppl.series.empty()) v.plots.push_back(std::move(ppl));
+    if (!pk.series.empty()) v.plots.push_back(std::move(pk));
+    v.headline = std::to_string(variants.size()) + " attention variants: KV " +
+                 std::to_string(int64_t(min_bytes)) + "-" + std::to_string(int64_t(max_bytes)) +
+                 " bytes per token";
+    if (any_ppl)
+        v.headline += ", perplexity " + format_number("%+.1f%%", min_d) + " to " +
+                      format_number("%+.1f%%", max_d) + " vs the first row";
+    v.notes.insert(v.notes.begin(),
+                   "Training-free conversions: the papers fine-tune after converting; these "
+                   "rows are not.");
+    return v;
+}
+
 }  // namespace
 
 MeasureView measure_view(const json& m) {
@@ -437,6 +545,7 @@ MeasureView measure_view(const json& m) {
     if (kind == "eval_kv") return kv_view(r);
     if (kind == "bench_spec") return spec_view(r);
     if (kind == "claims") return claims_view(r);
+    if (kind == "eval_attn") return attn_view(r);
     throw Error("measurement: unknown kind '" + kind + "'");
 }
 

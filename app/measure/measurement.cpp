@@ -8,6 +8,7 @@
 #include "eval/kv_eval.h"
 #include "eval/perplexity.h"
 #include "eval/spec_bench.h"
+#include "measure/attn_eval.h"
 #include "measure/bench_drafters.h"
 #include "measure/claims.h"
 #include "measure/eval_text.h"
@@ -154,6 +155,46 @@ nlohmann::json run_kv(const MeasureRequest& req, const MeasureValues& v, const M
             {"cells", kv_eval_cells_json(cells)}};
 }
 
+// Reports before each load, merge and measurement: (variants × the KV eval's count) in all.
+nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const MeasureControl& c,
+                        int& threads) {
+    KvEvalPlanText lists;
+    lists.policies = "full";
+    lists.budgets = "100%";
+    lists.kv_types = v.at("kv-types");
+    lists.tasks = v.at("tasks");
+    lists.passkey_lengths = v.at("passkey-lengths");
+    lists.depths = v.at("depths");
+    lists.speed_contexts = v.at("speed-contexts");
+    AttnEvalOptions opt;
+    opt.model = req.model;
+    opt.plan.ppl_tokens = int_param(v, "ppl-tokens", 0, int64_t(1) << 30);
+    opt.plan.speed_gen = int_param(v, "speed-gen", 1, 1 << 20);
+    parse_kv_eval_plan(lists, opt.plan);
+    opt.extra = parse_variant_specs(split_comma_list(v.at("variants")), "parameter 'variants'");
+    const std::string mqa = v.at("mqa");
+    if (mqa != "yes" && mqa != "no") throw Error("parameter 'mqa': '" + mqa + "' is not yes or no");
+    opt.mqa = mqa == "yes";
+    opt.text = v.at("text");
+    opt.threads = int(int_param(v, "threads", 0, 1024));
+    int64_t per_variant = 0;  // the KV eval's reports per variant, as run_kv counts them
+    for (const KvEvalTask t : opt.plan.tasks)
+        per_variant +=
+            t == KvEvalTask::Ppl ? 1
+            : t == KvEvalTask::Passkey
+                ? int64_t(opt.plan.passkey_lengths.size() * opt.plan.passkey_depths.size())
+                : int64_t(opt.plan.speed_contexts.size());
+    per_variant = per_variant * int64_t(opt.plan.kv_types.size()) + 1;      // + its load
+    const int64_t total = per_variant * int64_t(2 + opt.extra.size()) + 1;  // at most
+    int64_t done = 0;
+    nlohmann::json r = run_attn_eval(opt, [&](const std::string& what) {
+        report(c, what, std::min(1.0, double(done++) / double(total)));
+    });
+    check_cancel(c);
+    threads = int(r.value("threads", 0));
+    return r;
+}
+
 nlohmann::json run_spec(const MeasureRequest& req, const MeasureValues& v, const MeasureControl& c,
                         int& threads) {
     spec::SpecBenchOptions bench;
@@ -226,6 +267,8 @@ std::string_view measure_kind_name(MeasureKind k) {
             return "bench_spec";
         case MeasureKind::Claims:
             return "claims";
+        case MeasureKind::AttnEval:
+            return "eval_attn";
     }
     return "?";
 }
@@ -240,6 +283,8 @@ std::string_view measure_kind_title(MeasureKind k) {
             return "Speculative decoding";
         case MeasureKind::Claims:
             return "Textbook claims";
+        case MeasureKind::AttnEval:
+            return "Attention variants";
     }
     return "?";
 }
@@ -307,6 +352,22 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
                  "flash_io: context lengths of the three attention paths (the naive one holds "
                  "n² floats: 64 MiB at 4096, 1 GiB at 16384)"},
                 kThreads};
+        case MeasureKind::AttnEval:
+            return {{"text", "Text file", "", "UTF-8 text for ppl and speed; " + bible, true},
+                    {"mqa", "MQA merge", "yes",
+                     "yes: also measure the model with its KV heads merged into one by their mean"},
+                    {"variants", "Other variants", "",
+                     "comma list of NAME=FILE: other GGUF files to measure beside it"},
+                    {"kv-types", "KV types", "f16,q8_0,q4_0", "comma list: f16, q8_0, q4_0, ..."},
+                    {"tasks", "Tasks", "ppl", "comma list of: ppl, passkey, speed"},
+                    {"ppl-tokens", "Perplexity tokens", "1024",
+                     "tokens of the text decoded one by one per variant and KV type"},
+                    {"passkey-lengths", "Passkey lengths", "1024,2048", "prompt lengths in tokens"},
+                    {"depths", "Needle depths", "0,50,100", "% of the filler before the needle"},
+                    {"speed-contexts", "Speed contexts", "2048",
+                     "conversation lengths where decode speed is timed"},
+                    {"speed-gen", "Timed steps", "32", "decode steps timed per speed test"},
+                    kThreads};
     }
     return {};
 }
@@ -327,6 +388,9 @@ nlohmann::json run_measurement(const MeasureRequest& req, const MeasureControl& 
             break;
         case MeasureKind::Claims:
             result = run_claims_kind(req, v, control, threads);
+            break;
+        case MeasureKind::AttnEval:
+            result = run_attn(req, v, control, threads);
             break;
     }
     return {{"kind", measure_kind_name(req.kind)},

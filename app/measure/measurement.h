@@ -1,6 +1,7 @@
 // The CLI's measurements as one call the window can make: perplexity of a text file (`fluoro
-// ppl`), the KV-policy grid (`fluoro eval kv`) and the speculative-decoding benchmark (`fluoro
-// bench spec`) and the textbook's claims (`fluoro eval claims`, measure/claims.h), each from a flat
+// ppl`), the KV-policy grid (`fluoro eval kv`), the speculative-decoding benchmark (`fluoro
+// bench spec`), the textbook's claims (`fluoro eval claims`, measure/claims.h) and the attention
+// variants (`fluoro eval attn`, measure/attn_eval.h), each from a flat
 // set of named parameters (the CLI's flag names without "--"), run on the calling thread with its
 // own loaded copy of the model, reporting progress and stoppable between steps. The result is the
 // JSON the CLI's --json prints (measure_json.h), wrapped with what was run, so the store keeps it
@@ -20,13 +21,15 @@
 
 namespace fluoro::app {
 
-enum class MeasureKind { Perplexity, KvEval, SpecBench, Claims };
+enum class MeasureKind { Perplexity, KvEval, SpecBench, Claims, AttnEval };
 
-std::string_view measure_kind_name(MeasureKind k);   // "ppl", "eval_kv", "bench_spec", "claims"
+// "ppl", "eval_kv", "bench_spec", "claims", "eval_attn"
+std::string_view measure_kind_name(MeasureKind k);
 std::string_view measure_kind_title(MeasureKind k);  // "Perplexity of a text", ...
 std::optional<MeasureKind> parse_measure_kind(std::string_view name);
 inline constexpr MeasureKind kMeasureKinds[] = {MeasureKind::Perplexity, MeasureKind::KvEval,
-                                                MeasureKind::SpecBench, MeasureKind::Claims};
+                                                MeasureKind::SpecBench, MeasureKind::Claims,
+                                                MeasureKind::AttnEval};
 
 struct MeasureParam {
     std::string key;    // the CLI flag's name without "--" ("ctx", "budgets")

@@ -11,6 +11,7 @@
 #include "gguf/gguf_file.h"
 #include "kv/paged_kv.h"
 #include "model/architecture.h"
+#include "model/attention_variant.h"
 #include "model/model_summary.h"
 
 namespace fluoro::app {
@@ -42,13 +43,11 @@ uint64_t cached_elements(const KvShape& s, int64_t layer) {
 json attention_json(const gguf::GgufFile& f, const Hparams& hp, const Architecture* arch) {
     json j;
     const uint64_t q = hp.n_head.empty() ? 0 : hp.n_head[0];
-    const uint64_t kv = hp.n_head_kv.empty() ? 0 : hp.n_head_kv[0];
-    j["variant"] = kv == 0 ? "?" : kv == q ? "MHA" : kv == 1 ? "MQA" : "GQA";
-    j["query_heads_per_kv_head"] = kv ? double(q) / double(kv) : 0.0;
-    if (hp.kv_lora_rank > 0) {  // deepseek2: every head's key and value from one latent
-        j["variant"] = "MLA";
-        j["query_heads_per_kv_head"] = double(q);
-        j["latent_rank"] = hp.kv_lora_rank;
+    const AttentionVariant v = attention_variant(hp);
+    j["variant"] = v.name;
+    j["query_heads_per_kv_head"] = v.q_per_kv;
+    if (v.latent_rank > 0) {  // deepseek2: every head's key and value from one latent
+        j["latent_rank"] = v.latent_rank;
         j["rope_dims"] = hp.n_rot;
         if (hp.q_lora_rank > 0) j["query_latent_rank"] = hp.q_lora_rank;
         // Per token and layer: the absorbed path's cached elements (the engine's default), and

@@ -151,7 +151,11 @@ int take_screenshot(MainWindow& window, const LaunchOptions& opt, const QString&
     if (!opt.measure.isEmpty()) {
         const auto kind = app::parse_measure_kind(opt.measure.toStdString());
         if (!kind) {
-            fail("unknown --measure '" + opt.measure + "' (ppl, eval_kv, bench_spec)");
+            QString known;
+            for (const app::MeasureKind k : app::kMeasureKinds)
+                known += (known.isEmpty() ? "" : ", ") +
+                         QString::fromStdString(std::string(app::measure_kind_name(k)));
+            fail("unknown --measure '" + opt.measure + "' (" + known + ")");
             return 1;
         }
         QObject::connect(&window.bridge(), &EngineBridge::model_changed, &window,

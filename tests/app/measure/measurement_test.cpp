@@ -126,6 +126,13 @@ TEST(Measurement, RefusesBadParametersNamingThem) {
               std::string::npos);
     EXPECT_NE(error_of(MeasureKind::SpecBench, {{"n-gen", "0"}}).find("parameter 'n-gen'"),
               std::string::npos);
+    EXPECT_NE(error_of(MeasureKind::AttnEval, {{"mqa", "maybe"}}).find("parameter 'mqa'"),
+              std::string::npos);
+    EXPECT_NE(error_of(MeasureKind::AttnEval, {{"variants", "a=x.gguf,b"}})
+                  .find("parameter 'variants' 'b': expected NAME=FILE"),
+              std::string::npos);
+    EXPECT_NE(error_of(MeasureKind::AttnEval, {{"kv-types", "f16,q5_1"}}).find("'q5_1'"),
+              std::string::npos);
 }
 
 // An evicting policy at a 100% budget keeps everything, so its perplexity is full's (kv_eval.h);
@@ -167,6 +174,51 @@ TEST(Measurement, KvEvalRunsTheGridAndPlotsPerplexityAgainstTheBudget) {
     EXPECT_EQ(v.plots.back().title, "NLL over position");
     EXPECT_EQ(v.plots.back().series.size(), 3u);
     EXPECT_EQ(v.plots.back().series[0].points.size(), 4u);
+}
+
+// SmolLM2 (30 layers, 9 query heads over 3 KV heads of 64 dims) and its KV heads merged into one:
+// the cache's bytes per token are 30 x 3 x (64 + 64) values at 2 bytes (f16: 23040, the 22.5 KiB
+// of docs/CLAIMS.md) or at 34 bytes per 32 (q8_0: 12240), a third of that with one KV head; the
+// plot puts each variant's perplexity change at those bytes.
+TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
+    FLUORO_REQUIRE_MODEL(model, fluoro::test::kSmolLM2File);
+    const nlohmann::json j = run_measurement({MeasureKind::AttnEval,
+                                              model,
+                                              {{"text", text_file().string()},
+                                               {"kv-types", "f16,q8_0"},
+                                               {"tasks", "ppl"},
+                                               {"ppl-tokens", "128"},
+                                               {"threads", "1"}}});
+    EXPECT_EQ(j["kind"], "eval_attn");
+    const auto& vs = j["result"]["variants"];
+    ASSERT_EQ(vs.size(), 2u);
+    EXPECT_EQ(vs[0]["attention"], "GQA");
+    EXPECT_EQ(vs[0]["query_heads_per_kv_head"], 3.0);
+    EXPECT_EQ(vs[0]["kv_bytes_per_token"]["f16"], 23040);
+    EXPECT_EQ(vs[0]["kv_bytes_per_token"]["q8_0"], 12240);
+    EXPECT_EQ(vs[1]["name"], "mqa-mean");
+    EXPECT_EQ(vs[1]["attention"], "MQA");
+    EXPECT_EQ(vs[1]["kv_bytes_per_token"]["f16"], 7680);
+    EXPECT_EQ(vs[1]["kv_bytes_per_token"]["q8_0"], 4080);
+    const double base = vs[0]["cells"][0]["ppl"]["ppl"].get<double>();
+    const double mqa = vs[1]["cells"][0]["ppl"]["ppl"].get<double>();
+    EXPECT_GT(mqa, base);  // nothing fine-tuned: merging two thirds of the KV heads away hurts
+    const MeasureView v = measure_view(j);
+    ASSERT_EQ(v.plots.size(), 1u);  // ppl only: no passkey plot
+    const MeasurePlot& p = v.plots[0];
+    EXPECT_EQ(p.title, "Perplexity change vs KV bytes per token");
+    ASSERT_EQ(p.series.size(), 2u);
+    EXPECT_EQ(p.series[0].name, "original");
+    ASSERT_EQ(p.series[0].points.size(), 2u);
+    EXPECT_EQ(p.series[0].points[1], std::make_pair(23040.0, 0.0));  // sorted by bytes
+    EXPECT_EQ(p.series[1].points[1].first, 7680.0);
+    EXPECT_DOUBLE_EQ(p.series[1].points[1].second, 100.0 * (mqa / base - 1));
+    ASSERT_EQ(v.table.rows.size(), 4u);
+    EXPECT_EQ(v.table.rows[0][1], "GQA 3:1");
+    EXPECT_EQ(v.table.rows[0][6], "+0.0%");
+    EXPECT_EQ(v.table.rows[2][1], "MQA 9:1");
+    EXPECT_EQ(v.table.rows[2][4], "0.333x");
+    EXPECT_NE(v.notes.at(0).find("Training-free"), std::string::npos);
 }
 
 TEST(Measurement, SpecBenchPlotsAcceptanceByPositionAndSpeedupPerSet) {

@@ -17,9 +17,9 @@ TEST(EventIds, RunsAndConversationsMoveAboveTheBase) {
     EXPECT_EQ(moved.run, 1003u);
     EXPECT_EQ(moved.conversation, 1003u);
     EXPECT_EQ(moved.user_text, "hi");
-    EXPECT_EQ(
-        std::get<ConversationStarted>(with_id_base(ConversationStarted{4}, base)).conversation,
-        1004u);
+    ConversationStarted cs;
+    cs.conversation = 4;
+    EXPECT_EQ(std::get<ConversationStarted>(with_id_base(cs, base)).conversation, 1004u);
     TokenEvent t;
     t.run = 3;
     t.index = 7;

@@ -1,0 +1,136 @@
+#include "measure/attn_eval.h"
+
+#include <unistd.h>
+
+#include "core/error.h"
+#include "gguf/gguf_file.h"
+#include "measure/eval_text.h"
+#include "measure/kv_eval_plan.h"
+#include "measure/measure_json.h"
+#include "model/attention_variant.h"
+#include "model/hparams.h"
+#include "model/kv_head_merge.h"
+#include "model/model.h"
+#include "session/loaded_model.h"
+#include "settings/settings.h"
+
+namespace fluoro::app {
+namespace {
+
+struct Variant {
+    std::string name;
+    std::filesystem::path file;
+    bool temporary = false;  // written by this run, removed at its end
+};
+
+// Removes the temporary variants however the run ends.
+struct TemporaryFiles {
+    std::vector<std::filesystem::path> paths;
+    ~TemporaryFiles() {
+        for (const auto& p : paths) {
+            std::error_code ec;
+            std::filesystem::remove(p, ec);
+        }
+    }
+};
+
+// The file, its MQA merge (when asked for and the file has several KV heads and no latent), then
+// the extra variants. Writes the merge.
+std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& temps,
+                                   const std::function<void(const std::string&)>& progress) {
+    std::vector<Variant> out{{"original", o.model, false}};
+    if (o.mqa) {
+        const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
+        const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
+        if (hp.kv_lora_rank == 0 && nkv > 1) {
+            const std::string stem = o.model.stem().string() + ".mqa-mean.gguf";
+            std::filesystem::path file;
+            if (o.keep_dir.empty()) {
+                file = std::filesystem::temp_directory_path() /
+                       ("fluoro-eval-attn-" + std::to_string(::getpid()) + "-" + stem);
+                temps.paths.push_back(file);
+            } else {
+                file = o.keep_dir / stem;
+            }
+            if (progress)
+                progress("merging " + std::to_string(nkv) + " KV heads into 1 -> " + file.string());
+            merge_kv_heads(o.model, file, nkv);
+            out.push_back({"mqa-mean", file, o.keep_dir.empty()});
+        } else if (progress) {
+            progress(o.model.string() + " has " +
+                     (hp.kv_lora_rank ? "latent attention" : "one KV head already") +
+                     ": no MQA merge");
+        }
+    }
+    for (const auto& [name, file] : o.extra) out.push_back({name, file, false});
+    return out;
+}
+
+nlohmann::json measure_variant(const AttnEvalOptions& o, const KvEvalPlan& plan, const Variant& v,
+                               const std::string& text, int& threads,
+                               const std::function<void(const std::string&)>& progress) {
+    if (progress) progress(v.name + ": loading " + v.file.string());
+    EngineSettings s;
+    s.threads = o.threads;
+    s.batch = o.batch;
+    s.ctx = 16;  // load_model's own cache is unused: every measurement builds its own
+    LoadedModel m = load_model(v.file, s);
+    threads = m.backend->threads();
+    const AttentionVariant a = attention_variant(m.model->hparams());
+    nlohmann::json bytes = nlohmann::json::object();
+    for (const KvTypes& t : plan.kv_types)
+        bytes[kv_types_name(t)] = m.model->create_kv(16, 1, t)->shape().bytes_per_token();
+    KvEvalPlan p = plan;
+    p.passkey_format =
+        resolve_passkey_format(o.passkey_format, !m.model->chat_template_text().empty());
+    const std::vector<int32_t> tokens = eval_text_tokens(*m.model, text);
+    const std::vector<KvEvalCell> cells =
+        run_kv_eval(*m.model, tokens, p, [&](const std::string& msg) {
+            if (progress) progress(v.name + ": " + msg);
+        });
+    return {{"name", v.name},
+            {"file", v.temporary ? "" : v.file.string()},
+            {"attention", a.name},
+            {"query_heads_per_kv_head", a.q_per_kv},
+            {"latent_rank", a.latent_rank},
+            {"text_tokens", int64_t(tokens.size())},
+            {"passkey_format", passkey_format_name(p.passkey_format)},
+            {"kv_bytes_per_token", bytes},
+            {"cells", kv_eval_cells_json(cells)}};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::filesystem::path>> parse_variant_specs(
+    const std::vector<std::string>& specs, const std::string& flag) {
+    std::vector<std::pair<std::string, std::filesystem::path>> out;
+    for (const std::string& s : specs) {
+        const size_t eq = s.find('=');
+        if (eq == 0 || eq == std::string::npos || eq + 1 == s.size())
+            throw Error(flag + " '" + s + "': expected NAME=FILE");
+        out.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    return out;
+}
+
+nlohmann::json run_attn_eval(const AttnEvalOptions& opt,
+                             const std::function<void(const std::string&)>& progress) {
+    KvEvalPlan plan = opt.plan;
+    plan.policies = {KvPolicyKind::Full};
+    plan.budgets = {KvBudget{}};
+    const std::string text = read_eval_text(opt.text);
+    TemporaryFiles temps;
+    const std::vector<Variant> variants = make_variants(opt, temps, progress);
+    int threads = 0;
+    nlohmann::json vs = nlohmann::json::array();
+    for (const Variant& v : variants)
+        vs.push_back(measure_variant(opt, plan, v, text, threads, progress));
+    return {{"model", opt.model.string()},
+            {"text", eval_text_name(opt.text)},
+            {"ppl_tokens", plan.ppl_tokens},
+            {"fine_tuned", false},
+            {"threads", threads},
+            {"variants", vs}};
+}
+
+}  // namespace fluoro::app

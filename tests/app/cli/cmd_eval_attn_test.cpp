@@ -1,0 +1,159 @@
+// `fluoro eval attn` end to end through the built binary (FLUORO_CLI_PATH), on a small random GQA
+// model (4 query heads over 2 KV heads of 32 dims: the quantized KV types need a multiple of 32):
+// the file and its MQA merge at each KV type, with the bytes per token the cache really stores,
+// every task's results, the merge kept with --keep-dir and removed otherwise, and bad --variant
+// specs refused.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "gguf/gguf_file.h"
+#include "gguf/test_model.h"
+#include "model/hparams.h"
+#include "test_paths.h"
+#include "test_temp.h"
+
+namespace fluoro {
+namespace {
+
+struct CliRun {
+    int rc = -1;
+    std::string out;
+};
+
+// Runs `fluoro eval attn ARGS` with TMPDIR set to `tmp` (where the temporary merge goes).
+CliRun run_eval_attn(const std::string& args, const std::filesystem::path& tmp,
+                     bool with_stderr = true) {
+    const std::string cmd = "TMPDIR=" + tmp.string() + " " +
+                            std::filesystem::path(FLUORO_CLI_PATH).string() + " eval attn " + args +
+                            (with_stderr ? " 2>&1" : " 2>/dev/null");
+    CliRun r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return r;
+    char buf[4096];
+    while (const size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+    const int status = pclose(pipe);
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+class CmdEvalAttn : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!std::filesystem::exists(FLUORO_CLI_PATH)) GTEST_SKIP() << "no fluoro binary";
+        gguf::TestModelSpec spec;
+        spec.n_embd = 128;
+        spec.n_head = 4;
+        spec.n_head_kv = 2;
+        spec.n_ctx = 1024;
+        model_ = test::unique_temp_path("eval_attn_tiny.gguf");
+        gguf::write_test_model(model_, spec);
+        text_ = test::unique_temp_path("eval_attn_text.txt");
+        std::ofstream out(text_);
+        for (int i = 0; i < 4; ++i)  // 120 tokens of the test vocabulary each: > the 300 of speed
+            out << "In the beginning was the word, and the word was long enough to hold a few "
+                << "hundred tokens of a tiny vocabulary. The quick brown fox jumps over the lazy "
+                << "dog again and again. ";
+        tmp_ = test::unique_temp_path("eval_attn_tmp");
+        std::filesystem::create_directories(tmp_);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        std::filesystem::remove_all(tmp_, ec);
+    }
+    std::string args() const {
+        return model_.string() + " --text " + text_.string() +
+               " --ppl-tokens 64 --passkey-lengths 400 --depths 0,100 --speed-contexts 300 "
+               "--speed-gen 8 -t 2";
+    }
+    std::filesystem::path model_, text_, tmp_;
+};
+
+TEST_F(CmdEvalAttn, JsonHasTheFileAndItsMqaMergeAtEveryKvType) {
+    const CliRun r = run_eval_attn(args() + " --json", tmp_, false);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    EXPECT_EQ(j["fine_tuned"], false);
+    ASSERT_EQ(j["variants"].size(), 2u);
+    const auto& orig = j["variants"][0];
+    const auto& mqa = j["variants"][1];
+    EXPECT_EQ(orig["name"], "original");
+    EXPECT_EQ(orig["attention"], "GQA");
+    EXPECT_EQ(orig["query_heads_per_kv_head"], 2.0);
+    EXPECT_EQ(mqa["name"], "mqa-mean");
+    EXPECT_EQ(mqa["attention"], "MQA");
+    EXPECT_EQ(mqa["query_heads_per_kv_head"], 4.0);
+    EXPECT_EQ(mqa["file"], "");  // temporary: not kept
+    // 2 layers x 2 KV heads x (32 + 32) values x 2 bytes (f16); a ggml block's bytes over its 32
+    // values for q8_0 (34) and q4_0 (18); one KV head stores half.
+    EXPECT_EQ(orig["kv_bytes_per_token"]["f16"], 512);
+    EXPECT_EQ(orig["kv_bytes_per_token"]["q8_0"], 272);
+    EXPECT_EQ(orig["kv_bytes_per_token"]["q4_0"], 144);
+    for (const char* t : {"f16", "q8_0", "q4_0"})
+        EXPECT_EQ(2 * mqa["kv_bytes_per_token"][t].get<int64_t>(),
+                  orig["kv_bytes_per_token"][t].get<int64_t>())
+            << t;
+    for (const auto& v : j["variants"]) {
+        ASSERT_EQ(v["cells"].size(), 3u) << v;
+        for (const auto& c : v["cells"]) {
+            EXPECT_EQ(c["policy"], "full");
+            EXPECT_TRUE(c["errors"].empty()) << c["errors"];
+            EXPECT_EQ(c["ppl"]["tokens"], 64);
+            EXPECT_GT(c["ppl"]["ppl"].get<double>(), 1.0);
+            EXPECT_EQ(c["passkey"].size(), 2u);
+            ASSERT_EQ(c["speed"].size(), 1u);
+            EXPECT_GT(c["speed"][0]["tok_s"].get<double>(), 0.0);
+        }
+    }
+    // The merge changed the model: the same text scores differently.
+    EXPECT_NE(orig["cells"][0]["ppl"]["ppl"], mqa["cells"][0]["ppl"]["ppl"]);
+    EXPECT_TRUE(std::filesystem::is_empty(tmp_));  // the temporary merge was removed
+}
+
+TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
+    const std::filesystem::path keep = tmp_ / "keep";
+    std::filesystem::create_directories(keep);
+    const CliRun r = run_eval_attn(args() + " --kv-types f16,q4_0 --tasks ppl --keep-dir " +
+                                       keep.string() + " --variant again=" + model_.string(),
+                                   tmp_, false);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    std::istringstream lines(r.out);
+    std::vector<std::string> rows;
+    for (std::string l; std::getline(lines, l) && !l.empty();) rows.push_back(l);
+    ASSERT_EQ(rows.size(), 7u) << r.out;  // header + 3 variants x 2 types
+    EXPECT_EQ(rows[0].rfind("variant", 0), 0u) << r.out;
+    EXPECT_NE(rows[0].find("dPPL"), std::string::npos) << rows[0];
+    EXPECT_EQ(rows[1].rfind("original", 0), 0u) << r.out;
+    EXPECT_NE(rows[1].find("GQA 2:1"), std::string::npos) << rows[1];
+    EXPECT_NE(rows[1].find("+0.0%"), std::string::npos) << rows[1];
+    EXPECT_NE(rows[1].find("1.000x"), std::string::npos) << rows[1];
+    EXPECT_NE(rows[3].find("MQA 4:1"), std::string::npos) << rows[3];
+    EXPECT_NE(rows[3].find("0.500x"), std::string::npos) << rows[3];
+    // The same file again under another name: the same perplexity as the original's row.
+    EXPECT_EQ(rows[5].rfind("again", 0), 0u) << r.out;
+    EXPECT_NE(rows[5].find("+0.0%"), std::string::npos) << rows[5];
+    EXPECT_NE(r.out.find("Training-free conversions"), std::string::npos) << r.out;
+    const std::filesystem::path kept = keep / (model_.stem().string() + ".mqa-mean.gguf");
+    ASSERT_TRUE(std::filesystem::exists(kept)) << r.out;
+    EXPECT_EQ(read_hparams(gguf::GgufFile::open(kept)).n_head_kv[0], 1u);
+}
+
+TEST_F(CmdEvalAttn, BadVariantsAreRefusedByName) {
+    CliRun r = run_eval_attn(args() + " --no-mqa --variant nofile", tmp_);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.out.find("--variant 'nofile': expected NAME=FILE"), std::string::npos) << r.out;
+    r = run_eval_attn(args() + " --no-mqa --tasks ppl --variant x=/nonexistent/m.gguf", tmp_);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.out.find("/nonexistent/m.gguf"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace fluoro
