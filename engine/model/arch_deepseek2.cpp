@@ -18,6 +18,9 @@
 //    is then taken back through W_UV_h. What is cached per token and layer is rope +
 //    kv_lora_rank keys plus kv_lora_rank values (the values repeat the keys' latent: a cache
 //    reading them from the keys' rows would hold only the paper's rope + kv_lora_rank).
+// fluoro's MLA variant (files written by model/mla_convert.h from a GQA model) may leave out the
+// latent norm (attn_kv_a_norm: the latent is then used as projected) and carry per-pair RoPE
+// frequency factors (rope_freqs.weight); llama.cpp accepts neither.
 // Keys and queries hold their RoPE dims first ([k_R, ...]) so that the cache's re-rotation of
 // the first n_rot dims (Model::compact_kv) turns exactly those.
 //
@@ -50,6 +53,7 @@
 #include "model/decoder_buffers.h"
 #include "model/moe_ffn.h"
 #include "model/weight_binder.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro {
 namespace {
@@ -89,7 +93,7 @@ class Deepseek2Architecture final : public Architecture {
     int64_t d_, nh_, nope_, rd_, dv_, r_, qr_, dense_, ff_sh_ = 0;
     float kq_scale_ = 1;
     RopeParams rope_;
-    Weight token_embd_, output_norm_, output_;
+    Weight token_embd_, output_norm_, output_, rope_freqs_;
     std::vector<Layer> layers_;
     std::unique_ptr<MoeFfn> moe_;
     std::unique_ptr<gguf::GgufFile> derived_;  // transposed per-head matrices (see above)
@@ -210,6 +214,15 @@ void Deepseek2Architecture::bind(const WeightBinder& w) {
     output_norm_ = w.required("output_norm.weight", {d_});
     output_ = w.optional("output.weight", {d_, nv});
     if (!output_.present()) output_ = token_embd_;
+    // Per-pair frequency factors (llama 3's form): DeepSeek's files have none; fluoro's MLA
+    // variant (model/mla_convert.h) keeps each converted pair's original frequency with them.
+    rope_freqs_ = w.optional("rope_freqs.weight", {rd_ / 2});
+    if (rope_freqs_.present()) {
+        if (rope_freqs_.type != GgmlType::F32)
+            throw FormatError(w.file_name() + ": tensor 'rope_freqs.weight' is " +
+                              std::string(type_name(rope_freqs_.type)) + ", expected F32");
+        rope_.freq_factors = &rope_freqs_;
+    }
     gguf::GgufWriter derived;
     layers_.resize(hp_.n_layer);
     for (int64_t il = 0; il < int64_t(hp_.n_layer); ++il) {
@@ -224,7 +237,9 @@ void Deepseek2Architecture::bind(const WeightBinder& w) {
             L.wq = w.required(name("attn_q.weight"), {d_, nh_ * kh});
         }
         L.wkv_a = w.required(name("attn_kv_a_mqa.weight"), {d_, r_ + rd_});
-        L.kv_a_norm = w.required(name("attn_kv_a_norm.weight"), {r_});
+        // fluoro's MLA variant (model/mla_convert.h) has no latent norm: the latent is used as
+        // projected.
+        L.kv_a_norm = w.optional(name("attn_kv_a_norm.weight"), {r_});
         bind_latent_up(w, il, L, derived);
         L.wo = w.required(name("attn_output.weight"), {nh_ * dv_, d_});
         L.ffn_norm = w.required(name("ffn_norm.weight"), {d_});
@@ -343,7 +358,7 @@ Act Deepseek2Architecture::forward(Backend& be, const Batch& b, KvCache& kv) {
         // The latent c, normed, contiguous: the values of the absorbed path as they are.
         const Act lat = first_rows(buf_.lat, n);
         be.copy_blocks(kva, lat, BlockCopy{r_, 1, 0, 0, 0, 0});
-        be.rms_norm(lat, L.kv_a_norm, eps, lat);
+        if (L.kv_a_norm.present()) be.rms_norm(lat, L.kv_a_norm, eps, lat);
         // Queries and keys as attended, RoPE dims first: q_h = [q_R_h, ...], k_h = [k_R, ...].
         be.copy_blocks(qraw, q, BlockCopy{rd_, nh_, nope_, kh, 0, kq});
         if (absorbed()) {
