@@ -2,6 +2,9 @@
 // (1: MQA) by the mean of each group's key and value projections (model/kv_head_merge.h). The
 // output runs in fluoro and in llama.cpp like any file of its architecture; `fluoro ppl` on both
 // files says what the merge cost.
+// `fluoro convert IN OUT --mla-rank R --rope-pairs P`: the model rewritten as fluoro's MLA variant
+// of deepseek2 (model/mla_convert.h): a latent of R values plus P rotary pairs per KV head cached
+// per token and layer; fluoro runs it, llama.cpp does not.
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -9,6 +12,7 @@
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
 #include "model/kv_head_merge.h"
+#include "model/mla_convert.h"
 
 namespace fluoro::cli {
 namespace {
@@ -16,9 +20,30 @@ namespace {
 struct ConvertOpts {
     std::string in, out;
     int64_t kv_heads = 1;
+    int64_t mla_rank = 0, rope_pairs = 0;
 };
 
+void run_mla(const ConvertOpts& o) {
+    const Hparams hp = read_hparams(gguf::GgufFile::open(o.in));
+    MlaConvertOptions opt;
+    opt.rank = o.mla_rank;
+    opt.rope_pairs = o.rope_pairs > 0 ? o.rope_pairs : int64_t(hp.head_dim_k / 8);
+    const MlaConvertReport r = convert_to_mla(o.in, o.out, opt);
+    std::printf(
+        "%s: deepseek2 (MLA), %lld layers: latent rank %lld, %lld rotary dims (%lld pairs per KV "
+        "head, chosen by weight norms), %lld position-free key dims per head; energy kept "
+        "%.4f (least layer) / %.4f (mean); KV cache per token and layer %lld -> %lld values "
+        "(%.3gx; %lld once the cache stores the latent once)\n",
+        o.out.c_str(), static_cast<long long>(r.layers), static_cast<long long>(r.rank),
+        static_cast<long long>(r.rope_dims), static_cast<long long>(opt.rope_pairs),
+        static_cast<long long>(r.nope_dims), r.energy_min, r.energy_mean,
+        static_cast<long long>(r.kv_elements_before), static_cast<long long>(r.kv_elements_after),
+        double(r.kv_elements_after) / double(r.kv_elements_before),
+        static_cast<long long>(r.kv_elements_latent_once));
+}
+
 void run_convert(const ConvertOpts& o) {
+    if (o.mla_rank > 0) return run_mla(o);
     const Hparams hp = read_hparams(gguf::GgufFile::open(o.in));
     const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
     if (o.kv_heads < 1 || nkv % o.kv_heads != 0 || o.kv_heads >= nkv)
@@ -39,13 +64,25 @@ void run_convert(const ConvertOpts& o) {
 void add_convert_command(CLI::App& app) {
     auto o = std::make_shared<ConvertOpts>();
     CLI::App* cmd = app.add_subcommand(
-        "convert", "Write a variant of a model: its KV heads merged (GQA -> fewer heads, MQA)");
+        "convert",
+        "Write a variant of a model: its KV heads merged (GQA -> fewer heads, MQA), or latent "
+        "attention (GQA -> MLA)");
     cmd->add_option("in", o->in, "GGUF model file to read")->required();
     cmd->add_option("out", o->out, "GGUF file to write")->required();
     cmd->add_option("--kv-heads", o->kv_heads,
                     "KV heads of the output (1: MQA); each group of neighbouring heads becomes "
                     "the mean of its key and value projections")
         ->capture_default_str();
+    auto* rank = cmd->add_option(
+        "--mla-rank", o->mla_rank,
+        "Write fluoro's MLA variant of deepseek2 instead: a latent of this many values per token "
+        "and layer holds the keys' position-free dims and the values (joint low-rank, "
+        "training-free; llama files)");
+    cmd->add_option("--rope-pairs", o->rope_pairs,
+                    "With --mla-rank: rotary pairs each KV head keeps (default head_dim / 8); the "
+                    "rest become position-free")
+        ->needs(rank);
+    rank->excludes("--kv-heads");
     cmd->callback([o] { run_convert(*o); });
 }
 

@@ -1,8 +1,8 @@
 // `fluoro eval attn MODEL`: the attention-variant table (measure/attn_eval.h): the file, its KV
-// heads merged into one by their mean (MQA), and any --variant NAME=FILE, each at each KV storage
-// type — KV bytes per token, perplexity and its change against the first row, passkey retrieval,
-// decode tok/s at long context. Prints the table the window's Measure ▸ Attention variants shows
-// (measure/measure_plots.h), or --json. Progress goes to stderr.
+// heads merged into one by their mean (MQA), its MLA conversions (--mla RANKS) and any --variant
+// NAME=FILE, each at each KV storage type — KV bytes per token, perplexity and its change against
+// the first row, passkey retrieval, decode tok/s at long context. Prints the table the window's
+// Measure ▸ Attention variants shows (measure/measure_plots.h), or --json. Progress goes to stderr.
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -21,6 +21,8 @@ namespace {
 struct EvalAttnOpts {
     std::string model, keep_dir;
     std::vector<std::string> variants;  // NAME=FILE
+    std::vector<int64_t> mla_ranks;
+    int64_t mla_rope_pairs = 0;
     bool no_mqa = false, json = false;
     KvEvalFlags eval;
 
@@ -40,6 +42,8 @@ void run_eval_attn(EvalAttnOpts& o) {
     app::parse_kv_eval_plan(o.eval.lists, o.eval.plan);
     opt.plan = o.eval.plan;
     opt.mqa = !o.no_mqa;
+    opt.mla_ranks = o.mla_ranks;
+    opt.mla_rope_pairs = o.mla_rope_pairs;
     opt.keep_dir = o.keep_dir;
     opt.text = o.eval.text;
     opt.passkey_format = o.eval.lists.passkey_format;
@@ -70,9 +74,16 @@ void add_eval_attn_command(CLI::App& eval) {
     cmd->add_option("--variant", o->variants,
                     "Another variant to measure, NAME=FILE (repeatable; e.g. a converted file)");
     cmd->add_flag("--no-mqa", o->no_mqa, "Do not measure the file's KV heads merged into one");
+    cmd->add_option("--mla", o->mla_ranks,
+                    "Also measure the file converted to latent attention (convert --mla-rank) at "
+                    "each of these latent ranks (comma list)")
+        ->delimiter(',');
+    cmd->add_option("--mla-rope-pairs", o->mla_rope_pairs,
+                    "Rotary pairs per KV head the MLA conversions keep (0: head_dim / 8)")
+        ->capture_default_str();
     cmd->add_option("--keep-dir", o->keep_dir,
-                    "Write the MQA merge here as MODEL.mqa-mean.gguf and keep it (default: a "
-                    "temporary file, removed)");
+                    "Write the conversions here as MODEL.mqa-mean.gguf, MODEL.mla-rR.gguf and keep "
+                    "them (default: temporary files, removed)");
     o->eval.add_to(*cmd);
     cmd->add_flag("--json", o->json, "Print JSON instead of the table");
     cmd->callback([o] { run_eval_attn(*o); });

@@ -10,6 +10,7 @@
 #include "model/attention_variant.h"
 #include "model/hparams.h"
 #include "model/kv_head_merge.h"
+#include "model/mla_convert.h"
 #include "model/model.h"
 #include "session/loaded_model.h"
 #include "settings/settings.h"
@@ -34,8 +35,20 @@ struct TemporaryFiles {
     }
 };
 
-// The file, its MQA merge (when asked for and the file has several KV heads and no latent), then
-// the extra variants. Writes the merge.
+// Where a variant named `name` is written: MODEL.<name>.gguf in keep_dir, or a temporary file
+// (registered for removal).
+std::filesystem::path output_path(const AttnEvalOptions& o, const std::string& name,
+                                  TemporaryFiles& temps) {
+    const std::string file = o.model.stem().string() + "." + name + ".gguf";
+    if (!o.keep_dir.empty()) return o.keep_dir / file;
+    const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                    ("fluoro-eval-attn-" + std::to_string(::getpid()) + "-" + file);
+    temps.paths.push_back(p);
+    return p;
+}
+
+// The file, its MQA merge (when asked for and the file has several KV heads and no latent), its
+// MLA conversions, then the extra variants. Writes the conversions.
 std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& temps,
                                    const std::function<void(const std::string&)>& progress) {
     std::vector<Variant> out{{"original", o.model, false}};
@@ -43,15 +56,7 @@ std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& tem
         const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
         const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
         if (hp.kv_lora_rank == 0 && nkv > 1) {
-            const std::string stem = o.model.stem().string() + ".mqa-mean.gguf";
-            std::filesystem::path file;
-            if (o.keep_dir.empty()) {
-                file = std::filesystem::temp_directory_path() /
-                       ("fluoro-eval-attn-" + std::to_string(::getpid()) + "-" + stem);
-                temps.paths.push_back(file);
-            } else {
-                file = o.keep_dir / stem;
-            }
+            const std::filesystem::path file = output_path(o, "mqa-mean", temps);
             if (progress)
                 progress("merging " + std::to_string(nkv) + " KV heads into 1 -> " + file.string());
             merge_kv_heads(o.model, file, nkv);
@@ -60,6 +65,19 @@ std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& tem
             progress(o.model.string() + " has " +
                      (hp.kv_lora_rank ? "latent attention" : "one KV head already") +
                      ": no MQA merge");
+        }
+    }
+    if (!o.mla_ranks.empty()) {
+        const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
+        const int64_t pairs = o.mla_rope_pairs > 0 ? o.mla_rope_pairs : int64_t(hp.head_dim_k / 8);
+        for (const int64_t rank : o.mla_ranks) {
+            const std::string name = "mla-r" + std::to_string(rank);
+            const std::filesystem::path file = output_path(o, name, temps);
+            if (progress)
+                progress("converting to MLA, latent rank " + std::to_string(rank) + ", " +
+                         std::to_string(pairs) + " rotary pairs per KV head -> " + file.string());
+            convert_to_mla(o.model, file, {rank, pairs, {}});
+            out.push_back({name, file, o.keep_dir.empty()});
         }
     }
     for (const auto& [name, file] : o.extra) out.push_back({name, file, false});

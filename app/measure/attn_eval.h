@@ -1,7 +1,8 @@
 // The attention-variant lab behind `fluoro eval attn` and the window's Measure ▸ Attention
 // variants: one model's variants — the file as it is; its KV heads merged into one by their mean
-// (MQA, model/kv_head_merge.h), written to a temporary file or kept in a directory; any other
-// file given by name, such as a conversion of one's own — each measured at each KV storage type
+// (MQA, model/kv_head_merge.h); its conversions to latent attention at the ranks asked for (MLA,
+// model/mla_convert.h) — written to temporary files or kept in a directory; any other file given
+// by name, such as a conversion of one's own — each measured at each KV storage type
 // by the KV eval's loops (eval/kv_eval.h) under the full policy: the KV bytes per token the
 // engine's cache stores, perplexity on the eval text, passkey retrieval, decode tok/s at long
 // context. Nothing is fine-tuned: the papers these conversions come from (GQA's mean-pooling,
@@ -26,6 +27,10 @@ struct AttnEvalOptions {
     // Other variants, (name, file), measured after the file and its merge.
     std::vector<std::pair<std::string, std::filesystem::path>> extra;
     bool mqa = true;                 // measure the MQA merge (when the file has > 1 KV head)
+    // MLA conversions to measure (model/mla_convert.h), one per latent rank, each keeping
+    // `mla_rope_pairs` rotary pairs per KV head (0: head_dim / 8).
+    std::vector<int64_t> mla_ranks;
+    int64_t mla_rope_pairs = 0;
     std::filesystem::path keep_dir;  // empty: the merge goes to a temporary file, removed
     std::filesystem::path text;      // empty: the Bible text (measure/eval_text.h)
     // The grid: kv_types, tasks and their lengths; policies and budgets are set to full at 100%.

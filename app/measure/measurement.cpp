@@ -175,6 +175,8 @@ nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const
     const std::string mqa = v.at("mqa");
     if (mqa != "yes" && mqa != "no") throw Error("parameter 'mqa': '" + mqa + "' is not yes or no");
     opt.mqa = mqa == "yes";
+    opt.mla_ranks = int_list_param(v, "mla-ranks", 1, 1 << 16);
+    opt.mla_rope_pairs = int_param(v, "mla-rope-pairs", 0, 1 << 16);
     opt.text = v.at("text");
     opt.threads = int(int_param(v, "threads", 0, 1024));
     int64_t per_variant = 0;  // the KV eval's reports per variant, as run_kv counts them
@@ -184,8 +186,9 @@ nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const
             : t == KvEvalTask::Passkey
                 ? int64_t(opt.plan.passkey_lengths.size() * opt.plan.passkey_depths.size())
                 : int64_t(opt.plan.speed_contexts.size());
-    per_variant = per_variant * int64_t(opt.plan.kv_types.size()) + 1;      // + its load
-    const int64_t total = per_variant * int64_t(2 + opt.extra.size()) + 1;  // at most
+    per_variant = per_variant * int64_t(opt.plan.kv_types.size()) + 1;  // + its load
+    const int64_t total =
+        per_variant * int64_t(2 + opt.mla_ranks.size() + opt.extra.size()) + 1;  // at most
     int64_t done = 0;
     nlohmann::json r = run_attn_eval(opt, [&](const std::string& what) {
         report(c, what, std::min(1.0, double(done++) / double(total)));
@@ -356,6 +359,11 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
             return {{"text", "Text file", "", "UTF-8 text for ppl and speed; " + bible, true},
                     {"mqa", "MQA merge", "yes",
                      "yes: also measure the model with its KV heads merged into one by their mean"},
+                    {"mla-ranks", "MLA ranks", "",
+                     "comma list of latent ranks: the model converted to latent attention at each "
+                     "(llama files; fluoro convert --mla-rank)"},
+                    {"mla-rope-pairs", "MLA rotary pairs", "0",
+                     "rotary pairs per KV head the MLA conversions keep; 0 = head_dim / 8"},
                     {"variants", "Other variants", "",
                      "comma list of NAME=FILE: other GGUF files to measure beside it"},
                     {"kv-types", "KV types", "f16,q8_0,q4_0", "comma list: f16, q8_0, q4_0, ..."},

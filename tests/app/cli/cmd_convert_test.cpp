@@ -1,11 +1,13 @@
 // `fluoro convert IN OUT --kv-heads N`: the merge (model/kv_head_merge.h) from the command line,
-// and its argument checks.
+// and its argument checks; `--mla-rank R --rope-pairs P`: the MLA conversion
+// (model/mla_convert.h), whose output runs.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <string>
 
 #include "app/cli/fluoro_cli.h"
+#include "gguf/test_model.h"
 #include "test_models.h"
 #include "test_temp.h"
 
@@ -33,6 +35,45 @@ TEST(CmdConvert, MergesKvHeadsAndChecksTheTarget) {
         EXPECT_NE(r.out.find("the target must be fewer and divide them"), std::string::npos)
             << r.out;
     }
+    std::filesystem::remove(out);
+}
+
+// A random llama of 2 layers, 4 query heads over 2 KV heads of 16 dims (8 rotary pairs each).
+TEST(CmdConvert, WritesLatentAttentionThatRuns) {
+    if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
+    const auto src = test::unique_temp_path("convert_mla_src.gguf");
+    gguf::TestModelSpec spec;
+    spec.n_embd = 64;
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    gguf::write_test_model(src, spec);
+    const std::string in = test::quoted(src.string());
+    const auto out = test::unique_temp_path("convert_mla.gguf");
+    const test::CliResult ok = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                " --mla-rank 24 --rope-pairs 2");
+    ASSERT_EQ(ok.rc, 0) << ok.out;
+    // 2 heads x 2 pairs x 2 = 8 rotary dims, 16 - 4 = 12 position-free key dims per head; the
+    // cache held 2 x 2 x 16 = 64 values per token and layer, the absorbed path's 8 + 2 x 24 (the
+    // latent as keys and as values), 8 + 24 once stored once.
+    EXPECT_NE(ok.out.find("deepseek2 (MLA), 2 layers: latent rank 24, 8 rotary dims (2 pairs per "
+                          "KV head, chosen by weight norms), 12 position-free key dims"),
+              std::string::npos)
+        << ok.out;
+    EXPECT_NE(ok.out.find("64 -> 56 values (0.875x; 32 once the cache stores the latent once)"),
+              std::string::npos)
+        << ok.out;
+    const test::CliResult runs =
+        test::run_fluoro("run --raw " + test::quoted(out.string()) + " hi -n 2 -t 1 --temp 0 -q");
+    EXPECT_EQ(runs.rc, 0) << runs.out;
+    const test::CliResult info = test::run_fluoro("info " + test::quoted(out.string()));
+    EXPECT_NE(info.out.find("MLA"), std::string::npos) << info.out;
+    const test::CliResult both = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                  " --mla-rank 24 --kv-heads 1");
+    EXPECT_NE(both.rc, 0) << both.out;
+    const test::CliResult big = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                 " --mla-rank 100 --rope-pairs 2");
+    EXPECT_NE(big.rc, 0);
+    EXPECT_NE(big.out.find("can have 1 to 56 dims"), std::string::npos) << big.out;
     std::filesystem::remove(out);
 }
 

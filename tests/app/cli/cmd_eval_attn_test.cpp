@@ -146,6 +146,31 @@ TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
     EXPECT_EQ(read_hparams(gguf::GgufFile::open(kept)).n_head_kv[0], 1u);
 }
 
+// The MLA conversion at rank 32 keeping 8 of a head's 16 rotary pairs: the absorbed cache holds
+// one row per token and layer of 2 x 2 x 8 = 32 RoPE + 32 latent key values and the 32-value
+// latent again as the value (both multiples of 32, so q8_0 applies): 96 values, 192 bytes at
+// f16 per layer, 384 for both — against the file's 2 x 2 x (32 + 32) x 2 x 2 = 512.
+TEST_F(CmdEvalAttn, MlaConversionsAreMeasuredBesideTheFile) {
+    const CliRun r = run_eval_attn(
+        args() + " --no-mqa --mla 32 --mla-rope-pairs 8 --kv-types f16,q8_0 --tasks ppl --json",
+        tmp_, false);
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
+    ASSERT_EQ(j["variants"].size(), 2u);
+    const auto& mla = j["variants"][1];
+    EXPECT_EQ(mla["name"], "mla-r32");
+    EXPECT_EQ(mla["attention"], "MLA");
+    EXPECT_EQ(mla["latent_rank"], 32);
+    EXPECT_EQ(j["variants"][0]["kv_bytes_per_token"]["f16"], 512);
+    EXPECT_EQ(mla["kv_bytes_per_token"]["f16"], 384);
+    for (const auto& c : mla["cells"]) {
+        EXPECT_TRUE(c["errors"].empty()) << c["errors"];
+        EXPECT_GT(c["ppl"]["ppl"].get<double>(), 1.0);
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(tmp_));
+}
+
 TEST_F(CmdEvalAttn, BadVariantsAreRefusedByName) {
     CliRun r = run_eval_attn(args() + " --no-mqa --variant nofile", tmp_);
     EXPECT_EQ(r.rc, 1);
