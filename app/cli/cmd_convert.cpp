@@ -21,6 +21,7 @@ struct ConvertOpts {
     std::string in, out;
     int64_t kv_heads = 1;
     int64_t mla_rank = 0, rope_pairs = 0;
+    std::string rope_keep = "high";
 };
 
 void run_mla(const ConvertOpts& o) {
@@ -28,14 +29,18 @@ void run_mla(const ConvertOpts& o) {
     MlaConvertOptions opt;
     opt.rank = o.mla_rank;
     opt.rope_pairs = o.rope_pairs > 0 ? o.rope_pairs : int64_t(hp.head_dim_k / 8);
+    if (o.rope_keep != "norm" && o.rope_keep != "high")
+        throw Error("--rope-keep '" + o.rope_keep + "': expected norm or high");
+    opt.pair_rule = o.rope_keep == "high" ? MlaPairRule::HighFrequency : MlaPairRule::WeightNorm;
     const MlaConvertReport r = convert_to_mla(o.in, o.out, opt);
     std::printf(
         "%s: deepseek2 (MLA), %lld layers: latent rank %lld, %lld rotary dims (%lld pairs per KV "
-        "head, chosen by weight norms), %lld position-free key dims per head; energy kept "
+        "head, the %s), %lld position-free key dims per head; energy kept "
         "%.4f (least layer) / %.4f (mean); KV cache per token and layer %lld -> %lld values "
         "(%.3gx; %lld once the cache stores the latent once)\n",
         o.out.c_str(), static_cast<long long>(r.layers), static_cast<long long>(r.rank),
         static_cast<long long>(r.rope_dims), static_cast<long long>(opt.rope_pairs),
+        opt.pair_rule == MlaPairRule::HighFrequency ? "fastest" : "largest weight norms",
         static_cast<long long>(r.nope_dims), r.energy_min, r.energy_mean,
         static_cast<long long>(r.kv_elements_before), static_cast<long long>(r.kv_elements_after),
         double(r.kv_elements_after) / double(r.kv_elements_before),
@@ -82,6 +87,10 @@ void add_convert_command(CLI::App& app) {
                     "With --mla-rank: rotary pairs each KV head keeps (default head_dim / 8); the "
                     "rest become position-free")
         ->needs(rank);
+    cmd->add_option("--rope-keep", o->rope_keep,
+                    "With --mla-rank: which pairs stay rotary: high (the fastest-turning, "
+                    "MHA2MLA's S_high) or norm (largest query x key weight norms)")
+        ->capture_default_str();
     rank->excludes("--kv-heads");
     cmd->callback([o] { run_convert(*o); });
 }

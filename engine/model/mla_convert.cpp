@@ -210,7 +210,8 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
     report.kv_elements_after = rd + 2 * r;
     report.kv_elements_latent_once = rd + r;
     report.calibrated = !opt.pair_scores.empty();
-    std::vector<std::vector<float>> qs(static_cast<size_t>(nl)), ks(static_cast<size_t>(nl)), vs(static_cast<size_t>(nl));
+    std::vector<std::vector<float>> qs(static_cast<size_t>(nl)), ks(static_cast<size_t>(nl)),
+        vs(static_cast<size_t>(nl));
     for (int64_t il = 0; il < nl; ++il) {
         const LayerTensors& L = layers[size_t(il)];
         const std::string layer = "blk." + std::to_string(il) + ".";
@@ -233,6 +234,8 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
                 double s = 0;
                 if (!opt.pair_scores.empty()) {
                     s = opt.pair_scores[size_t(il)][size_t(g * pairs + j)];
+                } else if (opt.pair_rule == MlaPairRule::HighFrequency) {
+                    s = double(pairs - j);  // pair 0 turns fastest
                 } else {
                     auto norm = [&](const std::vector<float>& m_, int64_t row0) {
                         double n2 = 0;
@@ -252,7 +255,8 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
     }
     // kept[g]: the p pairs with the highest summed score (ties: the faster pair), ascending.
     std::vector<std::vector<int64_t>> kept(static_cast<size_t>(nkv));
-    std::vector<std::vector<int64_t>> free_dims(static_cast<size_t>(nkv));  // a head's NoPE dims, ascending
+    std::vector<std::vector<int64_t>> free_dims(
+        static_cast<size_t>(nkv));  // a head's NoPE dims, ascending
     for (int64_t g = 0; g < nkv; ++g) {
         std::vector<int64_t> order(static_cast<size_t>(pairs));
         std::iota(order.begin(), order.end(), 0);

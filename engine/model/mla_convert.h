@@ -4,16 +4,18 @@
 // kv_lora_rank values per token and layer instead of 2 x n_head_kv x head_dim.
 //
 // Per layer, with head_dim d_h, KV heads g and the query heads h of each group:
-//  1. Partial RoPE: of each KV head's d_h/2 rotary pairs, the `rope_pairs` whose keys and queries
-//     contribute most to the scores, summed over the layers (one choice for the whole model: the
-//     file has one rope_freqs), keep their rotation; the others become position-free (NoPE)
-//     dims. A pair j's contribution is ranked by Σ_h E|q_h,j|·|k_g,j| over a calibration text
-//     when the caller measured it (MlaConvertOptions::pair_scores, as MHA2MLA's 2-norm rule),
-//     else by the weights' norms ||W_Q h,j||·||W_K g,j|| summed over the group (a data-free
-//     proxy). deepseek2 has one RoPE key for all heads: it is the KV heads' kept pairs side by
-//     side (rope dims = n_kv x 2 x rope_pairs); each query head's RoPE query fills its group's
-//     block and is zero elsewhere. The pairs keep their own frequencies through per-pair
-//     frequency factors (rope_freqs.weight, as llama 3's), which deepseek2 here reads.
+//  1. Partial RoPE: of each KV head's d_h/2 rotary pairs, `rope_pairs` keep their rotation and
+//     the others become position-free (NoPE) dims. Which: the fastest-turning pairs (MHA2MLA's
+//     S_high; the default), or those with the largest ||W_Q h,j||·||W_K g,j|| summed over the
+//     group and the layers (a data-free stand-in for MHA2MLA's 2-norm rule), or the caller's
+//     calibration scores (MlaConvertOptions::pair_scores: Σ_h E|q_h,j|·|k_g,j| measured on a
+//     text, MHA2MLA's 2-norm). One choice for the whole model (summed over the layers): the file
+//     has one rope_freqs. On SmolLM2 at full rank, keeping 31 of 32 pairs: perplexity 3.55 with
+//     the fastest (the file's: 3.57), 5.06 with the weight norms (docs/ARCHITECTURES.md).
+//     deepseek2 has one RoPE key for all heads: it is the KV heads' kept pairs side by side
+//     (rope dims = n_kv x 2 x rope_pairs); each query head's RoPE query fills its group's block
+//     and is zero elsewhere. The pairs keep their own frequencies through per-pair frequency
+//     factors (rope_freqs.weight, as llama 3's), which deepseek2 here reads.
 //  2. Low-rank latent: the NoPE key rows and the value rows of every KV head, stacked (joint
 //     KV), are approximated at rank `rank` by the top eigenvectors U of their Gram matrix (the
 //     best rank-r approximation, Eckart–Young): the latent is c = Uᵀ W x (attn_kv_a_mqa's first
@@ -39,12 +41,17 @@
 
 namespace fluoro {
 
+// Which rotary pairs stay rotary without calibration scores: those whose query and key weights
+// have the largest norms, or the fastest-turning ones (MHA2MLA's S_high).
+enum class MlaPairRule { WeightNorm, HighFrequency };
+
 struct MlaConvertOptions {
     int64_t rank = 0;        // kv_lora_rank: the latent's size per token and layer
     int64_t rope_pairs = 0;  // rotary pairs each KV head keeps (1 .. head_dim/2 - 1)
     // Optional calibration scores, [layer][kv_head x (head_dim/2) + pair]: higher keeps its
     // rotation first. Empty: the weight-norm proxy.
     std::vector<std::vector<double>> pair_scores;
+    MlaPairRule pair_rule = MlaPairRule::HighFrequency;
 };
 
 struct MlaConvertReport {

@@ -56,7 +56,7 @@ TEST(CmdConvert, WritesLatentAttentionThatRuns) {
     // cache held 2 x 2 x 16 = 64 values per token and layer, the absorbed path's 8 + 2 x 24 (the
     // latent as keys and as values), 8 + 24 once stored once.
     EXPECT_NE(ok.out.find("deepseek2 (MLA), 2 layers: latent rank 24, 8 rotary dims (2 pairs per "
-                          "KV head, chosen by weight norms), 12 position-free key dims"),
+                          "KV head, the fastest), 12 position-free key dims"),
               std::string::npos)
         << ok.out;
     EXPECT_NE(ok.out.find("64 -> 56 values (0.875x; 32 once the cache stores the latent once)"),

@@ -23,9 +23,9 @@ namespace fluoro {
 namespace {
 
 // A random F32 llama (2 layers, 4 query heads over 2 KV heads of 16 dims: 8 rotary pairs each)
-// whose keys' first rotary pair is zero in every KV head of every layer: its rotation never
-// matters, so converting it to a position-free dim changes nothing. `zero_pairs` = 0 leaves
-// the keys as written.
+// whose keys' slowest rotary pair (pair 7) is zero in every KV head of every layer: its rotation
+// never matters, so converting it to a position-free dim changes nothing. Both rules drop it:
+// the slowest pair, the pair of zero weight norm. `zero_pairs` = 0 leaves the keys as written.
 std::filesystem::path llama_model(int zero_pairs) {
     const auto raw = test::unique_temp_path("mla_src_raw.gguf");
     gguf::TestModelSpec spec;
@@ -47,7 +47,7 @@ std::filesystem::path llama_model(int zero_pairs) {
         std::vector<float> v(size_t(t.n_elements));
         dequantize_row(t.type, f.tensor_data(t).data(), v.data(), int64_t(v.size()));
         for (int64_t g = 0; g < 2; ++g)  // rows 2j, 2j+1 of each 16-row head
-            for (int64_t j = 0; j < zero_pairs; ++j)
+            for (int64_t j = 8 - zero_pairs; j < 8; ++j)
                 for (int64_t r = 0; r < 2; ++r)
                     std::fill_n(v.begin() + (g * 16 + 2 * j + r) * 64, 64, 0.0f);
         w.add_tensor_f32(t.name, ne, v);
@@ -111,12 +111,24 @@ TEST(MlaConvert, FullRankWithEveryWeightedPairRotaryIsTheSameModel) {
         std::printf("full rank, %s: nrmse %.3g\n", path == MlaPath::Absorbed ? "absorbed" : "naive",
                     e);
     }
-    // Control: the same conversion of the model whose every pair carries weight turns a weighted
-    // pair position-free, and the logits move.
+    const auto by_norm = test::unique_temp_path("mla_full_norm.gguf");
+    convert_to_mla(src, by_norm, {36, 7, {}, MlaPairRule::WeightNorm});
+    EXPECT_LT(nrmse(logits_of(by_norm), want), 1e-4);
+    // Control: calibration scores that rank the fastest pair (pair 0, one radian per position)
+    // last turn a weighted pair position-free, and the logits move. (The slowest pair of a
+    // model whose every pair carries weight is no control: over 16 positions it turns by
+    // 16 x 10000^(-14/16) = 5e-3 rad, and dropping it moved the logits by 1.6e-4 — why S_high
+    // drops the slow pairs.)
+    const std::vector<std::vector<double>> fastest_last(2, [] {
+        std::vector<double> s(16, 1.0);  // 2 KV heads x 8 pairs
+        s[0] = s[8] = 0.0;
+        return s;
+    }());
     const auto out2 = test::unique_temp_path("mla_full_control.gguf");
-    convert_to_mla(llama_model(0), out2, {36, 7, {}});
-    const double control = nrmse(logits_of(out2), logits_of(llama_model(0)));
-    std::printf("a weighted pair made position-free: nrmse %.3g\n", control);
+    const MlaConvertReport rc = convert_to_mla(src, out2, {36, 7, fastest_last});
+    EXPECT_TRUE(rc.calibrated);
+    const double control = nrmse(logits_of(out2), want);
+    std::printf("the fastest pair made position-free: nrmse %.3g\n", control);
     EXPECT_GT(control, 1e-2);
 }
 
