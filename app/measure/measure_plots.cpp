@@ -1,6 +1,7 @@
 #include "measure/measure_plots.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -449,9 +450,11 @@ MeasureView attn_view(const json& r) {
     v.table.header = {"variant", "attention", "kv", "KV B/token", "vs first", "ppl", "dPPL"};
     for (const int64_t len : lengths) v.table.header.push_back("pk@" + std::to_string(len));
     for (const int64_t ctx : contexts) v.table.header.push_back("tok/s@" + std::to_string(ctx));
-    MeasurePlot ppl{"Perplexity change vs KV bytes per token",
+    // log(ppl / first ppl): the change in mean NLL, nats per token — perplexity ratios span
+    // orders of magnitude between a variant that keeps the model and one that breaks it.
+    MeasurePlot ppl{"Mean NLL change vs KV bytes per token",
                     "KV bytes per token",
-                    "perplexity vs the first row (%)",
+                    "mean NLL vs the first row (nats/token)",
                     {},
                     {},
                     false};
@@ -488,7 +491,7 @@ MeasureView attn_view(const json& r) {
                 const double d = 100.0 * (value / base_ppl - 1);
                 row[5] = format_number("%.3f", value);
                 row[6] = format_number("%+.1f%%", d);
-                ppl_s.points.emplace_back(b, d);
+                ppl_s.points.emplace_back(b, std::log(value / base_ppl));
                 min_d = any_ppl ? std::min(min_d, d) : d;
                 max_d = any_ppl ? std::max(max_d, d) : d;
                 any_ppl = true;

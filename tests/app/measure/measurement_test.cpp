@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "core/error.h"
@@ -179,7 +180,7 @@ TEST(Measurement, KvEvalRunsTheGridAndPlotsPerplexityAgainstTheBudget) {
 // SmolLM2 (30 layers, 9 query heads over 3 KV heads of 64 dims) and its KV heads merged into one:
 // the cache's bytes per token are 30 x 3 x (64 + 64) values at 2 bytes (f16: 23040, the 22.5 KiB
 // of docs/CLAIMS.md) or at 34 bytes per 32 (q8_0: 12240), a third of that with one KV head; the
-// plot puts each variant's perplexity change at those bytes.
+// plot puts each variant's change in mean NLL (log of the perplexity ratio) at those bytes.
 TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
     FLUORO_REQUIRE_MODEL(model, fluoro::test::kSmolLM2File);
     const nlohmann::json j = run_measurement({MeasureKind::AttnEval,
@@ -206,13 +207,13 @@ TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
     const MeasureView v = measure_view(j);
     ASSERT_EQ(v.plots.size(), 1u);  // ppl only: no passkey plot
     const MeasurePlot& p = v.plots[0];
-    EXPECT_EQ(p.title, "Perplexity change vs KV bytes per token");
+    EXPECT_EQ(p.title, "Mean NLL change vs KV bytes per token");
     ASSERT_EQ(p.series.size(), 2u);
     EXPECT_EQ(p.series[0].name, "original");
     ASSERT_EQ(p.series[0].points.size(), 2u);
     EXPECT_EQ(p.series[0].points[1], std::make_pair(23040.0, 0.0));  // sorted by bytes
     EXPECT_EQ(p.series[1].points[1].first, 7680.0);
-    EXPECT_DOUBLE_EQ(p.series[1].points[1].second, 100.0 * (mqa / base - 1));
+    EXPECT_DOUBLE_EQ(p.series[1].points[1].second, std::log(mqa / base));
     ASSERT_EQ(v.table.rows.size(), 4u);
     EXPECT_EQ(v.table.rows[0][1], "GQA 3:1");
     EXPECT_EQ(v.table.rows[0][6], "+0.0%");
