@@ -105,21 +105,27 @@ nlohmann::json run_perplexity(const MeasureRequest& req, const MeasureValues& v,
     return j;
 }
 
-nlohmann::json run_kv(const MeasureRequest& req, const MeasureValues& v, const MeasureControl& c,
-                      int& threads) {
-    KvEvalPlanText lists;
-    lists.policies = v.at("policies");
-    lists.budgets = v.at("budgets");
+// The KV eval's task parameters shared by eval_kv and eval_attn (the lists, then the plan; the
+// caller sets policies and budgets first).
+void read_kv_eval_tasks(const MeasureValues& v, KvEvalPlanText& lists, KvEvalPlan& plan) {
     lists.kv_types = v.at("kv-types");
     lists.tasks = v.at("tasks");
     lists.passkey_lengths = v.at("passkey-lengths");
     lists.depths = v.at("depths");
     lists.speed_contexts = v.at("speed-contexts");
-    KvEvalPlan plan;
     plan.ppl_tokens = int_param(v, "ppl-tokens", 0, int64_t(1) << 30);
-    plan.ppl_bucket = int_param(v, "bucket", 1, int64_t(1) << 30);
     plan.speed_gen = int_param(v, "speed-gen", 1, 1 << 20);
     parse_kv_eval_plan(lists, plan);
+}
+
+nlohmann::json run_kv(const MeasureRequest& req, const MeasureValues& v, const MeasureControl& c,
+                      int& threads) {
+    KvEvalPlanText lists;
+    lists.policies = v.at("policies");
+    lists.budgets = v.at("budgets");
+    KvEvalPlan plan;
+    plan.ppl_bucket = int_param(v, "bucket", 1, int64_t(1) << 30);
+    read_kv_eval_tasks(v, lists, plan);
     EngineSettings s;
     s.threads = int(int_param(v, "threads", 0, 1024));
     s.ctx = 16;  // load_model's own cache is unused: every measurement builds its own
@@ -161,16 +167,9 @@ nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const
     KvEvalPlanText lists;
     lists.policies = "full";
     lists.budgets = "100%";
-    lists.kv_types = v.at("kv-types");
-    lists.tasks = v.at("tasks");
-    lists.passkey_lengths = v.at("passkey-lengths");
-    lists.depths = v.at("depths");
-    lists.speed_contexts = v.at("speed-contexts");
     AttnEvalOptions opt;
     opt.model = req.model;
-    opt.plan.ppl_tokens = int_param(v, "ppl-tokens", 0, int64_t(1) << 30);
-    opt.plan.speed_gen = int_param(v, "speed-gen", 1, 1 << 20);
-    parse_kv_eval_plan(lists, opt.plan);
+    read_kv_eval_tasks(v, lists, opt.plan);
     opt.extra = parse_variant_specs(split_comma_list(v.at("variants")), "parameter 'variants'");
     const std::string mqa = v.at("mqa");
     if (mqa != "yes" && mqa != "no") throw Error("parameter 'mqa': '" + mqa + "' is not yes or no");

@@ -1,9 +1,9 @@
-// `fluoro eval attn` end to end through the built binary (FLUORO_CLI_PATH), on a small random GQA
+// `fluoro eval attn` end to end through the built binary, on a small random GQA
 // model (4 query heads over 2 KV heads of 32 dims: the quantized KV types need a multiple of 32):
 // the file and its MQA merge at each KV type, with the bytes per token the cache really stores,
 // every task's results, the merge kept with --keep-dir and removed otherwise, and bad --variant
 // specs refused.
-#include <sys/wait.h>
+#include <stdlib.h>
 
 #include <gtest/gtest.h>
 
@@ -14,40 +14,28 @@
 #include <sstream>
 #include <string>
 
+#include "app/cli/fluoro_cli.h"
 #include "gguf/gguf_file.h"
 #include "gguf/test_model.h"
 #include "model/hparams.h"
-#include "test_paths.h"
 #include "test_temp.h"
 
 namespace fluoro {
 namespace {
 
-struct CliRun {
-    int rc = -1;
-    std::string out;
-};
-
-// Runs `fluoro eval attn ARGS` with TMPDIR set to `tmp` (where the temporary merge goes).
-CliRun run_eval_attn(const std::string& args, const std::filesystem::path& tmp,
-                     bool with_stderr = true) {
-    const std::string cmd = "TMPDIR=" + tmp.string() + " " +
-                            std::filesystem::path(FLUORO_CLI_PATH).string() + " eval attn " + args +
-                            (with_stderr ? " 2>&1" : " 2>/dev/null");
-    CliRun r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    char buf[4096];
-    while (const size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-    const int status = pclose(pipe);
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+// `fluoro eval attn ARGS`, its temporary files going to `tmp` (TMPDIR, inherited).
+test::CliResult run_eval_attn(const std::string& args, const std::filesystem::path& tmp,
+                              bool with_stderr = true) {
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    test::CliResult r = test::run_fluoro("eval attn " + args, with_stderr);
+    ::unsetenv("TMPDIR");
     return r;
 }
 
 class CmdEvalAttn : public ::testing::Test {
   protected:
     void SetUp() override {
-        if (!std::filesystem::exists(FLUORO_CLI_PATH)) GTEST_SKIP() << "no fluoro binary";
+        if (!std::filesystem::exists(test::fluoro_binary())) GTEST_SKIP() << "no fluoro binary";
         gguf::TestModelSpec spec;
         spec.n_embd = 128;
         spec.n_head = 4;
@@ -77,7 +65,7 @@ class CmdEvalAttn : public ::testing::Test {
 };
 
 TEST_F(CmdEvalAttn, JsonHasTheFileAndItsMqaMergeAtEveryKvType) {
-    const CliRun r = run_eval_attn(args() + " --json", tmp_, false);
+    const test::CliResult r = run_eval_attn(args() + " --json", tmp_, false);
     ASSERT_EQ(r.rc, 0) << r.out;
     const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.out;
@@ -121,9 +109,10 @@ TEST_F(CmdEvalAttn, JsonHasTheFileAndItsMqaMergeAtEveryKvType) {
 TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
     const std::filesystem::path keep = tmp_ / "keep";
     std::filesystem::create_directories(keep);
-    const CliRun r = run_eval_attn(args() + " --kv-types f16,q4_0 --tasks ppl --keep-dir " +
-                                       keep.string() + " --variant again=" + model_.string(),
-                                   tmp_, false);
+    const test::CliResult r =
+        run_eval_attn(args() + " --kv-types f16,q4_0 --tasks ppl --keep-dir " + keep.string() +
+                          " --variant again=" + model_.string(),
+                      tmp_, false);
     ASSERT_EQ(r.rc, 0) << r.out;
     std::istringstream lines(r.out);
     std::vector<std::string> rows;
@@ -151,7 +140,7 @@ TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
 // latent again as the value (both multiples of 32, so q8_0 applies): 96 values, 192 bytes at
 // f16 per layer, 384 for both — against the file's 2 x 2 x (32 + 32) x 2 x 2 = 512.
 TEST_F(CmdEvalAttn, MlaConversionsAreMeasuredBesideTheFile) {
-    const CliRun r = run_eval_attn(
+    const test::CliResult r = run_eval_attn(
         args() + " --no-mqa --mla 32 --mla-rope-pairs 8 --kv-types f16,q8_0 --tasks ppl --json",
         tmp_, false);
     ASSERT_EQ(r.rc, 0) << r.out;
@@ -172,11 +161,11 @@ TEST_F(CmdEvalAttn, MlaConversionsAreMeasuredBesideTheFile) {
 }
 
 TEST_F(CmdEvalAttn, BadVariantsAreRefusedByName) {
-    CliRun r = run_eval_attn(args() + " --no-mqa --variant nofile", tmp_);
-    EXPECT_EQ(r.rc, 1);
+    test::CliResult r = run_eval_attn(args() + " --no-mqa --variant nofile", tmp_);
+    EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.out.find("--variant 'nofile': expected NAME=FILE"), std::string::npos) << r.out;
     r = run_eval_attn(args() + " --no-mqa --tasks ppl --variant x=/nonexistent/m.gguf", tmp_);
-    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.rc, 0);
     EXPECT_NE(r.out.find("/nonexistent/m.gguf"), std::string::npos) << r.out;
 }
 

@@ -24,15 +24,16 @@ inline std::string quoted(const std::string& s) {
 
 struct CliResult {
     int rc = -1;
-    std::string out;  // stdout and stderr
+    std::string out;  // stdout (and stderr)
 };
 
-// `fluoro ARGS 2>&1` through the shell (quote paths in ARGS).
-inline CliResult run_fluoro(const std::string& args) {
+// `fluoro ARGS 2>&1` through the shell (quote paths in ARGS); without with_stderr, stderr is
+// dropped (for output to parse, such as --json).
+inline CliResult run_fluoro(const std::string& args, bool with_stderr = true) {
     std::string cmd = fluoro_binary().string();
     cmd += ' ';
     cmd += args;
-    cmd += " 2>&1";
+    cmd += with_stderr ? " 2>&1" : " 2>/dev/null";
     CliResult r;
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) return r;
