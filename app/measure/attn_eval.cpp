@@ -52,8 +52,8 @@ std::filesystem::path output_path(const AttnEvalOptions& o, const std::string& n
 std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& temps,
                                    const std::function<void(const std::string&)>& progress) {
     std::vector<Variant> out{{"original", o.model, false}};
+    const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
     if (o.mqa) {
-        const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
         const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
         if (hp.kv_lora_rank == 0 && nkv > 1) {
             const std::filesystem::path file = output_path(o, "mqa-mean", temps);
@@ -68,7 +68,6 @@ std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& tem
         }
     }
     if (!o.mla_ranks.empty()) {
-        const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
         const int64_t pairs = o.mla_rope_pairs > 0 ? o.mla_rope_pairs : int64_t(hp.head_dim_k / 8);
         for (const int64_t rank : o.mla_ranks) {
             const std::string name = "mla-r" + std::to_string(rank);

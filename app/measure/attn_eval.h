@@ -26,7 +26,7 @@ struct AttnEvalOptions {
     std::filesystem::path model;
     // Other variants, (name, file), measured after the file and its merge.
     std::vector<std::pair<std::string, std::filesystem::path>> extra;
-    bool mqa = true;                 // measure the MQA merge (when the file has > 1 KV head)
+    bool mqa = true;  // measure the MQA merge (when the file has > 1 KV head)
     // MLA conversions to measure (model/mla_convert.h), one per latent rank, each keeping
     // `mla_rope_pairs` rotary pairs per KV head (0: head_dim / 8).
     std::vector<int64_t> mla_ranks;

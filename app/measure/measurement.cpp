@@ -105,6 +105,18 @@ nlohmann::json run_perplexity(const MeasureRequest& req, const MeasureValues& v,
     return j;
 }
 
+// How often run_kv_eval reports per cell: before each measurement — one for ppl, length × depth
+// for passkey, one per context for speed.
+int64_t reports_per_cell(const KvEvalPlan& plan) {
+    int64_t n = 0;
+    for (const KvEvalTask t : plan.tasks)
+        n += t == KvEvalTask::Ppl ? 1
+             : t == KvEvalTask::Passkey
+                 ? int64_t(plan.passkey_lengths.size() * plan.passkey_depths.size())
+                 : int64_t(plan.speed_contexts.size());
+    return n;
+}
+
 // The KV eval's task parameters shared by eval_kv and eval_attn (the lists, then the plan; the
 // caller sets policies and budgets first).
 void read_kv_eval_tasks(const MeasureValues& v, KvEvalPlanText& lists, KvEvalPlan& plan) {
@@ -136,15 +148,7 @@ nlohmann::json run_kv(const MeasureRequest& req, const MeasureValues& v, const M
     plan.passkey_format =
         resolve_passkey_format(lists.passkey_format, !m.model->chat_template_text().empty());
     const std::vector<int32_t> tokens = eval_text_tokens(*m.model, text);
-    // run_kv_eval reports before each measurement: one per cell for ppl, length × depth for
-    // passkey, one per context for speed.
-    int64_t per_cell = 0;
-    for (const KvEvalTask t : plan.tasks)
-        per_cell += t == KvEvalTask::Ppl ? 1
-                    : t == KvEvalTask::Passkey
-                        ? int64_t(plan.passkey_lengths.size() * plan.passkey_depths.size())
-                        : int64_t(plan.speed_contexts.size());
-    const int64_t total = int64_t(kv_eval_cells(plan).size()) * per_cell;
+    const int64_t total = int64_t(kv_eval_cells(plan).size()) * reports_per_cell(plan);
     int64_t done = 0;
     const std::vector<KvEvalCell> cells =
         run_kv_eval(*m.model, tokens, plan, [&](const std::string& what) {
@@ -178,14 +182,8 @@ nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const
     opt.mla_rope_pairs = int_param(v, "mla-rope-pairs", 0, 1 << 16);
     opt.text = v.at("text");
     opt.threads = int(int_param(v, "threads", 0, 1024));
-    int64_t per_variant = 0;  // the KV eval's reports per variant, as run_kv counts them
-    for (const KvEvalTask t : opt.plan.tasks)
-        per_variant +=
-            t == KvEvalTask::Ppl ? 1
-            : t == KvEvalTask::Passkey
-                ? int64_t(opt.plan.passkey_lengths.size() * opt.plan.passkey_depths.size())
-                : int64_t(opt.plan.speed_contexts.size());
-    per_variant = per_variant * int64_t(opt.plan.kv_types.size()) + 1;  // + its load
+    const int64_t per_variant =
+        reports_per_cell(opt.plan) * int64_t(opt.plan.kv_types.size()) + 1;  // + its load
     const int64_t total =
         per_variant * int64_t(2 + opt.mla_ranks.size() + opt.extra.size()) + 1;  // at most
     int64_t done = 0;

@@ -214,7 +214,6 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
         vs(static_cast<size_t>(nl));
     for (int64_t il = 0; il < nl; ++il) {
         const LayerTensors& L = layers[size_t(il)];
-        const std::string layer = "blk." + std::to_string(il) + ".";
         if (!L.q || !L.k || !L.v)
             throw FormatError(where + "layer " + std::to_string(il) +
                               " lacks attn_q, attn_k or attn_v");
