@@ -1,5 +1,6 @@
 // `fluoro eval attn MODEL`: the attention-variant table (measure/attn_eval.h): the file, its KV
-// heads merged into one by their mean (MQA), its MLA conversions (--mla RANKS) and any --variant
+// heads merged into one (MQA) by their mean and aligned first, its MLA conversions (--mla RANKS;
+// both fitted to the text after what the tasks read, --calibrate-tokens) and any --variant
 // NAME=FILE, each at each KV storage type — KV bytes per token, perplexity and its change against
 // the first row, passkey retrieval, decode tok/s at long context. Prints the table the window's
 // Measure ▸ Attention variants shows (measure/measure_plots.h), or --json. Progress goes to stderr.
@@ -23,6 +24,7 @@ struct EvalAttnOpts {
     std::vector<std::string> variants;  // NAME=FILE
     std::vector<int64_t> mla_ranks;
     int64_t mla_rope_pairs = 0;
+    int64_t calibrate_tokens = 2048;
     bool no_mqa = false, json = false;
     KvEvalFlags eval;
 
@@ -44,6 +46,7 @@ void run_eval_attn(EvalAttnOpts& o) {
     opt.mqa = !o.no_mqa;
     opt.mla_ranks = o.mla_ranks;
     opt.mla_rope_pairs = o.mla_rope_pairs;
+    opt.calibrate_tokens = o.calibrate_tokens;
     opt.keep_dir = o.keep_dir;
     opt.text = o.eval.text;
     opt.passkey_format = o.eval.lists.passkey_format;
@@ -81,9 +84,14 @@ void add_eval_attn_command(CLI::App& eval) {
     cmd->add_option("--mla-rope-pairs", o->mla_rope_pairs,
                     "Rotary pairs per KV head the MLA conversions keep (0: head_dim / 8)")
         ->capture_default_str();
+    cmd->add_option("--calibrate-tokens", o->calibrate_tokens,
+                    "The aligned MQA merge and the MLA conversions fit to the keys and values the "
+                    "model produces on this many tokens of the text, after every token a task "
+                    "reads (0: fit to the weights)")
+        ->capture_default_str();
     cmd->add_option("--keep-dir", o->keep_dir,
-                    "Write the conversions here as MODEL.mqa-mean.gguf, MODEL.mla-rR.gguf and keep "
-                    "them (default: temporary files, removed)");
+                    "Write the conversions here as MODEL.mqa-mean.gguf, MODEL.mqa-aligned.gguf, "
+                    "MODEL.mla-rR.gguf and keep them (default: temporary files, removed)");
     o->eval.add_to(*cmd);
     cmd->add_flag("--json", o->json, "Print JSON instead of the table");
     cmd->callback([o] { run_eval_attn(*o); });

@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "core/error.h"
 #include "gguf/gguf_file.h"
+#include "measure/attn_calibration.h"
 #include "measure/eval_text.h"
 #include "measure/kv_eval_plan.h"
 #include "measure/measure_json.h"
@@ -49,18 +53,30 @@ std::filesystem::path output_path(const AttnEvalOptions& o, const std::string& n
 
 // The file, its MQA merge (when asked for and the file has several KV heads and no latent), its
 // MLA conversions, then the extra variants. Writes the conversions.
-std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& temps,
+std::vector<Variant> make_variants(const AttnEvalOptions& o, const AttnInputGram* cal,
+                                   TemporaryFiles& temps,
                                    const std::function<void(const std::string&)>& progress) {
     std::vector<Variant> out{{"original", o.model, false}};
     const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
     if (o.mqa) {
         const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
         if (hp.kv_lora_rank == 0 && nkv > 1) {
-            const std::filesystem::path file = output_path(o, "mqa-mean", temps);
-            if (progress)
-                progress("merging " + std::to_string(nkv) + " KV heads into 1 -> " + file.string());
-            merge_kv_heads(o.model, file, nkv);
-            out.push_back({"mqa-mean", file, o.keep_dir.empty()});
+            for (const KvMergeRule rule : {KvMergeRule::Mean, KvMergeRule::Aligned}) {
+                const std::string name = "mqa-" + std::string(kv_merge_rule_name(rule));
+                const std::filesystem::path file = output_path(o, name, temps);
+                if (progress)
+                    progress("merging " + std::to_string(nkv) + " KV heads into 1 (" +
+                             std::string(kv_merge_rule_name(rule)) + ") -> " + file.string());
+                try {
+                    merge_kv_heads(o.model, file, nkv, rule,
+                                   rule == KvMergeRule::Aligned ? cal : nullptr);
+                } catch (const UnsupportedError& e) {  // the aligned rule on qwen3's norms
+                    if (rule == KvMergeRule::Mean) throw;
+                    if (progress) progress(std::string("no aligned merge: ") + e.what());
+                    continue;
+                }
+                out.push_back({name, file, o.keep_dir.empty()});
+            }
         } else if (progress) {
             progress(o.model.string() + " has " +
                      (hp.kv_lora_rank ? "latent attention" : "one KV head already") +
@@ -75,7 +91,11 @@ std::vector<Variant> make_variants(const AttnEvalOptions& o, TemporaryFiles& tem
             if (progress)
                 progress("converting to MLA, latent rank " + std::to_string(rank) + ", " +
                          std::to_string(pairs) + " rotary pairs per KV head -> " + file.string());
-            convert_to_mla(o.model, file, {rank, pairs, {}});
+            MlaConvertOptions mo;
+            mo.rank = rank;
+            mo.rope_pairs = pairs;
+            mo.calibration = cal;
+            convert_to_mla(o.model, file, mo);
             out.push_back({name, file, o.keep_dir.empty()});
         }
     }
@@ -136,8 +156,42 @@ nlohmann::json run_attn_eval(const AttnEvalOptions& opt,
     plan.policies = {KvPolicyKind::Full};
     plan.budgets = {KvBudget{}};
     const std::string text = read_eval_text(opt.text);
+    // The calibration, after every token a task reads: no score is measured on what was fitted.
+    std::optional<AttnCalibration> cal;
+    nlohmann::json cal_json = nullptr;
+    const Hparams hp = read_hparams(gguf::GgufFile::open(opt.model));
+    const bool fits =
+        (opt.mqa && hp.kv_lora_rank == 0 && !hp.n_head_kv.empty() && hp.n_head_kv[0] > 1) ||
+        !opt.mla_ranks.empty();
+    if (opt.calibrate_tokens > 0 && fits) {
+        AttnCalibrationOptions co;
+        co.text = opt.text;
+        const auto uses = [&](KvEvalTask t) {
+            return std::find(plan.tasks.begin(), plan.tasks.end(), t) != plan.tasks.end();
+        };
+        if (uses(KvEvalTask::Ppl) && plan.ppl_tokens == 0)
+            throw Error(
+                "calibration: perplexity reads the whole text, leaving none to fit to; "
+                "give a number of perplexity tokens, or 0 calibration tokens");
+        if (uses(KvEvalTask::Ppl)) co.skip = plan.ppl_tokens;
+        if (uses(KvEvalTask::Passkey))
+            for (const int64_t n : plan.passkey_lengths) co.skip = std::max(co.skip, n);
+        if (uses(KvEvalTask::Speed))
+            for (const int64_t n : plan.speed_contexts) co.skip = std::max(co.skip, n);
+        co.tokens = opt.calibrate_tokens;
+        co.threads = opt.threads;
+        if (progress)
+            progress("calibrating on " + std::to_string(co.tokens) + " tokens after the first " +
+                     std::to_string(co.skip));
+        cal = calibrate_attn_inputs(opt.model, co);
+        cal_json = {{"text", eval_text_name(opt.text)},
+                    {"skip", co.skip},
+                    {"tokens", cal->gram.tokens},
+                    {"ppl", cal->ppl}};
+    }
     TemporaryFiles temps;
-    const std::vector<Variant> variants = make_variants(opt, temps, progress);
+    const std::vector<Variant> variants =
+        make_variants(opt, cal ? &cal->gram : nullptr, temps, progress);
     int threads = 0;
     nlohmann::json vs = nlohmann::json::array();
     for (const Variant& v : variants)
@@ -146,6 +200,7 @@ nlohmann::json run_attn_eval(const AttnEvalOptions& opt,
             {"text", eval_text_name(opt.text)},
             {"ppl_tokens", plan.ppl_tokens},
             {"fine_tuned", false},
+            {"calibration", cal_json},
             {"threads", threads},
             {"variants", vs}};
 }

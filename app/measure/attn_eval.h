@@ -31,6 +31,10 @@ struct AttnEvalOptions {
     // `mla_rope_pairs` rotary pairs per KV head (0: head_dim / 8).
     std::vector<int64_t> mla_ranks;
     int64_t mla_rope_pairs = 0;
+    // The aligned merge and the MLA conversions fit to the keys and values the model produces on
+    // this many tokens of the text, read after every token a task scores (measure/
+    // attn_calibration.h); 0: they fit to the weights.
+    int64_t calibrate_tokens = 2048;
     std::filesystem::path keep_dir;  // empty: the merge goes to a temporary file, removed
     std::filesystem::path text;      // empty: the Bible text (measure/eval_text.h)
     // The grid: kv_types, tasks and their lengths; policies and budgets are set to full at 100%.
@@ -45,7 +49,8 @@ std::vector<std::pair<std::string, std::filesystem::path>> parse_variant_specs(
     const std::vector<std::string>& specs, const std::string& flag);
 
 // Runs every variant (progress(message) before each measurement and each merge or load) and
-// returns the result as JSON: model, text, ppl_tokens, fine_tuned, threads, and "variants": per
+// returns the result as JSON: model, text, ppl_tokens, fine_tuned, threads, calibration (text,
+// skip, tokens, ppl; null when the conversions fit to the weights), and "variants": per
 // variant its name, file ("" for a temporary merge), attention ("MHA", "GQA", "MQA", "MLA"),
 // query_heads_per_kv_head, latent_rank, kv_bytes_per_token per KV type, and the KV eval's cells
 // (measure_json.h). Throws Error for a file that cannot be merged or loaded.

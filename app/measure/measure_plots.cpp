@@ -536,6 +536,15 @@ MeasureView attn_view(const json& r) {
     v.notes.insert(v.notes.begin(),
                    "Training-free conversions: the papers fine-tune after converting; these "
                    "rows are not.");
+    // Older stored results have no calibration key; null: fitted to the weights.
+    if (const auto cal = r.find("calibration"); cal != r.end() && cal->is_object())
+        v.notes.insert(v.notes.begin() + 1,
+                       "The aligned merge and the MLA conversions were fitted to the keys and "
+                       "values on " +
+                           std::to_string(cal->value("tokens", int64_t(0))) + " tokens of " +
+                           cal->value("text", std::string("the text")) + " after its first " +
+                           std::to_string(cal->value("skip", int64_t(0))) +
+                           " (none of them scored).");
     return v;
 }
 

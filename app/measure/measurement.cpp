@@ -180,12 +180,13 @@ nlohmann::json run_attn(const MeasureRequest& req, const MeasureValues& v, const
     opt.mqa = mqa == "yes";
     opt.mla_ranks = int_list_param(v, "mla-ranks", 1, 1 << 16);
     opt.mla_rope_pairs = int_param(v, "mla-rope-pairs", 0, 1 << 16);
+    opt.calibrate_tokens = int_param(v, "calibrate-tokens", 0, 1 << 24);
     opt.text = v.at("text");
     opt.threads = int(int_param(v, "threads", 0, 1024));
     const int64_t per_variant =
         reports_per_cell(opt.plan) * int64_t(opt.plan.kv_types.size()) + 1;  // + its load
     const int64_t total =
-        per_variant * int64_t(2 + opt.mla_ranks.size() + opt.extra.size()) + 1;  // at most
+        per_variant * int64_t(3 + opt.mla_ranks.size() + opt.extra.size()) + 2;  // at most
     int64_t done = 0;
     nlohmann::json r = run_attn_eval(opt, [&](const std::string& what) {
         report(c, what, std::min(1.0, double(done++) / double(total)));
@@ -355,12 +356,17 @@ std::vector<MeasureParam> measure_params(MeasureKind k) {
         case MeasureKind::AttnEval:
             return {{"text", "Text file", "", "UTF-8 text for ppl and speed; " + bible, true},
                     {"mqa", "MQA merge", "yes",
-                     "yes: also measure the model with its KV heads merged into one by their mean"},
+                     "yes: also measure the model with its KV heads merged into one, by their "
+                     "mean and aligned first (fluoro convert --merge)"},
                     {"mla-ranks", "MLA ranks", "",
                      "comma list of latent ranks: the model converted to latent attention at each "
                      "(llama files; fluoro convert --mla-rank)"},
                     {"mla-rope-pairs", "MLA rotary pairs", "0",
                      "rotary pairs per KV head the MLA conversions keep; 0 = head_dim / 8"},
+                    {"calibrate-tokens", "Calibration tokens", "1024",
+                     "the aligned merge and the MLA conversions fit to the model's keys and "
+                     "values on this many tokens of the text after those the tasks read; 0 = "
+                     "fit to the weights (fluoro convert --calibrate)"},
                     {"variants", "Other variants", "",
                      "comma list of NAME=FILE: other GGUF files to measure beside it"},
                     {"kv-types", "KV types", "f16,q8_0,q4_0", "comma list: f16, q8_0, q4_0, ..."},

@@ -35,9 +35,11 @@ std::unique_ptr<Architecture> architecture_of(const Hparams& hp) {
 }
 
 // K and V elements one token stores in one layer of the architecture's KV cache (kv_shape(): a
-// latent-attention model's on its default, absorbed path).
+// latent-attention model's on its default, absorbed path, where the values are the keys' latent
+// dims and nothing more is stored, with the keys and values of one type).
 uint64_t cached_elements(const KvShape& s, int64_t layer) {
-    return uint64_t(s.n_head_kv[size_t(layer)] * (s.head_dim_k + s.head_dim_v));
+    const int64_t v = s.values_in_keys() ? 0 : s.head_dim_v;
+    return uint64_t(s.n_head_kv[size_t(layer)] * (s.head_dim_k + v));
 }
 
 json attention_json(const gguf::GgufFile& f, const Hparams& hp, const Architecture* arch) {

@@ -15,15 +15,23 @@ ContiguousKvCache::ContiguousKvCache(KvShape shape) : KvCache(std::move(shape)) 
     s.validate();
     size_t offset = 0;
     const size_t kh = s.k_head_bytes(), vh = s.v_head_bytes(), n_ctx = size_t(s.n_ctx);
+    const bool in_keys = s.values_in_keys();
     for (int64_t il = 0; il < s.n_layer; ++il) {
         k_slot_bytes_.push_back(s.head_major ? kh : s.k_row_bytes(il));
-        v_slot_bytes_.push_back(s.head_major ? vh : s.v_row_bytes(il));
         k_head_stride_.push_back(s.head_major ? kh * n_ctx : kh);
-        v_head_stride_.push_back(s.head_major ? vh * n_ctx : vh);
         k_seq_stride_.push_back(s.k_row_bytes(il) * n_ctx);
-        v_seq_stride_.push_back(s.v_row_bytes(il) * n_ctx);
         k_offset_.push_back(offset);
         offset += k_seq_stride_.back() * size_t(s.n_seq);
+        if (in_keys) {  // the values are the key rows' dims from v_in_k on: nothing stored
+            v_slot_bytes_.push_back(k_slot_bytes_.back());
+            v_head_stride_.push_back(k_head_stride_.back());
+            v_seq_stride_.push_back(k_seq_stride_.back());
+            v_offset_.push_back(k_offset_.back() + s.v_in_k_bytes());
+            continue;
+        }
+        v_slot_bytes_.push_back(s.head_major ? vh : s.v_row_bytes(il));
+        v_head_stride_.push_back(s.head_major ? vh * n_ctx : vh);
+        v_seq_stride_.push_back(s.v_row_bytes(il) * n_ctx);
         v_offset_.push_back(offset);
         offset += v_seq_stride_.back() * size_t(s.n_seq);
     }

@@ -20,8 +20,13 @@ size_t kv_row_bytes(KvType t, int64_t elems) {
 
 size_t KvShape::bytes_per_token() const {
     size_t total = 0;
-    for (int64_t il = 0; il < n_layer; ++il) total += k_row_bytes(il) + v_row_bytes(il);
+    for (int64_t il = 0; il < n_layer; ++il) total += k_row_bytes(il) + v_stored_row_bytes(il);
     return total;
+}
+
+bool KvShape::values_in_keys() const {
+    return v_in_k >= 0 && type.v == type.k &&
+           (!kv_type_quantized(type.k) || v_in_k % kKvQuantBlock == 0);
 }
 
 int64_t KvShape::max_window() const {
@@ -34,7 +39,7 @@ int64_t KvShape::max_window() const {
 size_t KvShape::full_bytes_per_token() const {
     size_t total = 0;
     for (int64_t il = 0; il < n_layer; ++il)
-        if (!windowed(il)) total += k_row_bytes(il) + v_row_bytes(il);
+        if (!windowed(il)) total += k_row_bytes(il) + v_stored_row_bytes(il);
     return total;
 }
 
@@ -65,6 +70,10 @@ void KvShape::validate() const {
                     std::to_string(step_tokens) + " tokens");
     (void)kv_row_bytes(type.k, head_dim_k);  // throws for a head row the type cannot store
     (void)kv_row_bytes(type.v, head_dim_v);
+    if (v_in_k >= 0 && v_in_k + head_dim_v > head_dim_k)
+        throw Error("KV cache: values at key dims [" + std::to_string(v_in_k) + ", " +
+                    std::to_string(v_in_k + head_dim_v) + ") of key rows of " +
+                    std::to_string(head_dim_k));
 }
 
 void KvCache::check_keep(int64_t seq, std::span<const int64_t> keep) const {
@@ -109,12 +118,14 @@ void KvCache::write_k(int64_t layer, int64_t seq, int64_t pos, const void* src) 
 }
 
 void KvCache::write_v(int64_t layer, int64_t seq, int64_t pos, const void* src) {
+    if (shape_.values_in_keys()) return;  // the key row holds them
     copy_heads(v_slot(layer, seq, pos), shape_.n_head_kv[size_t(layer)], shape_.v_head_bytes(),
                const_cast<std::byte*>(static_cast<const std::byte*>(src)), false);
 }
 
 void KvCache::compact(int64_t seq, std::span<const int64_t> keep) {
     check_keep(seq, keep);
+    const bool move_v = !shape_.values_in_keys();  // else moving the keys moved them
     for (int64_t il = 0; il < shape_.n_layer; ++il) {
         const int64_t n_head = shape_.n_head_kv[size_t(il)];
         const size_t kb = shape_.k_head_bytes(), vb = shape_.v_head_bytes();
@@ -124,7 +135,7 @@ void KvCache::compact(int64_t seq, std::span<const int64_t> keep) {
             const Slot vd = v_slot(il, seq, int64_t(i)), vs = v_slot(il, seq, keep[i]);
             for (int64_t h = 0; h < n_head; ++h) {
                 std::memcpy(kd.head(h), ks.head(h), kb);
-                std::memcpy(vd.head(h), vs.head(h), vb);
+                if (move_v) std::memcpy(vd.head(h), vs.head(h), vb);
             }
         }
     }

@@ -53,6 +53,13 @@ struct KvShape {
     bool window_only = false;
     int64_t window_slack = 32;
     int64_t step_tokens = 512;
+    // Values read from the keys' rows (MLA's absorbed path, where a token's latent is both): with
+    // v_in_k >= 0 a head's value row is dims [v_in_k, v_in_k + head_dim_v) of its key row, and
+    // the cache stores no values of its own. It applies only where the keys' storage can serve
+    // as values: the same type for both, the offset at a quantization block's start
+    // (values_in_keys()); otherwise the values are stored apart as for any model. A backend
+    // whose kernels cannot read them there sets v_in_k = -1 (CUDA, for now).
+    int64_t v_in_k = -1;
 
     int64_t k_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_k; }
     int64_t v_row_elems(int64_t layer) const { return n_head_kv[size_t(layer)] * head_dim_v; }
@@ -66,7 +73,15 @@ struct KvShape {
     size_t v_row_bytes(int64_t layer) const {
         return size_t(n_head_kv[size_t(layer)]) * v_head_bytes();
     }
-    size_t bytes_per_token() const;  // K + V over all layers
+    bool values_in_keys() const;
+    // Bytes into a key head row where its values start (values_in_keys() only).
+    size_t v_in_k_bytes() const { return kv_row_bytes(type.k, v_in_k); }
+    // What a layer stores per token for its values: v_row_bytes, or 0 when they are read from
+    // the keys. The byte counts below (and every cache's allocation) count stored bytes.
+    size_t v_stored_row_bytes(int64_t layer) const {
+        return values_in_keys() ? 0 : v_row_bytes(layer);
+    }
+    size_t bytes_per_token() const;  // K + V stored, over all layers
     bool windowed(int64_t layer) const {
         return window_only && size_t(layer) < layer_window.size() &&
                layer_window[size_t(layer)] > 0;
@@ -124,8 +139,9 @@ class KvCache {
 
     // One slot of one layer: n_head_kv head rows of shape().k_head_bytes() (v_head_bytes())
     // bytes, head h's at data + h * head_stride (head_bytes apart in a token-major layout, a
-    // whole head's region apart in a head-major one). Throws Error for a slot outside the cache
-    // (or, paged, not allocated).
+    // whole head's region apart in a head-major one). When the values are read from the keys
+    // (KvShape::values_in_keys) v_slot points into the key rows. Throws Error for a slot outside
+    // the cache (or, paged, not allocated).
     struct Slot {
         std::byte* data = nullptr;
         size_t head_stride = 0;
@@ -140,7 +156,8 @@ class KvCache {
         return const_cast<KvCache*>(this)->v_slot(layer, seq, pos);
     }
     // A slot's K (V) row in token-major order, heads side by side (shape().k_row_bytes(layer)
-    // bytes), whatever the layout: copied out to dst, or in from src. Host memory only.
+    // bytes), whatever the layout: copied out to dst, or in from src. Host memory only. With the
+    // values read from the keys, write_v writes nothing: the key row (write_k) holds them.
     void read_k(int64_t layer, int64_t seq, int64_t pos, void* dst) const;
     void read_v(int64_t layer, int64_t seq, int64_t pos, void* dst) const;
     void write_k(int64_t layer, int64_t seq, int64_t pos, const void* src);

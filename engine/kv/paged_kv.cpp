@@ -117,14 +117,21 @@ PagedKvCache::PagedKvCache(KvShape shape, std::shared_ptr<KvMemory> memory)
         g.layers.push_back(il);
         const size_t rows = size_t(g.pool.size()) * size_t(bt_);
         k_row_bytes_.push_back(s.k_row_bytes(il));
-        v_row_bytes_.push_back(s.v_row_bytes(il));
         const size_t kh = s.k_head_bytes(), vh = s.v_head_bytes();
         k_slot_bytes_.push_back(s.head_major ? kh : k_row_bytes_.back());
-        v_slot_bytes_.push_back(s.head_major ? vh : v_row_bytes_.back());
         k_head_stride_.push_back(s.head_major ? kh * rows : kh);
-        v_head_stride_.push_back(s.head_major ? vh * rows : vh);
         k_offset.push_back(offset);
         offset += k_row_bytes_.back() * rows;
+        if (s.values_in_keys()) {  // the values are the key rows' dims from v_in_k on
+            v_row_bytes_.push_back(k_row_bytes_.back());
+            v_slot_bytes_.push_back(k_slot_bytes_.back());
+            v_head_stride_.push_back(k_head_stride_.back());
+            v_offset.push_back(k_offset.back() + s.v_in_k_bytes());
+            continue;
+        }
+        v_row_bytes_.push_back(s.v_row_bytes(il));
+        v_slot_bytes_.push_back(s.head_major ? vh : v_row_bytes_.back());
+        v_head_stride_.push_back(s.head_major ? vh * rows : vh);
         v_offset.push_back(offset);
         offset += v_row_bytes_.back() * rows;
     }
@@ -223,7 +230,7 @@ void PagedKvCache::move_slots(size_t il, size_t dst, size_t src, size_t rows) {
         std::byte* k = k_base_[il] + h * k_head_stride_[il];
         std::byte* v = v_base_[il] + h * v_head_stride_[il];
         memory_->move(k + dst * kb, k + src * kb, rows * kb);
-        memory_->move(v + dst * vb, v + src * vb, rows * vb);
+        if (!shape_.values_in_keys()) memory_->move(v + dst * vb, v + src * vb, rows * vb);
     }
 }
 

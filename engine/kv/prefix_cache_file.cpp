@@ -72,11 +72,12 @@ class Reader {
 // Rows [begin, end) of one layer's K (k = true) or V of sequence seq as the file stores them,
 // token-major (a row's heads side by side, rows in order), in pieces of consecutive memory:
 // f(device pointer, bytes). A token-major cache gives whole runs of rows; a head-major one, each
-// run's rows head by head.
+// run's rows head by head. Values read from the keys' rows have none of their own to store.
 template <typename F>
 void for_each_run(const PagedKvCache& kv, bool k, int64_t layer, int64_t seq, int64_t begin,
                   int64_t end, F&& f) {
     const KvShape& sh = kv.shape();
+    if (!k && sh.values_in_keys()) return;
     const size_t row = k ? sh.k_row_bytes(layer) : sh.v_row_bytes(layer);
     const size_t head = k ? sh.k_head_bytes() : sh.v_head_bytes();
     for (int64_t pos = begin; pos < end;) {
@@ -100,7 +101,7 @@ void for_each_run(const PagedKvCache& kv, bool k, int64_t layer, int64_t seq, in
 size_t rows_bytes(const KvShape& shape, int64_t rows) {
     size_t per_token = 0;
     for (int64_t l = 0; l < shape.n_layer; ++l)
-        per_token += shape.k_row_bytes(l) + shape.v_row_bytes(l);
+        per_token += shape.k_row_bytes(l) + shape.v_stored_row_bytes(l);
     return per_token * size_t(rows);
 }
 
@@ -195,7 +196,8 @@ void check_rows_finite(const KvShape& shape, std::span<const std::byte> rows, in
     size_t at = 0;
     for (int64_t l = 0; l < shape.n_layer; ++l) {
         for (const bool k : {true, false}) {
-            const size_t row = k ? shape.k_row_bytes(l) : shape.v_row_bytes(l);
+            const size_t row = k ? shape.k_row_bytes(l) : shape.v_stored_row_bytes(l);
+            if (row == 0) continue;  // values read from the keys' rows
             const auto part = rows.subspan(at, row * size_t(n_rows));
             const KvType type = k ? shape.type.k : shape.type.v;
             if (const auto bad = first_non_finite_kv(type, part)) {

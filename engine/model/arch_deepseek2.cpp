@@ -15,9 +15,10 @@
 //    (q_nope_h W_UK_hᵀ)·c, so each head's query is taken into the latent space and every head
 //    attends to the one cached row [k_R, c] — multi-query attention with one KV head of
 //    rope + kv_lora_rank key dims whose values are the latent c; each head's output (a latent)
-//    is then taken back through W_UV_h. What is cached per token and layer is rope +
-//    kv_lora_rank keys plus kv_lora_rank values (the values repeat the keys' latent: a cache
-//    reading them from the keys' rows would hold only the paper's rope + kv_lora_rank).
+//    is then taken back through W_UV_h. What is cached per token and layer is the key row
+//    rope + kv_lora_rank, the paper's count: the values are read from its latent dims
+//    (KvShape::v_in_k) where the cache's key type can serve as the value type (the same type;
+//    a separate value type stores the latent a second time, as does the CUDA backend for now).
 // fluoro's MLA variant (files written by model/mla_convert.h from a GQA model) may leave out the
 // latent norm (attn_kv_a_norm: the latent is then used as projected) and carry per-pair RoPE
 // frequency factors (rope_freqs.weight); llama.cpp accepts neither.
@@ -307,6 +308,7 @@ KvShape Deepseek2Architecture::kv_shape() const {
     s.n_head_kv.assign(size_t(s.n_layer), absorbed() ? 1 : nh_);
     s.head_dim_k = rd_ + (absorbed() ? r_ : nope_);
     s.head_dim_v = absorbed() ? r_ : dv_;
+    if (absorbed()) s.v_in_k = rd_;  // the values are the keys' latent: [k_R, c]
     return s;
 }
 

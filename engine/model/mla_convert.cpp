@@ -9,78 +9,13 @@
 #include "core/error.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/convert_math.h"
 #include "model/hparams.h"
 #include "tensor/dequantize.h"
 #include "tensor/ggml_type.h"
 
 namespace fluoro {
 namespace {
-
-// A tensor's values as float32, rows of ne[0] (dequantized).
-std::vector<float> values_of(const gguf::GgufFile& f, const gguf::TensorInfo& t) {
-    if (!type_traits(t.type).dequantize)
-        throw UnsupportedError(f.name() + ": tensor '" + t.name + "' is " +
-                               std::string(type_name(t.type)) + ", which cannot be read back");
-    int64_t n = 1;
-    for (uint32_t i = 0; i < t.n_dims; ++i) n *= int64_t(t.ne[i]);
-    std::vector<float> v(static_cast<size_t>(n));
-    dequantize_row(t.type, f.tensor_data(t).data(), v.data(), n);
-    return v;
-}
-
-// The eigenvectors of the symmetric m x m matrix `a` (row-major, destroyed) with the largest
-// eigenvalues, by cyclic Jacobi rotations to convergence: returns (eigenvalues descending,
-// eigenvectors as columns of an m x m row-major matrix in the same order).
-std::pair<std::vector<double>, std::vector<double>> symmetric_eigen(std::vector<double> a,
-                                                                    int64_t m) {
-    std::vector<double> v(size_t(m * m), 0.0);
-    for (int64_t i = 0; i < m; ++i) v[size_t(i * m + i)] = 1.0;
-    auto at = [&](int64_t i, int64_t j) -> double& { return a[size_t(i * m + j)]; };
-    double total = 0;
-    for (double x : a) total += x * x;
-    for (int sweep = 0; sweep < 60; ++sweep) {
-        double off = 0;
-        for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = i + 1; j < m; ++j) off += at(i, j) * at(i, j);
-        if (off <= 1e-30 * total) break;
-        for (int64_t p = 0; p < m; ++p)
-            for (int64_t q = p + 1; q < m; ++q) {
-                const double apq = at(p, q);
-                if (std::abs(apq) <= 1e-300) continue;
-                // The rotation that zeroes a[p][q] (Golub & Van Loan, symmetric Schur).
-                const double tau = (at(q, q) - at(p, p)) / (2.0 * apq);
-                const double t =
-                    (tau >= 0 ? 1.0 : -1.0) / (std::abs(tau) + std::sqrt(1 + tau * tau));
-                const double c = 1.0 / std::sqrt(1 + t * t), s = t * c;
-                for (int64_t k = 0; k < m; ++k) {  // columns p and q
-                    const double akp = at(k, p), akq = at(k, q);
-                    at(k, p) = c * akp - s * akq;
-                    at(k, q) = s * akp + c * akq;
-                }
-                for (int64_t k = 0; k < m; ++k) {  // rows p and q
-                    const double apk = at(p, k), aqk = at(q, k);
-                    at(p, k) = c * apk - s * aqk;
-                    at(q, k) = s * apk + c * aqk;
-                }
-                for (int64_t k = 0; k < m; ++k) {
-                    const double vkp = v[size_t(k * m + p)], vkq = v[size_t(k * m + q)];
-                    v[size_t(k * m + p)] = c * vkp - s * vkq;
-                    v[size_t(k * m + q)] = s * vkp + c * vkq;
-                }
-            }
-    }
-    std::vector<int64_t> order(static_cast<size_t>(m));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t x, int64_t y) { return at(x, x) > at(y, y); });
-    std::vector<double> values(static_cast<size_t>(m)), vectors(size_t(m * m));
-    for (int64_t c = 0; c < m; ++c) {
-        values[size_t(c)] = at(order[size_t(c)], order[size_t(c)]);
-        for (int64_t k = 0; k < m; ++k)
-            vectors[size_t(k * m + c)] = v[size_t(k * m + order[size_t(c)])];
-    }
-    return {values, vectors};
-}
 
 struct LayerTensors {
     const gguf::TensorInfo *q = nullptr, *k = nullptr, *v = nullptr;
@@ -141,7 +76,7 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
             if (t.n_dims != 1 || int64_t(t.ne[0]) != pairs)
                 throw FormatError(where + "tensor 'rope_freqs.weight' is not " +
                                   std::to_string(pairs) + " values");
-            ff_orig = values_of(f, t);
+            ff_orig = tensor_values(f, t);
             continue;
         }
         if (!name.starts_with("blk.")) continue;
@@ -207,9 +142,29 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
     report.rope_dims = rd;
     report.nope_dims = nope;
     report.kv_elements_before = 2 * nkv * hd;
-    report.kv_elements_after = rd + 2 * r;
-    report.kv_elements_latent_once = rd + r;
-    report.calibrated = !opt.pair_scores.empty();
+    report.kv_elements_after = rd + r;
+    report.calibrated = !opt.pair_scores.empty() || opt.calibration != nullptr;
+    const AttnInputGram* cal = opt.calibration;
+    if (cal && (cal->n_embd != d || int64_t(cal->layers.size()) != nl))
+        throw Error(where + "the calibration is of " + std::to_string(cal->n_embd) + " inputs x " +
+                    std::to_string(cal->layers.size()) + " layers, the model has " +
+                    std::to_string(d) + " x " + std::to_string(nl));
+    // x C xᵀ over the input dims (the calibration's Gram without its constant column: these
+    // projections have no bias), or x xᵀ without one.
+    const auto sq = [&](const auto& row_a, const auto& row_b, int64_t il) {
+        double s = 0;
+        if (!cal) {
+            for (int64_t c = 0; c < d; ++c) s += double(row_a[c]) * double(row_b[c]);
+            return s;
+        }
+        const std::vector<double>& C = cal->layers[size_t(il)];
+        for (int64_t a = 0; a < d; ++a) {
+            double t = 0;
+            for (int64_t c = 0; c < d; ++c) t += C[size_t(a * (d + 1) + c)] * double(row_b[c]);
+            s += double(row_a[a]) * t;
+        }
+        return s;
+    };
     std::vector<std::vector<float>> qs(static_cast<size_t>(nl)), ks(static_cast<size_t>(nl)),
         vs(static_cast<size_t>(nl));
     for (int64_t il = 0; il < nl; ++il) {
@@ -225,9 +180,9 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
         check(*L.q, nh * hd);
         check(*L.k, nkv * hd);
         check(*L.v, nkv * hd);
-        qs[size_t(il)] = values_of(f, *L.q);
-        ks[size_t(il)] = values_of(f, *L.k);
-        vs[size_t(il)] = values_of(f, *L.v);
+        qs[size_t(il)] = tensor_values(f, *L.q);
+        ks[size_t(il)] = tensor_values(f, *L.k);
+        vs[size_t(il)] = tensor_values(f, *L.v);
         for (int64_t g = 0; g < nkv; ++g)
             for (int64_t j = 0; j < pairs; ++j) {
                 double s = 0;
@@ -236,14 +191,14 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
                 } else if (opt.pair_rule == MlaPairRule::HighFrequency) {
                     s = double(pairs - j);  // pair 0 turns fastest
                 } else {
+                    // The pair's 2-norm: of its weights, or its RMS on the calibration text.
                     auto norm = [&](const std::vector<float>& m_, int64_t row0) {
                         double n2 = 0;
-                        for (int64_t rr = row0; rr < row0 + 2; ++rr)
-                            for (int64_t c = 0; c < d; ++c) {
-                                const double x = m_[size_t(rr * d + c)];
-                                n2 += x * x;
-                            }
-                        return std::sqrt(n2);
+                        for (int64_t rr = row0; rr < row0 + 2; ++rr) {
+                            const float* row = m_.data() + rr * d;
+                            n2 += sq(row, row, il);
+                        }
+                        return std::sqrt(std::max(0.0, n2));
                     };
                     const double kn = norm(ks[size_t(il)], g * hd + 2 * j);
                     for (int64_t h = g * group; h < (g + 1) * group; ++h)
@@ -315,11 +270,24 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
                 for (int64_t c = 0; c < d; ++c)
                     W[size_t((nkv * nope + g * hd + i) * d + c)] = V[size_t((g * hd + i) * d + c)];
         }
+        // G = W C Wᵀ (W Wᵀ uncalibrated): its top eigenvectors span the best rank-r fit of the
+        // keys and values on the calibration text (of the weights without one).
+        std::vector<double> WC = W;
+        if (cal) {
+            const std::vector<double>& C = cal->layers[size_t(il)];
+            for (int64_t a = 0; a < m; ++a)
+                for (int64_t c = 0; c < d; ++c) {
+                    double t = 0;
+                    for (int64_t e = 0; e < d; ++e)
+                        t += W[size_t(a * d + e)] * C[size_t(e * (d + 1) + c)];
+                    WC[size_t(a * d + c)] = t;
+                }
+        }
         std::vector<double> G(size_t(m * m), 0.0);
         for (int64_t a = 0; a < m; ++a)
             for (int64_t b = a; b < m; ++b) {
                 double s = 0;
-                for (int64_t c = 0; c < d; ++c) s += W[size_t(a * d + c)] * W[size_t(b * d + c)];
+                for (int64_t c = 0; c < d; ++c) s += WC[size_t(a * d + c)] * W[size_t(b * d + c)];
                 G[size_t(a * m + b)] = G[size_t(b * m + a)] = s;
             }
         const auto [values, U] = symmetric_eigen(G, m);

@@ -39,6 +39,8 @@
 #include <string>
 #include <vector>
 
+#include "model/convert_math.h"
+
 namespace fluoro {
 
 // Which rotary pairs stay rotary without calibration scores: those whose query and key weights
@@ -52,16 +54,22 @@ struct MlaConvertOptions {
     // rotation first. Empty: the weight-norm proxy.
     std::vector<std::vector<double>> pair_scores;
     MlaPairRule pair_rule = MlaPairRule::HighFrequency;
+    // A calibration (model/convert_math.h): the latent is then the best rank-R fit of the keys
+    // and values the layers produce on its text (the top eigenvectors of W C Wᵀ rather than
+    // W Wᵀ: an activation-aware SVD), and the norm rule scores a pair by the RMS of its query
+    // and key on that text (MHA2MLA's 2-norm contribution) rather than by weight norms.
+    const AttnInputGram* calibration = nullptr;
 };
 
 struct MlaConvertReport {
     int64_t layers = 0, rank = 0, rope_dims = 0, nope_dims = 0;
     // Values cached per token and layer: the file's K and V; the converted file's on the
-    // absorbed path as this engine caches it today (RoPE key + latent as keys, the latent again
-    // as values: rope + 2 x rank); and the paper's rope + rank, what a cache holding the latent
-    // once would take.
-    int64_t kv_elements_before = 0, kv_elements_after = 0, kv_elements_latent_once = 0;
-    // Share of the stacked NoPE-key/value matrix's energy (sum of squared singular values) the
+    // absorbed path, the paper's rope + rank (the RoPE key and the latent, whose dims serve as
+    // the values too: KvShape::v_in_k; the CUDA backend, or a value type other than the keys',
+    // stores the latent a second time).
+    int64_t kv_elements_before = 0, kv_elements_after = 0;
+    // Share of the stacked NoPE-key/value matrix's energy (sum of squared singular values; with a
+    // calibration, of the NoPE keys' and values' squares on its text) the
     // latent keeps: the least over the layers and the mean.
     double energy_min = 1, energy_mean = 1;
     bool calibrated = false;

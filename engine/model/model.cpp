@@ -66,6 +66,7 @@ std::unique_ptr<KvCache> Model::create_kv(KvShape shape) const {
     shape.n_head_kv = m.n_head_kv;
     shape.head_dim_k = m.head_dim_k;
     shape.head_dim_v = m.head_dim_v;
+    shape.v_in_k = m.v_in_k;
     shape.layer_window = m.layer_window;
     return backend_.create_kv(shape);
 }

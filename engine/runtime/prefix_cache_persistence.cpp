@@ -25,7 +25,8 @@ PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path&
     const Hparams& hp = model.hparams();
     // The cache's own shape, not the file's head counts: a deepseek2 model caches one latent row
     // on the absorbed path and every head on the naive one.
-    const KvShape shape = model.kv_shape();
+    KvShape shape = model.kv_shape();
+    shape.type = kv_type;
     std::string heads;
     for (const int64_t h : shape.n_head_kv) {
         if (!heads.empty()) heads += ',';  // appends: GCC 12 misreports `a + b` here (-Wrestrict)
@@ -49,6 +50,9 @@ PrefixCacheKey prefix_cache_key(const Model& model, const std::filesystem::path&
         // the other would compute, so a restore must not mix them.
         {"backend", std::string(backend)},
     };
+    // Only where it applies, so the keys of every other model stay what they were: the file of a
+    // cache holding the values apart has rows this one does not read.
+    if (shape.values_in_keys()) k.fields.emplace_back("v_in_k", std::to_string(shape.v_in_k));
     return k;
 }
 

@@ -300,7 +300,7 @@ void ProfilingBackend::attention(const AttentionParams& p, const Act& q, const A
         const KvShape& sh = kv.shape();
         const size_t c = size_t(TimeCategory::Attention);
         op.shape = {int32_t(keys), int32_t(p.n_head)};
-        op.bytes = double(keys) * double(sh.k_row_bytes(p.layer) + sh.v_row_bytes(p.layer));
+        op.bytes = double(keys) * double(sh.k_row_bytes(p.layer) + sh.v_stored_row_bytes(p.layer));
         op.flops = 2.0 * double(key_flops) * double(p.n_head) * double(p.head_dim_k + p.head_dim_v);
         traffic_.bytes[c] += op.bytes;
         traffic_.flops[c] += op.flops;

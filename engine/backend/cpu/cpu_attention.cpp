@@ -21,15 +21,19 @@ void store_kv(ThreadPool& pool, const AttentionParams& p, const Act& k, const Ac
               const Batch& batch, KvCache& kv) {
     const KvTypes type = kv.shape().type;
     const int64_t dk = p.head_dim_k, dv = p.head_dim_v;
+    // Values read from the keys' rows (MLA's latent): storing the keys stored them.
+    const bool store_v = !kv.shape().values_in_keys();
     // Head by head (quantized blocks never cross a head: head_dim is a multiple of the block,
     // so these are the bytes a whole-row store would write, wherever the layout puts them).
     pool.run(batch.size(), [&](int64_t t, int) {
         const int64_t seq = batch.seq_ids[size_t(t)], pos = batch.positions[size_t(t)];
-        const KvCache::Slot ks = kv.k_slot(p.layer, seq, pos), vs = kv.v_slot(p.layer, seq, pos);
-        for (int64_t h = 0; h < p.n_head_kv; ++h) {
+        const KvCache::Slot ks = kv.k_slot(p.layer, seq, pos);
+        for (int64_t h = 0; h < p.n_head_kv; ++h)
             kv_store(type.k, k.data + t * k.width + h * dk, ks.head(h), dk);
+        if (!store_v) return;
+        const KvCache::Slot vs = kv.v_slot(p.layer, seq, pos);
+        for (int64_t h = 0; h < p.n_head_kv; ++h)
             kv_store(type.v, v.data + t * v.width + h * dv, vs.head(h), dv);
-        }
     });
 }
 

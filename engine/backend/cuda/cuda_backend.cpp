@@ -189,6 +189,9 @@ std::unique_ptr<KvCache> CudaBackend::create_kv(const KvShape& shape) {
     // layers (a second pool and table) is CPU-only for now, so they store every token here.
     s.window_only = false;
     s.head_major = false;  // the kernels read token-major rows (layer_storage)
+    // ... with values of their own: kv_store and the attention kernel read no values out of
+    // the key rows yet (MLA's absorbed path caches its latent twice here).
+    s.v_in_k = -1;
     key_scores_.clear();
     return std::make_unique<PagedKvCache>(std::move(s), device_kv_memory(stream_));
 }

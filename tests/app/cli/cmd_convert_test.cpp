@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "app/cli/fluoro_cli.h"
@@ -21,10 +22,36 @@ TEST(CmdConvert, MergesKvHeadsAndChecksTheTarget) {
     const test::CliResult ok =
         test::run_fluoro("convert " + in + test::quoted(out.string()) + " --kv-heads 1");
     ASSERT_EQ(ok.rc, 0) << ok.out;
-    EXPECT_NE(ok.out.find("2 KV heads merged to 1 by their mean (4 tensors); KV cache per token "
+    EXPECT_NE(ok.out.find("2 KV heads merged to 1 (their mean; 4 tensors); KV cache per token "
                           "0.5x"),
               std::string::npos)
         << ok.out;
+    // Aligned, fitted to a text: it says so, and what the merged heads miss against the mean.
+    const auto text = test::unique_temp_path("convert_text.txt");
+    {
+        std::ofstream t(text);
+        for (int i = 0; i < 60; ++i) t << "the cat sat on the mat and the dog sat on the log. ";
+    }
+    const test::CliResult aligned =
+        test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                         " --kv-heads 1 --merge aligned --calibrate " +
+                         test::quoted(text.string()) + " --calibrate-tokens 512 -t 1");
+    ASSERT_EQ(aligned.rc, 0) << aligned.out;
+    EXPECT_NE(aligned.out.find("calibrated on 512 tokens of"), std::string::npos) << aligned.out;
+    EXPECT_NE(aligned.out.find("(aligned, then averaged; 4 tensors)"), std::string::npos)
+        << aligned.out;
+    EXPECT_NE(aligned.out.find("squared values on the calibration text (the mean: "),
+              std::string::npos)
+        << aligned.out;
+    const test::CliResult mean_fit = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                      " --kv-heads 1 --calibrate bible");
+    EXPECT_NE(mean_fit.rc, 0);
+    EXPECT_NE(mean_fit.out.find("use --merge aligned"), std::string::npos) << mean_fit.out;
+    const test::CliResult bogus = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                   " --kv-heads 1 --merge median");
+    EXPECT_NE(bogus.rc, 0);
+    EXPECT_NE(bogus.out.find("expected mean or aligned"), std::string::npos) << bogus.out;
+    std::filesystem::remove(text);
     const test::CliResult runs =
         test::run_fluoro("run --raw " + test::quoted(out.string()) + " hi -n 2 -t 1 --temp 0 -q");
     EXPECT_EQ(runs.rc, 0) << runs.out;
@@ -53,15 +80,13 @@ TEST(CmdConvert, WritesLatentAttentionThatRuns) {
                                                 " --mla-rank 24 --rope-pairs 2");
     ASSERT_EQ(ok.rc, 0) << ok.out;
     // 2 heads x 2 pairs x 2 = 8 rotary dims, 16 - 4 = 12 position-free key dims per head; the
-    // cache held 2 x 2 x 16 = 64 values per token and layer, the absorbed path's 8 + 2 x 24 (the
-    // latent as keys and as values), 8 + 24 once stored once.
+    // cache held 2 x 2 x 16 = 64 values per token and layer, the absorbed path's 8 + 24 (the
+    // RoPE key and the latent, which is the values too).
     EXPECT_NE(ok.out.find("deepseek2 (MLA), 2 layers: latent rank 24, 8 rotary dims (2 pairs per "
                           "KV head, the fastest), 12 position-free key dims"),
               std::string::npos)
         << ok.out;
-    EXPECT_NE(ok.out.find("64 -> 56 values (0.875x; 32 once the cache stores the latent once)"),
-              std::string::npos)
-        << ok.out;
+    EXPECT_NE(ok.out.find("64 -> 32 values (0.5x)"), std::string::npos) << ok.out;
     const test::CliResult runs =
         test::run_fluoro("run --raw " + test::quoted(out.string()) + " hi -n 2 -t 1 --temp 0 -q");
     EXPECT_EQ(runs.rc, 0) << runs.out;

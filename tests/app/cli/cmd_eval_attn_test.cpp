@@ -45,7 +45,9 @@ class CmdEvalAttn : public ::testing::Test {
         gguf::write_test_model(model_, spec);
         text_ = test::unique_temp_path("eval_attn_text.txt");
         std::ofstream out(text_);
-        for (int i = 0; i < 4; ++i)  // 120 tokens of the test vocabulary each: > the 300 of speed
+        // 120 tokens of the test vocabulary each: > the 400 the tasks read, and a calibration
+        // chunk of 512 after them.
+        for (int i = 0; i < 10; ++i)
             out << "In the beginning was the word, and the word was long enough to hold a few "
                 << "hundred tokens of a tiny vocabulary. The quick brown fox jumps over the lazy "
                 << "dog again and again. ";
@@ -70,9 +72,15 @@ TEST_F(CmdEvalAttn, JsonHasTheFileAndItsMqaMergeAtEveryKvType) {
     const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.out;
     EXPECT_EQ(j["fine_tuned"], false);
-    ASSERT_EQ(j["variants"].size(), 2u);
+    // The aligned merge fitted to the text after the passkey prompts' 400 tokens (the most any
+    // task reads): one whole chunk of 512 of the 800 left.
+    EXPECT_EQ(j["calibration"]["skip"], 400);
+    EXPECT_EQ(j["calibration"]["tokens"], 512);
+    ASSERT_EQ(j["variants"].size(), 3u);  // the file, its mean and its aligned MQA merges
     const auto& orig = j["variants"][0];
     const auto& mqa = j["variants"][1];
+    EXPECT_EQ(j["variants"][2]["name"], "mqa-aligned");
+    EXPECT_EQ(j["variants"][2]["kv_bytes_per_token"], mqa["kv_bytes_per_token"]);
     EXPECT_EQ(orig["name"], "original");
     EXPECT_EQ(orig["attention"], "GQA");
     EXPECT_EQ(orig["query_heads_per_kv_head"], 2.0);
@@ -117,7 +125,7 @@ TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
     std::istringstream lines(r.out);
     std::vector<std::string> rows;
     for (std::string l; std::getline(lines, l) && !l.empty();) rows.push_back(l);
-    ASSERT_EQ(rows.size(), 7u) << r.out;  // header + 3 variants x 2 types
+    ASSERT_EQ(rows.size(), 9u) << r.out;  // header + 4 variants x 2 types
     EXPECT_EQ(rows[0].rfind("variant", 0), 0u) << r.out;
     EXPECT_NE(rows[0].find("dPPL"), std::string::npos) << rows[0];
     EXPECT_EQ(rows[1].rfind("original", 0), 0u) << r.out;
@@ -127,8 +135,9 @@ TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
     EXPECT_NE(rows[3].find("MQA 4:1"), std::string::npos) << rows[3];
     EXPECT_NE(rows[3].find("0.500x"), std::string::npos) << rows[3];
     // The same file again under another name: the same perplexity as the original's row.
-    EXPECT_EQ(rows[5].rfind("again", 0), 0u) << r.out;
-    EXPECT_NE(rows[5].find("+0.0%"), std::string::npos) << rows[5];
+    EXPECT_EQ(rows[5].rfind("mqa-aligned", 0), 0u) << r.out;
+    EXPECT_EQ(rows[7].rfind("again", 0), 0u) << r.out;
+    EXPECT_NE(rows[7].find("+0.0%"), std::string::npos) << rows[7];
     EXPECT_NE(r.out.find("Training-free conversions"), std::string::npos) << r.out;
     const std::filesystem::path kept = keep / (model_.stem().string() + ".mqa-mean.gguf");
     ASSERT_TRUE(std::filesystem::exists(kept)) << r.out;
@@ -136,9 +145,10 @@ TEST_F(CmdEvalAttn, TableHasOneRowPerVariantAndTypeAndKeepDirKeepsTheMerge) {
 }
 
 // The MLA conversion at rank 32 keeping 8 of a head's 16 rotary pairs: the absorbed cache holds
-// one row per token and layer of 2 x 2 x 8 = 32 RoPE + 32 latent key values and the 32-value
-// latent again as the value (both multiples of 32, so q8_0 applies): 96 values, 192 bytes at
-// f16 per layer, 384 for both — against the file's 2 x 2 x (32 + 32) x 2 x 2 = 512.
+// one row per token and layer of 2 x 2 x 8 = 32 RoPE + 32 latent key values, whose latent dims
+// the attention reads as the values (the RoPE dims fill a q8_0 block, so q8_0 reads them there
+// too): 64 values, 128 bytes at f16 per layer, 256 for both — against the file's
+// 2 x 2 x (32 + 32) x 2 x 2 = 512.
 TEST_F(CmdEvalAttn, MlaConversionsAreMeasuredBesideTheFile) {
     const test::CliResult r = run_eval_attn(
         args() + " --no-mqa --mla 32 --mla-rope-pairs 8 --kv-types f16,q8_0 --tasks ppl --json",
@@ -152,7 +162,8 @@ TEST_F(CmdEvalAttn, MlaConversionsAreMeasuredBesideTheFile) {
     EXPECT_EQ(mla["attention"], "MLA");
     EXPECT_EQ(mla["latent_rank"], 32);
     EXPECT_EQ(j["variants"][0]["kv_bytes_per_token"]["f16"], 512);
-    EXPECT_EQ(mla["kv_bytes_per_token"]["f16"], 384);
+    EXPECT_EQ(mla["kv_bytes_per_token"]["f16"], 256);
+    EXPECT_EQ(mla["kv_bytes_per_token"]["q8_0"], 2 * 2 * 34);  // 2 layers x 2 blocks of 34
     for (const auto& c : mla["cells"]) {
         EXPECT_TRUE(c["errors"].empty()) << c["errors"];
         EXPECT_GT(c["ppl"]["ppl"].get<double>(), 1.0);

@@ -192,7 +192,7 @@ TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
                                                {"threads", "1"}}});
     EXPECT_EQ(j["kind"], "eval_attn");
     const auto& vs = j["result"]["variants"];
-    ASSERT_EQ(vs.size(), 2u);
+    ASSERT_EQ(vs.size(), 3u);  // the file, its mean and its aligned MQA merges
     EXPECT_EQ(vs[0]["attention"], "GQA");
     EXPECT_EQ(vs[0]["query_heads_per_kv_head"], 3.0);
     EXPECT_EQ(vs[0]["kv_bytes_per_token"]["f16"], 23040);
@@ -201,6 +201,8 @@ TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
     EXPECT_EQ(vs[1]["attention"], "MQA");
     EXPECT_EQ(vs[1]["kv_bytes_per_token"]["f16"], 7680);
     EXPECT_EQ(vs[1]["kv_bytes_per_token"]["q8_0"], 4080);
+    EXPECT_EQ(vs[2]["name"], "mqa-aligned");
+    EXPECT_EQ(vs[2]["kv_bytes_per_token"], vs[1]["kv_bytes_per_token"]);
     const double base = vs[0]["cells"][0]["ppl"]["ppl"].get<double>();
     const double mqa = vs[1]["cells"][0]["ppl"]["ppl"].get<double>();
     EXPECT_GT(mqa, base);  // nothing fine-tuned: merging two thirds of the KV heads away hurts
@@ -208,18 +210,23 @@ TEST(Measurement, AttnEvalMeasuresTheModelAndItsMqaMergeAtEachKvType) {
     ASSERT_EQ(v.plots.size(), 1u);  // ppl only: no passkey plot
     const MeasurePlot& p = v.plots[0];
     EXPECT_EQ(p.title, "Mean NLL change vs KV bytes per token");
-    ASSERT_EQ(p.series.size(), 2u);
+    ASSERT_EQ(p.series.size(), 3u);
     EXPECT_EQ(p.series[0].name, "original");
     ASSERT_EQ(p.series[0].points.size(), 2u);
     EXPECT_EQ(p.series[0].points[1], std::make_pair(23040.0, 0.0));  // sorted by bytes
     EXPECT_EQ(p.series[1].points[1].first, 7680.0);
     EXPECT_DOUBLE_EQ(p.series[1].points[1].second, std::log(mqa / base));
-    ASSERT_EQ(v.table.rows.size(), 4u);
+    ASSERT_EQ(v.table.rows.size(), 6u);
     EXPECT_EQ(v.table.rows[0][1], "GQA 3:1");
     EXPECT_EQ(v.table.rows[0][6], "+0.0%");
     EXPECT_EQ(v.table.rows[2][1], "MQA 9:1");
     EXPECT_EQ(v.table.rows[2][4], "0.333x");
     EXPECT_NE(v.notes.at(0).find("Training-free"), std::string::npos);
+    // The form's 1024 calibration tokens, after the 128 perplexity reads.
+    EXPECT_EQ(j["result"]["calibration"]["skip"], 128);
+    EXPECT_EQ(j["result"]["calibration"]["tokens"], 1024);
+    EXPECT_NE(v.notes.at(1).find("fitted to the keys and values on 1024 tokens"), std::string::npos)
+        << v.notes.at(1);
 }
 
 TEST(Measurement, SpecBenchPlotsAcceptanceByPositionAndSpeedupPerSet) {

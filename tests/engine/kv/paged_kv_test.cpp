@@ -16,13 +16,15 @@
 namespace fluoro {
 namespace {
 
+// values_in_keys: MLA's absorbed cache, whose values are dims [32, 96) of 96-dim key rows.
 KvShape small_shape(int64_t block_tokens, KvType type = KvType::F16, int64_t n_seq = 3,
-                    int64_t n_ctx = 50, bool head_major = true) {
+                    int64_t n_ctx = 50, bool head_major = true, bool values_in_keys = false) {
     KvShape s;
     s.n_layer = 3;
     s.n_head_kv = {2, 1, 3};
-    s.head_dim_k = 32;
+    s.head_dim_k = values_in_keys ? 96 : 32;
     s.head_dim_v = 64;
+    s.v_in_k = values_in_keys ? 32 : -1;
     s.type = type;
     s.n_seq = n_seq;
     s.n_ctx = n_ctx;
@@ -110,6 +112,15 @@ struct Twin {
                         << where << ": K of seq " << s << " layer " << il << " pos " << pos;
                     ASSERT_EQ(test::v_bytes(flat, il, s, pos), test::v_bytes(paged, il, s, pos))
                         << where << ": V of seq " << s << " layer " << il << " pos " << pos;
+                    if (!shape().values_in_keys()) continue;
+                    // Each head's values are its key row's bytes from v_in_k on.
+                    const auto k = test::k_bytes(paged, il, s, pos);
+                    const auto v = test::v_bytes(paged, il, s, pos);
+                    for (int64_t h = 0; h < n_head; ++h)
+                        ASSERT_EQ(
+                            0, std::memcmp(v.data() + size_t(h) * vh,
+                                           k.data() + size_t(h) * kh + shape().v_in_k_bytes(), vh))
+                            << where << ": V is not K's latent, layer " << il << " pos " << pos;
                 }
                 for (int64_t pos = 0; pos < len;) {
                     const KvCache::Run k = paged.k_run(il, s, pos, len - pos);
@@ -152,12 +163,14 @@ struct Twin {
 };
 
 class PagedVsContiguous
-    : public testing::TestWithParam<std::tuple<int64_t, KvType, bool /*head_major*/>> {};
+    : public testing::TestWithParam<
+          std::tuple<int64_t, KvType, bool /*head_major*/, bool /*values_in_keys*/>> {};
 
 TEST_P(PagedVsContiguous, RandomOperationsLeaveEqualRows) {
-    const auto [bt, type, head_major] = GetParam();
+    const auto [bt, type, head_major, in_keys] = GetParam();
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-        Twin t(small_shape(bt, type, 3, 50, head_major), seed);
+        Twin t(small_shape(bt, type, 3, 50, head_major, in_keys), seed);
+        ASSERT_EQ(t.shape().values_in_keys(), in_keys);
         const int64_t n_ctx = t.shape().n_ctx, n_seq = t.shape().n_seq;
         for (int step = 0; step < 150; ++step) {
             const int64_t s = int64_t(t.rng() % uint64_t(n_seq));
@@ -193,12 +206,61 @@ TEST_P(PagedVsContiguous, RandomOperationsLeaveEqualRows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, PagedVsContiguous,
-                         testing::Values(std::make_tuple(int64_t(16), KvType::F16, true),
-                                         std::make_tuple(int64_t(7), KvType::F16, true),
-                                         std::make_tuple(int64_t(1), KvType::Q8_0, true),
-                                         std::make_tuple(int64_t(5), KvType::Q4_0, true),
-                                         std::make_tuple(int64_t(16), KvType::F16, false),
-                                         std::make_tuple(int64_t(5), KvType::Q4_0, false)));
+                         testing::Values(std::make_tuple(int64_t(16), KvType::F16, true, false),
+                                         std::make_tuple(int64_t(7), KvType::F16, true, false),
+                                         std::make_tuple(int64_t(1), KvType::Q8_0, true, false),
+                                         std::make_tuple(int64_t(5), KvType::Q4_0, true, false),
+                                         std::make_tuple(int64_t(16), KvType::F16, false, false),
+                                         std::make_tuple(int64_t(5), KvType::Q4_0, false, false),
+                                         std::make_tuple(int64_t(7), KvType::F16, true, true),
+                                         std::make_tuple(int64_t(5), KvType::Q8_0, true, true),
+                                         std::make_tuple(int64_t(4), KvType::F16, false, true),
+                                         std::make_tuple(int64_t(3), KvType::Q4_0, false, true)));
+
+// MLA's absorbed cache reads its values out of the key rows: it stores the keys alone (the
+// paper's rope + latent per token), a copy-on-write or compaction moves no value bytes of its
+// own, and it applies only where the keys' storage can serve as the values' — the same type, the
+// offset on a quantization block — else the values are stored apart as for any model.
+TEST(PagedKv, ValuesReadFromTheKeysTakeNoStorage) {
+    const KvShape apart = small_shape(8, KvType::F16);
+    const KvShape in_keys = small_shape(8, KvType::F16, 3, 50, true, true);
+    EXPECT_FALSE(apart.values_in_keys());
+    ASSERT_TRUE(in_keys.values_in_keys());
+    // 6 KV heads over the 3 layers, 96 f16 key values each: no value bytes.
+    EXPECT_EQ(in_keys.bytes_per_token(), size_t(6 * 96 * 2));
+    KvShape q8 = in_keys;
+    q8.type = KvType::Q8_0;
+    EXPECT_TRUE(q8.values_in_keys());
+    EXPECT_EQ(q8.bytes_per_token(), size_t(6 * 3 * 34));  // 3 q8_0 blocks of 34 bytes per head
+    EXPECT_EQ(q8.v_in_k_bytes(), size_t(34));
+    KvShape mixed = in_keys;
+    mixed.type = KvTypes(KvType::F16, KvType::Q8_0);
+    EXPECT_FALSE(mixed.values_in_keys());  // stored apart, at the values' own type
+    EXPECT_EQ(mixed.bytes_per_token(), size_t(6 * (96 * 2 + 2 * 34)));
+    KvShape off_block = q8;
+    off_block.v_in_k = 16;
+    off_block.head_dim_v = 64;
+    EXPECT_FALSE(off_block.values_in_keys());  // dim 16 is inside a q8_0 block
+    KvShape too_wide = in_keys;
+    too_wide.n_ctx = 50, too_wide.v_in_k = 64;  // [64, 128) of 96 dims
+    EXPECT_THROW(too_wide.validate(), Error);
+    KvShape copied = in_keys;  // the same rows with the values stored apart
+    copied.v_in_k = -1;
+    const PagedKvCache a(copied), b(in_keys);
+    const size_t rows = 3 * 7 * 8;  // 3 sequences x 7 blocks of 8 slots (50 tokens each)
+    EXPECT_EQ(a.bytes_allocated(), rows * 6 * (96 + 64) * 2);
+    EXPECT_EQ(b.bytes_allocated(), rows * 6 * 96 * 2);
+    EXPECT_EQ(b.occupancy().bytes_per_token, in_keys.bytes_per_token());
+    ContiguousKvCache c(in_keys);
+    c.set_length(0, 1);
+    std::vector<std::byte> k(in_keys.k_row_bytes(1)), v(in_keys.v_row_bytes(1), std::byte{7});
+    for (size_t i = 0; i < k.size(); ++i) k[i] = std::byte(i);
+    c.write_k(1, 0, 0, k.data());
+    c.write_v(1, 0, 0, v.data());  // writes nothing: the key row holds the values
+    EXPECT_EQ(test::k_bytes(c, 1, 0, 0), k);
+    const auto got = test::v_bytes(c, 1, 0, 0);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), k.begin() + 64));  // dims 32.. of 96 f16
+}
 
 TEST(PagedKv, CompactionOfASharedSequenceMatchesDefaultCompaction) {
     Twin t(small_shape(4), 11);

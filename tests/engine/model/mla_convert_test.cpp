@@ -91,9 +91,8 @@ TEST(MlaConvert, FullRankWithEveryWeightedPairRotaryIsTheSameModel) {
     const MlaConvertReport r = convert_to_mla(src, out, {36, 7, {}});
     EXPECT_EQ(r.rope_dims, 28);  // 2 KV heads x 7 pairs x 2
     EXPECT_EQ(r.nope_dims, 2);
-    EXPECT_EQ(r.kv_elements_before, 64);          // 2 x 2 heads x 16
-    EXPECT_EQ(r.kv_elements_after, 28 + 2 * 36);  // the latent as keys and as values
-    EXPECT_EQ(r.kv_elements_latent_once, 28 + 36);
+    EXPECT_EQ(r.kv_elements_before, 64);      // 2 x 2 heads x 16
+    EXPECT_EQ(r.kv_elements_after, 28 + 36);  // the RoPE key and the latent, once
     EXPECT_NEAR(r.energy_min, 1.0, 1e-12);
     EXPECT_FALSE(r.calibrated);
     const gguf::GgufFile f = gguf::GgufFile::open(out);

@@ -7,18 +7,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "decode/sequence.h"
 #include "engine/model/fixture_forward.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "kv/paged_kv.h"
+#include "kv/prefix_cache.h"
+#include "kv/prefix_cache_file.h"
 #include "model/model.h"
 #include "runtime/prefix_cache_persistence.h"
 #include "tensor/fp16.h"
 #include "test_models.h"
+#include "test_temp.h"
 
 namespace fluoro {
 namespace {
@@ -45,12 +51,14 @@ double rms(const std::vector<float>& v) {
     return std::sqrt(s / double(v.size()));
 }
 
-// Per token and layer the absorbed path caches one key of RoPE + latent dims (8 + 32) and the
-// latent again as the value (32): 72 elements; the naive path every head's key (4 x 24) and
-// value (4 x 16): 160. The paper's latent cache is the 40 of the keys: the values read here are
-// a copy of the keys' latent (arch_deepseek2.cpp says so), not yet a view of them.
+// Per token and layer the absorbed path caches one key of RoPE + latent dims (8 + 32), the
+// paper's latent cache, and reads its values (the latent, 32) out of those rows; the naive path
+// caches every head's key (4 x 24) and value (4 x 16): 160 elements. After a forward step the
+// values the absorbed path attends to are the bytes of the keys' latent dims. With a value type
+// other than the keys' (f32 values here) the latent is stored a second time, at its own type.
 TEST(Mla, EachPathCachesWhatItAttends) {
     cpu::CpuBackend be(2);
+    const std::vector<int32_t> ids = fixture_ids("deepseek2");
     for (MlaPath path : {MlaPath::Absorbed, MlaPath::Naive}) {
         const auto model = load("deepseek2", be, path);
         const auto kv = model->create_kv(64, 1, KvType::F16);
@@ -59,6 +67,21 @@ TEST(Mla, EachPathCachesWhatItAttends) {
         EXPECT_EQ(s.n_head_kv, std::vector<int64_t>(3, absorbed ? 1 : 4));
         EXPECT_EQ(s.head_dim_k, absorbed ? 8 + 32 : 8 + 16);
         EXPECT_EQ(s.head_dim_v, absorbed ? 32 : 16);
+        EXPECT_EQ(s.values_in_keys(), absorbed);
+        EXPECT_EQ(s.bytes_per_token(), size_t(3 * (absorbed ? 40 : 160) * 2));  // 3 layers, f16
+        if (!absorbed) continue;
+        test::forward_last(*model, *kv, std::span<const int32_t>(ids).first(5), 0);
+        for (int64_t il = 0; il < 3; ++il)
+            for (int64_t pos = 0; pos < 5; ++pos) {
+                std::vector<uint16_t> k(40), v(32);
+                kv->read_k(il, 0, pos, k.data());
+                kv->read_v(il, 0, pos, v.data());
+                EXPECT_TRUE(std::equal(v.begin(), v.end(), k.begin() + 8))
+                    << "layer " << il << " pos " << pos;
+            }
+        const auto apart = model->create_kv(64, 1, KvTypes(KvType::F16, KvType::F32));
+        EXPECT_FALSE(apart->shape().values_in_keys());
+        EXPECT_EQ(apart->shape().bytes_per_token(), size_t(3 * (40 * 2 + 32 * 4)));
     }
 }
 
@@ -192,8 +215,63 @@ TEST(Mla, ThePrefixCacheKeyTellsThePathsApart) {
     }
     EXPECT_NE(key[0].find("n_head_kv=1,1,1\nhead_dim_k=40\nhead_dim_v=32"), std::string::npos)
         << key[0];
+    // ... and that its values are the keys' latent, not rows of their own.
+    EXPECT_NE(key[0].find("v_in_k=8"), std::string::npos) << key[0];
+    EXPECT_EQ(key[1].find("v_in_k"), std::string::npos) << key[1];
     EXPECT_NE(key[1].find("n_head_kv=4,4,4\nhead_dim_k=24\nhead_dim_v=16"), std::string::npos)
         << key[1];
+}
+
+// A prefix cache saved from the absorbed path holds each token's key row alone (the latent once:
+// 3 layers x 40 f16 values, where storing the values too would take 72), and a conversation
+// continued from it in a fresh cache gives a fresh prefill's logits bit for bit (a value read
+// from anywhere but the restored keys' latent dims would change them).
+TEST(Mla, TheAbsorbedPrefixCacheFileHoldsTheLatentOnce) {
+    cpu::CpuBackend be(2);
+    const auto model = load("deepseek2", be, MlaPath::Absorbed);
+    const std::vector<int32_t> ids = fixture_ids("deepseek2");
+    const std::vector<int32_t> first(ids.begin(), ids.begin() + 40);
+    std::vector<int32_t> next = first;
+    next.push_back(ids[45]);
+    const PrefixCacheKey key{{{"model", "arch_deepseek2"}}};
+    const auto file = test::unique_temp_path("mla_prefix.fpc");
+    struct Rig {
+        std::unique_ptr<KvCache> kv;
+        std::unique_ptr<PrefixCache> cache;
+        std::unique_ptr<Sequence> seq;
+    };
+    const auto rig = [&] {
+        Rig r;
+        KvShape ks;
+        ks.n_ctx = 128;
+        ks.n_seq = 3;
+        ks.pool_tokens = 384;
+        r.kv = model->create_kv(ks);
+        EXPECT_TRUE(r.kv->shape().values_in_keys());
+        r.cache = std::make_unique<PrefixCache>(dynamic_cast<PagedKvCache&>(*r.kv), 1, 2);
+        r.seq = std::make_unique<Sequence>(*model, *r.kv, 0);
+        r.seq->set_prefix_cache(r.cache.get());
+        return r;
+    };
+    Rig a = rig();
+    a.seq->prefill(first);
+    a.seq->prefill(std::vector<int32_t>(ids.begin() + 50, ids.begin() + 60));  // stores `first`
+    const PrefixCacheFileStats saved = save_prefix_cache(*a.cache, key, file, {});
+    ASSERT_GE(saved.rows, 40);
+    const uint64_t keys_only = uint64_t(saved.rows) * 3 * 40 * 2;
+    EXPECT_GE(saved.file_bytes, keys_only);
+    EXPECT_LT(saved.file_bytes, uint64_t(saved.rows) * 3 * 72 * 2);
+    Rig b = rig();
+    EXPECT_EQ(restore_prefix_cache(*b.cache, 0, key, file).entries, saved.entries);
+    PrefillStats st;
+    const auto ls = b.seq->prefill(next, &st);
+    const std::vector<float> got(ls.begin(), ls.end());
+    EXPECT_EQ(st.reused_tokens, 40);
+    auto kv = model->create_kv(128, 1, KvType::F16);
+    Sequence fresh(*model, *kv, 0);
+    const auto want = fresh.prefill(next);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0);
 }
 
 // What a deepseek2 file must agree with is checked at load, naming the key or tensor.

@@ -1,0 +1,108 @@
+#include "model/convert_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/error.h"
+#include "tensor/dequantize.h"
+#include "tensor/ggml_type.h"
+
+namespace fluoro {
+
+std::vector<float> tensor_values(const gguf::GgufFile& f, const gguf::TensorInfo& t) {
+    if (!type_traits(t.type).dequantize)
+        throw UnsupportedError(f.name() + ": tensor '" + t.name + "' is " +
+                               std::string(type_name(t.type)) + ", which cannot be read back");
+    int64_t n = 1;
+    for (uint32_t i = 0; i < t.n_dims; ++i) n *= int64_t(t.ne[i]);
+    std::vector<float> v(static_cast<size_t>(n));
+    dequantize_row(t.type, f.tensor_data(t).data(), v.data(), n);
+    return v;
+}
+
+std::pair<std::vector<double>, std::vector<double>> symmetric_eigen(std::vector<double> a,
+                                                                    int64_t m) {
+    std::vector<double> v(size_t(m * m), 0.0);
+    for (int64_t i = 0; i < m; ++i) v[size_t(i * m + i)] = 1.0;
+    auto at = [&](int64_t i, int64_t j) -> double& { return a[size_t(i * m + j)]; };
+    double total = 0;
+    for (double x : a) total += x * x;
+    for (int sweep = 0; sweep < 60; ++sweep) {
+        double off = 0;
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = i + 1; j < m; ++j) off += at(i, j) * at(i, j);
+        if (off <= 1e-30 * total) break;
+        for (int64_t p = 0; p < m; ++p)
+            for (int64_t q = p + 1; q < m; ++q) {
+                const double apq = at(p, q);
+                if (std::abs(apq) <= 1e-300) continue;
+                // The rotation that zeroes a[p][q] (Golub & Van Loan, symmetric Schur).
+                const double tau = (at(q, q) - at(p, p)) / (2.0 * apq);
+                const double t =
+                    (tau >= 0 ? 1.0 : -1.0) / (std::abs(tau) + std::sqrt(1 + tau * tau));
+                const double c = 1.0 / std::sqrt(1 + t * t), s = t * c;
+                for (int64_t k = 0; k < m; ++k) {  // columns p and q
+                    const double akp = at(k, p), akq = at(k, q);
+                    at(k, p) = c * akp - s * akq;
+                    at(k, q) = s * akp + c * akq;
+                }
+                for (int64_t k = 0; k < m; ++k) {  // rows p and q
+                    const double apk = at(p, k), aqk = at(q, k);
+                    at(p, k) = c * apk - s * aqk;
+                    at(q, k) = s * apk + c * aqk;
+                }
+                for (int64_t k = 0; k < m; ++k) {
+                    const double vkp = v[size_t(k * m + p)], vkq = v[size_t(k * m + q)];
+                    v[size_t(k * m + p)] = c * vkp - s * vkq;
+                    v[size_t(k * m + q)] = s * vkp + c * vkq;
+                }
+            }
+    }
+    std::vector<int64_t> order(static_cast<size_t>(m));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t x, int64_t y) { return at(x, x) > at(y, y); });
+    std::vector<double> values(static_cast<size_t>(m)), vectors(size_t(m * m));
+    for (int64_t c = 0; c < m; ++c) {
+        values[size_t(c)] = at(order[size_t(c)], order[size_t(c)]);
+        for (int64_t k = 0; k < m; ++k)
+            vectors[size_t(k * m + c)] = v[size_t(k * m + order[size_t(c)])];
+    }
+    return {values, vectors};
+}
+
+std::vector<double> orthogonal_polar(const std::vector<double>& b, int64_t m) {
+    // bᵀb = U S² Uᵀ, so (bᵀb)^(-1/2) = U S⁻¹ Uᵀ and the polar factor is b U S⁻¹ Uᵀ.
+    std::vector<double> btb(size_t(m * m), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+            double s = 0;
+            for (int64_t k = 0; k < m; ++k) s += b[size_t(k * m + i)] * b[size_t(k * m + j)];
+            btb[size_t(i * m + j)] = s;
+        }
+    const auto [s2, u] = symmetric_eigen(btb, m);
+    if (m == 0) return {};
+    if (!(s2[size_t(m - 1)] > 1e-24 * s2[0]))
+        throw Error("orthogonal alignment: the matrix is singular (squared singular values " +
+                    std::to_string(s2[0]) + " .. " + std::to_string(s2[size_t(m - 1)]) + ")");
+    std::vector<double> inv(size_t(m * m), 0.0);  // U S⁻¹ Uᵀ
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+            double s = 0;
+            for (int64_t k = 0; k < m; ++k)
+                s += u[size_t(i * m + k)] * u[size_t(j * m + k)] / std::sqrt(s2[size_t(k)]);
+            inv[size_t(i * m + j)] = s;
+        }
+    std::vector<double> r(size_t(m * m), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) {
+            double s = 0;
+            for (int64_t k = 0; k < m; ++k) s += b[size_t(i * m + k)] * inv[size_t(k * m + j)];
+            r[size_t(i * m + j)] = s;
+        }
+    return r;
+}
+
+}  // namespace fluoro
