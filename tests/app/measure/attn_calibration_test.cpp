@@ -69,14 +69,6 @@ class AttnCalibrationTest : public ::testing::Test {
         const auto kv = m->create_kv(256, 1, KvType::F32);
         return test::forward_in_chunks(*m, *kv, ids, 64);
     }
-    static double nrmse(const std::vector<float>& a, const std::vector<float>& b) {
-        double num = 0, den = 0;
-        for (size_t i = 0; i < a.size(); ++i) {
-            num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-            den += double(b[i]) * b[i];
-        }
-        return std::sqrt(num / den);
-    }
     static std::filesystem::path* model_;
     static std::filesystem::path* text_;
 };
@@ -157,8 +149,8 @@ TEST_F(AttnCalibrationTest, FitsToTheTextReproduceTheModelOnIt) {
     convert_to_mla(*model_, plain, mo);
     mo.calibration = &c.gram;
     EXPECT_TRUE(convert_to_mla(*model_, fitted, mo).calibrated);
-    const double e_plain = nrmse(logits(plain, ids), want);
-    const double e_fitted = nrmse(logits(fitted, ids), want);
+    const double e_plain = test::nrmse(logits(plain, ids), want);
+    const double e_fitted = test::nrmse(logits(fitted, ids), want);
     std::printf("[calibration] MLA rank 16: logits nrmse on the text %.4f (weights) %.4f (text)\n",
                 e_plain, e_fitted);
     EXPECT_LT(e_fitted, 0.5 * e_plain);

@@ -1,9 +1,10 @@
 // What the llama.cpp fixture tests (arch_llamacpp_test, quant_types_llamacpp_test) share: a
 // sequence fed through the model in chunks of `chunk` tokens (as llama.cpp's fixture run fed it)
-// with every row's logits kept, and the argmax of a row.
+// with every row's logits kept, the argmax of a row, and how far two logit sets are apart.
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -11,6 +12,16 @@
 #include "model/model.h"
 
 namespace fluoro::test {
+
+// rms(a - b) / rms(b): how far logits a are from b, relative to b's size.
+inline double nrmse(const std::vector<float>& a, const std::vector<float>& b) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += double(b[i]) * b[i];
+    }
+    return std::sqrt(num / den);
+}
 
 // (ids.size(), n_vocab) logits, row-major. The model's max_batch and max_logit_rows must be at
 // least `chunk`.

@@ -25,30 +25,52 @@
 namespace fluoro {
 namespace {
 
-// arch_llama_linear.gguf (2 layers, 4 query heads, 2 KV heads of 16) with every layer's second KV
-// head made a copy of its first, K and V written as F32 (as the merge writes them, so both models
-// multiply the same weights the same way).
-std::filesystem::path equal_heads_model() {
-    const gguf::GgufFile f = gguf::GgufFile::open(test::fixtures_dir() / "arch_llama_linear.gguf");
+// `fixture` with every layer's attention rewritten as F32 by edit(name, values) — attn_q, attn_k,
+// attn_v, attn_output and their biases where the file has them.
+std::filesystem::path with_attention(
+    const std::string& fixture, const std::string& out_name,
+    const std::function<void(const std::string&, std::vector<float>&)>& edit) {
+    const gguf::GgufFile f = gguf::GgufFile::open(test::fixtures_dir() / (fixture + ".gguf"));
     gguf::GgufWriter w;
     w.set_alignment(f.alignment());
     for (const gguf::KeyValue& kv : f.metadata())
         if (kv.key != "general.alignment") w.add(kv.key, kv.value);
     for (const gguf::TensorInfo& t : f.tensors()) {
         std::vector<uint64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
-        if (!t.name.ends_with("attn_k.weight") && !t.name.ends_with("attn_v.weight")) {
+        const bool attn = t.name.find(".attn_q.") != std::string::npos ||
+                          t.name.find(".attn_k.") != std::string::npos ||
+                          t.name.find(".attn_v.") != std::string::npos ||
+                          t.name.find(".attn_output.") != std::string::npos;
+        if (!attn) {
             w.add_tensor(t.name, t.type, ne, f.tensor_data(t));
             continue;
         }
         std::vector<float> v(size_t(t.n_elements));
         dequantize_row(t.type, f.tensor_data(t).data(), v.data(), int64_t(v.size()));
-        const size_t head = v.size() / 2;  // 16 rows of n_embd
-        std::copy_n(v.begin(), head, v.begin() + int64_t(head));
+        edit(t.name, v);
         w.add_tensor_f32(t.name, ne, v);
     }
-    const auto path = test::unique_temp_path("equal_kv_heads.gguf");
+    const auto path = test::unique_temp_path(out_name);
     w.write(path);
     return path;
+}
+
+// The fixtures below have 4 query heads over 2 KV heads of 16 dims (8 rotary pairs), n_embd 64.
+constexpr int64_t kHd = 16, kEmbd = 64;
+
+// Makes KV head 1 a copy of KV head 0 (keys, values and their biases): one head's worth.
+void copy_head(const std::string& name, std::vector<float>& v) {
+    if (name.find(".attn_k.") == std::string::npos && name.find(".attn_v.") == std::string::npos)
+        return;
+    const size_t half = v.size() / 2;  // 16 rows of n_embd, or 16 biases
+    std::copy_n(v.begin(), half, v.begin() + int64_t(half));
+}
+
+// arch_llama_linear.gguf (2 layers, 4 query heads, 2 KV heads of 16) with every layer's second KV
+// head made a copy of its first, the attention written as F32 (as the merge writes it, so both
+// models multiply the same weights the same way).
+std::filesystem::path equal_heads_model() {
+    return with_attention("arch_llama_linear", "equal_kv_heads.gguf", copy_head);
 }
 
 std::vector<float> logits_of(const std::filesystem::path& path, const std::vector<int32_t>& ids) {
@@ -99,57 +121,6 @@ TEST(KvHeadMerge, DistinctHeadsChangeTheLogits) {
         max_abs = std::max(max_abs, double(std::abs(a[i] - b[i])));
     EXPECT_GT(max_abs, 0.1);
     std::filesystem::remove(out);
-}
-
-// `fixture` with every layer's attention rewritten as F32 by edit(name, values) — attn_q, attn_k,
-// attn_v, attn_output and their biases where the file has them.
-std::filesystem::path with_attention(
-    const std::string& fixture, const std::string& out_name,
-    const std::function<void(const std::string&, std::vector<float>&)>& edit) {
-    const gguf::GgufFile f = gguf::GgufFile::open(test::fixtures_dir() / (fixture + ".gguf"));
-    gguf::GgufWriter w;
-    w.set_alignment(f.alignment());
-    for (const gguf::KeyValue& kv : f.metadata())
-        if (kv.key != "general.alignment") w.add(kv.key, kv.value);
-    for (const gguf::TensorInfo& t : f.tensors()) {
-        std::vector<uint64_t> ne(t.ne.begin(), t.ne.begin() + t.n_dims);
-        const bool attn = t.name.find(".attn_q.") != std::string::npos ||
-                          t.name.find(".attn_k.") != std::string::npos ||
-                          t.name.find(".attn_v.") != std::string::npos ||
-                          t.name.find(".attn_output.") != std::string::npos;
-        if (!attn) {
-            w.add_tensor(t.name, t.type, ne, f.tensor_data(t));
-            continue;
-        }
-        std::vector<float> v(size_t(t.n_elements));
-        dequantize_row(t.type, f.tensor_data(t).data(), v.data(), int64_t(v.size()));
-        edit(t.name, v);
-        w.add_tensor_f32(t.name, ne, v);
-    }
-    const auto path = test::unique_temp_path(out_name);
-    w.write(path);
-    return path;
-}
-
-// rms(a - b) / rms(b).
-double nrmse(const std::vector<float>& a, const std::vector<float>& b) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-        den += double(b[i]) * b[i];
-    }
-    return std::sqrt(num / den);
-}
-
-// The fixtures below have 4 query heads over 2 KV heads of 16 dims (8 rotary pairs), n_embd 64.
-constexpr int64_t kHd = 16, kEmbd = 64;
-
-// Makes KV head 1 a copy of KV head 0 (keys, values and their biases): one head's worth.
-void copy_head(const std::string& name, std::vector<float>& v) {
-    if (name.find(".attn_k.") == std::string::npos && name.find(".attn_v.") == std::string::npos)
-        return;
-    const size_t half = v.size() / 2;  // 16 rows of n_embd, or 16 biases
-    std::copy_n(v.begin(), half, v.begin() + int64_t(half));
 }
 
 // The same model written another way: KV head 1's rotary pair i turned by angle 0.4 + 0.9 i with
@@ -265,7 +236,7 @@ TEST_P(AlignedMerge, TurnedHeadsAreFoundAndTurnedBack) {
     std::ifstream in(test::fixtures_dir() / (std::string(c.fixture) + ".json"));
     const std::vector<int32_t> ids = nlohmann::json::parse(in)["ids"];
     const std::vector<float> want = logits_of(one, ids);
-    const double floor = nrmse(logits_of(turned, ids), want);
+    const double floor = test::nrmse(logits_of(turned, ids), want);
     EXPECT_LT(floor, 1e-3) << "the turned model is another model";
     const AttnInputGram gram = random_gram(2);
     for (const AttnInputGram* cal : {static_cast<const AttnInputGram*>(nullptr), &gram}) {
@@ -276,9 +247,9 @@ TEST_P(AlignedMerge, TurnedHeadsAreFoundAndTurnedBack) {
         EXPECT_LT(r.value_miss, 1e-10);
         EXPECT_GT(r.key_miss_mean, 0.01);
         EXPECT_GT(r.value_miss_mean, 0.01);
-        const double aligned = nrmse(logits_of(out, ids), want);
+        const double aligned = test::nrmse(logits_of(out, ids), want);
         merge_kv_heads(turned, out, 2, KvMergeRule::Mean);
-        const double mean = nrmse(logits_of(out, ids), want);
+        const double mean = test::nrmse(logits_of(out, ids), want);
         std::printf(
             "[aligned merge %s%s] nrmse vs the one-head model: aligned %.2e, mean %.2e, the "
             "turned model itself %.2e\n",

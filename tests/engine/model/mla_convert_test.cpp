@@ -70,16 +70,6 @@ std::vector<float> logits_of(const std::filesystem::path& path, MlaPath mla = Ml
     return test::forward_in_chunks(*model, *kv, kIds, 16);
 }
 
-// rms(a - b) / rms(b).
-double nrmse(const std::vector<float>& a, const std::vector<float>& b) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-        den += double(b[i]) * b[i];
-    }
-    return std::sqrt(num / den);
-}
-
 // Full rank: the 2 KV heads' 2 position-free key dims and 16 value dims each stack to 36 rows,
 // so rank 36 keeps the whole matrix. The remaining difference is float32 rounding: sums reordered
 // through the latent (about sqrt(64) ulps per projection), the query scale rounded once, RoPE
@@ -105,14 +95,14 @@ TEST(MlaConvert, FullRankWithEveryWeightedPairRotaryIsTheSameModel) {
 
     const std::vector<float> want = logits_of(src);
     for (const MlaPath path : {MlaPath::Absorbed, MlaPath::Naive}) {
-        const double e = nrmse(logits_of(out, path), want);
+        const double e = test::nrmse(logits_of(out, path), want);
         EXPECT_LT(e, 1e-4) << (path == MlaPath::Absorbed ? "absorbed" : "naive");
         std::printf("full rank, %s: nrmse %.3g\n", path == MlaPath::Absorbed ? "absorbed" : "naive",
                     e);
     }
     const auto by_norm = test::unique_temp_path("mla_full_norm.gguf");
     convert_to_mla(src, by_norm, {36, 7, {}, MlaPairRule::WeightNorm});
-    EXPECT_LT(nrmse(logits_of(by_norm), want), 1e-4);
+    EXPECT_LT(test::nrmse(logits_of(by_norm), want), 1e-4);
     // Control: calibration scores that rank the fastest pair (pair 0, one radian per position)
     // last turn a weighted pair position-free, and the logits move. (The slowest pair of a
     // model whose every pair carries weight is no control: over 16 positions it turns by
@@ -126,7 +116,7 @@ TEST(MlaConvert, FullRankWithEveryWeightedPairRotaryIsTheSameModel) {
     const auto out2 = test::unique_temp_path("mla_full_control.gguf");
     const MlaConvertReport rc = convert_to_mla(src, out2, {36, 7, fastest_last});
     EXPECT_TRUE(rc.calibrated);
-    const double control = nrmse(logits_of(out2), want);
+    const double control = test::nrmse(logits_of(out2), want);
     std::printf("the fastest pair made position-free: nrmse %.3g\n", control);
     EXPECT_GT(control, 1e-2);
 }
@@ -139,7 +129,7 @@ TEST(MlaConvert, LowerRanksKeepLessAndDriftMore) {
     for (const int64_t rank : {36, 18, 6}) {
         const auto out = test::unique_temp_path("mla_rank.gguf");
         const MlaConvertReport r = convert_to_mla(src, out, {rank, 7, {}});
-        const double e = nrmse(logits_of(out), want);
+        const double e = test::nrmse(logits_of(out), want);
         std::printf("rank %lld: energy min %.4f mean %.4f, nrmse %.3g\n",
                     static_cast<long long>(rank), r.energy_min, r.energy_mean, e);
         EXPECT_LE(r.energy_mean, last_energy);
