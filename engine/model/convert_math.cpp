@@ -11,6 +11,19 @@
 
 namespace fluoro {
 
+void check_calibration(const AttnInputGram* cal, int64_t n_embd, int64_t n_layer,
+                       const std::string& where) {
+    if (!cal) return;
+    bool ok = cal->n_embd == n_embd && int64_t(cal->layers.size()) == n_layer;
+    for (const std::vector<double>& g : cal->layers)
+        ok = ok && g.size() == size_t((n_embd + 1) * (n_embd + 1));
+    if (!ok)
+        throw Error(where + "the calibration is of " + std::to_string(cal->n_embd) + " inputs x " +
+                    std::to_string(cal->layers.size()) + " layers, the model has " +
+                    std::to_string(n_embd) + " x " + std::to_string(n_layer) +
+                    " (each layer's Gram (inputs + 1)² values)");
+}
+
 std::vector<float> tensor_values(const gguf::GgufFile& f, const gguf::TensorInfo& t) {
     if (!type_traits(t.type).dequantize)
         throw UnsupportedError(f.name() + ": tensor '" + t.name + "' is " +

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct AttnInputGram {
     int64_t n_embd = 0, tokens = 0;
     std::vector<std::vector<double>> layers;
 };
+
+// Throws Error naming `where` unless the calibration is of n_embd inputs over n_layer layers,
+// each a (n_embd + 1)² matrix. Nothing to check for a null calibration.
+void check_calibration(const AttnInputGram* cal, int64_t n_embd, int64_t n_layer,
+                       const std::string& where);
 
 // A tensor's values as float32, rows of ne[0] (dequantized). Throws UnsupportedError naming the
 // file and tensor when its type cannot be read back.

@@ -366,12 +366,7 @@ KvHeadMergeReport merge_kv_heads(const std::filesystem::path& in, const std::fil
                                        "queries and keys, which the per-dim weights of '" +
                                        std::string(norm) +
                                        "' do not commute with; use the mean merge");
-    if (calibration &&
-        (calibration->n_embd != s.d || int64_t(calibration->layers.size()) != int64_t(hp.n_layer)))
-        throw Error(f.name() + ": the calibration is of " + std::to_string(calibration->n_embd) +
-                    " inputs x " + std::to_string(calibration->layers.size()) +
-                    " layers, the model has " + std::to_string(s.d) + " x " +
-                    std::to_string(hp.n_layer));
+    check_calibration(calibration, s.d, int64_t(hp.n_layer), f.name() + ": ");
     const int64_t after = s.nkv / factor;
     KvHeadMergeReport report{hp.arch, int64_t(hp.n_layer), s.nkv, after, 0};
     report.calibrated = calibration != nullptr;

@@ -145,10 +145,7 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
     report.kv_elements_after = rd + r;
     report.calibrated = !opt.pair_scores.empty() || opt.calibration != nullptr;
     const AttnInputGram* cal = opt.calibration;
-    if (cal && (cal->n_embd != d || int64_t(cal->layers.size()) != nl))
-        throw Error(where + "the calibration is of " + std::to_string(cal->n_embd) + " inputs x " +
-                    std::to_string(cal->layers.size()) + " layers, the model has " +
-                    std::to_string(d) + " x " + std::to_string(nl));
+    check_calibration(cal, d, nl, where);
     // x C xᵀ over the input dims (the calibration's Gram without its constant column: these
     // projections have no bias), or x xᵀ without one.
     const auto sq = [&](const auto& row_a, const auto& row_b, int64_t il) {
