@@ -18,6 +18,7 @@
 #include "model/hparams.h"
 #include "model/kv_head_merge.h"
 #include "model/mla_convert.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro::cli {
 namespace {
@@ -31,7 +32,14 @@ struct ConvertOpts {
     std::string calibrate;  // a text file, "bible", or empty: no calibration
     int64_t calibrate_tokens = 2048;
     int threads = 0;
+    std::string type = "f32";  // the rewritten matrices' type
 };
+
+GgmlType output_type(const ConvertOpts& o) {
+    if (o.type == "f32") return GgmlType::F32;
+    if (o.type == "q8_0") return GgmlType::Q8_0;
+    throw Error("--type '" + o.type + "': expected f32 or q8_0");
+}
 
 // The calibration --calibrate asks for, or nothing.
 std::optional<app::AttnCalibration> calibration(const ConvertOpts& o) {
@@ -55,6 +63,7 @@ void run_mla(const ConvertOpts& o) {
     if (o.rope_keep != "norm" && o.rope_keep != "high")
         throw Error("--rope-keep '" + o.rope_keep + "': expected norm or high");
     opt.pair_rule = o.rope_keep == "high" ? MlaPairRule::HighFrequency : MlaPairRule::WeightNorm;
+    opt.type = output_type(o);
     const std::optional<app::AttnCalibration> cal = calibration(o);
     if (cal) opt.calibration = &cal->gram;
     const MlaConvertReport r = convert_to_mla(o.in, o.out, opt);
@@ -85,9 +94,10 @@ void run_convert(const ConvertOpts& o) {
     const KvMergeRule rule = o.merge == "aligned" ? KvMergeRule::Aligned : KvMergeRule::Mean;
     if (!o.calibrate.empty() && rule != KvMergeRule::Aligned)
         throw Error("--calibrate: the mean merge has nothing to fit; use --merge aligned");
+    const GgmlType type = output_type(o);
     const std::optional<app::AttnCalibration> cal = calibration(o);
     const KvHeadMergeReport r =
-        merge_kv_heads(o.in, o.out, nkv / o.kv_heads, rule, cal ? &cal->gram : nullptr);
+        merge_kv_heads(o.in, o.out, nkv / o.kv_heads, rule, cal ? &cal->gram : nullptr, type);
     std::printf(
         "%s: %s, %lld layers: %lld KV heads merged to %lld (%s; %lld tensors); KV cache per "
         "token %.3gx; the merged heads miss %.1f %% of the keys' and %.1f %% of the values' "
@@ -141,6 +151,10 @@ void add_convert_command(CLI::App& app) {
                     "Tokens of the calibration text read (whole chunks of 512)")
         ->capture_default_str();
     cmd->add_option("-t,--threads", o->threads, "Threads of the calibration run (0: all)")
+        ->capture_default_str();
+    cmd->add_option("--type", o->type,
+                    "Type of the matrices the conversion writes: f32 (exact) or q8_0 (a quarter "
+                    "of the bytes: the converted model decodes faster)")
         ->capture_default_str();
     rank->excludes("--kv-heads");
     rank->excludes("--merge");

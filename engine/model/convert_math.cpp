@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
 #include "tensor/dequantize.h"
 #include "tensor/ggml_type.h"
+#include "tensor/quantize.h"
 
 namespace fluoro {
 
@@ -22,6 +24,25 @@ void check_calibration(const AttnInputGram* cal, int64_t n_embd, int64_t n_layer
                     std::to_string(cal->layers.size()) + " layers, the model has " +
                     std::to_string(n_embd) + " x " + std::to_string(n_layer) +
                     " (each layer's Gram (inputs + 1)² values)");
+}
+
+void add_converted_tensor(gguf::GgufWriter& w, const std::string& name,
+                          const std::vector<uint64_t>& ne, const std::vector<float>& values,
+                          GgmlType type) {
+    if (type != GgmlType::F32 && type != GgmlType::Q8_0)
+        throw UnsupportedError("converted tensor '" + name + "': type " +
+                               std::string(type_name(type)) + " (F32 or Q8_0)");
+    const int64_t row = ne.empty() ? 0 : int64_t(ne[0]);
+    const std::optional<uint64_t> bytes = row_bytes(GgmlType::Q8_0, uint64_t(row));
+    if (type == GgmlType::F32 || ne.size() < 2 || !bytes) {
+        w.add_tensor_f32(name, ne, values);
+        return;
+    }
+    const int64_t rows = int64_t(values.size()) / row;
+    std::vector<std::byte> q(static_cast<size_t>(*bytes) * size_t(rows));
+    for (int64_t r = 0; r < rows; ++r)
+        quantize_row(GgmlType::Q8_0, values.data() + r * row, q.data() + size_t(r) * *bytes, row);
+    w.add_tensor(name, GgmlType::Q8_0, ne, q);
 }
 
 std::vector<float> tensor_values(const gguf::GgufFile& f, const gguf::TensorInfo& t) {

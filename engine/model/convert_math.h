@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "tensor/ggml_type.h"
 
 namespace fluoro {
 
@@ -26,6 +28,13 @@ struct AttnInputGram {
 // each a (n_embd + 1)² matrix. Nothing to check for a null calibration.
 void check_calibration(const AttnInputGram* cal, int64_t n_embd, int64_t n_layer,
                        const std::string& where);
+
+// Adds a matrix the converter computed (values as float32, ne[0] the row length) to `w` as
+// `type`: F32 as it is, or Q8_0 (ggml's reference quantizer, rows of whole 32-value blocks; a
+// 1-D tensor or a row that is not stays F32). Throws UnsupportedError for another type.
+void add_converted_tensor(gguf::GgufWriter& w, const std::string& name,
+                          const std::vector<uint64_t>& ne, const std::vector<float>& values,
+                          GgmlType type);
 
 // A tensor's values as float32, rows of ne[0] (dequantized). Throws UnsupportedError naming the
 // file and tensor when its type cannot be read back.

@@ -327,8 +327,8 @@ std::string_view kv_merge_rule_name(KvMergeRule r) {
 }
 
 KvHeadMergeReport merge_kv_heads(const std::filesystem::path& in, const std::filesystem::path& out,
-                                 int64_t factor, KvMergeRule rule,
-                                 const AttnInputGram* calibration) {
+                                 int64_t factor, KvMergeRule rule, const AttnInputGram* calibration,
+                                 GgmlType type) {
     std::error_code ec;
     if (std::filesystem::equivalent(in, out, ec))
         throw Error(out.string() + ": the output would overwrite the input");
@@ -511,7 +511,7 @@ KvHeadMergeReport merge_kv_heads(const std::filesystem::path& in, const std::fil
     }
     for (const gguf::TensorInfo& t : f.tensors()) {
         if (const auto it = rewritten.find(t.name); it != rewritten.end()) {
-            w.add_tensor_f32(t.name, it->second.second, it->second.first);
+            add_converted_tensor(w, t.name, it->second.second, it->second.first, type);
             continue;
         }
         w.add_tensor(t.name, t.type, std::vector<uint64_t>(t.ne.begin(), t.ne.begin() + t.n_dims),

@@ -23,7 +23,8 @@
 // Every other tensor and metadata key is copied byte for byte; head_count_kv is divided,
 // general.name says what was done, and the rewritten matrices (the merged K and V; with the
 // aligned rule also attn_q and attn_output) are written as F32 (a mean of quantized rows is not
-// on the source type's grid; F32 keeps it exact). For architectures whose attention is the llama
+// on the source type's grid; F32 keeps it exact) or, asked for, Q8_0 (`type`: a quarter of the
+// bytes). For architectures whose attention is the llama
 // layer's plain attn_q / attn_k / attn_v (llama, qwen2, qwen3, granite, mistral3, smollm3);
 // anything else is refused by name, and the aligned rule where a per-dim norm of the queries or
 // keys (qwen3's attn_q_norm / attn_k_norm) would not commute with turning a pair.
@@ -61,6 +62,7 @@ struct KvHeadMergeReport {
 // otherwise).
 KvHeadMergeReport merge_kv_heads(const std::filesystem::path& in, const std::filesystem::path& out,
                                  int64_t factor, KvMergeRule rule = KvMergeRule::Mean,
-                                 const AttnInputGram* calibration = nullptr);
+                                 const AttnInputGram* calibration = nullptr,
+                                 GgmlType type = GgmlType::F32);
 
 }  // namespace fluoro

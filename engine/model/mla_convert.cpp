@@ -323,10 +323,12 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
                     kvb[size_t((h * (nope + hd) + i) * r + c)] = float(U[size_t(a * m + c)]);
             }
         }
-        w.add_tensor_f32(layer + "attn_q.weight", {uint64_t(d), uint64_t(nh * kh)}, q);
-        w.add_tensor_f32(layer + "attn_kv_a_mqa.weight", {uint64_t(d), uint64_t(r + rd)}, kva);
-        w.add_tensor_f32(layer + "attn_kv_b.weight", {uint64_t(r), uint64_t(nh * (nope + hd))},
-                         kvb);
+        add_converted_tensor(w, layer + "attn_q.weight", {uint64_t(d), uint64_t(nh * kh)}, q,
+                             opt.type);
+        add_converted_tensor(w, layer + "attn_kv_a_mqa.weight", {uint64_t(d), uint64_t(r + rd)},
+                             kva, opt.type);
+        add_converted_tensor(w, layer + "attn_kv_b.weight",
+                             {uint64_t(r), uint64_t(nh * (nope + hd))}, kvb, opt.type);
     }
     report.energy_mean = nl > 0 ? energy_sum / double(nl) : 1.0;
     w.write(out);

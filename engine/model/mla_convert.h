@@ -59,6 +59,9 @@ struct MlaConvertOptions {
     // W Wᵀ: an activation-aware SVD), and the norm rule scores a pair by the RMS of its query
     // and key on that text (MHA2MLA's 2-norm contribution) rather than by weight norms.
     const AttnInputGram* calibration = nullptr;
+    // The written projections' type: F32 (exact) or Q8_0 (a quarter of the bytes, so the
+    // converted model decodes faster; rows that are not whole 32-value blocks stay F32).
+    GgmlType type = GgmlType::F32;
 };
 
 struct MlaConvertReport {

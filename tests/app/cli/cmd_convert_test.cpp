@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/cli/fluoro_cli.h"
+#include "gguf/gguf_file.h"
 #include "gguf/test_model.h"
 #include "test_models.h"
 #include "test_temp.h"
@@ -92,6 +93,19 @@ TEST(CmdConvert, WritesLatentAttentionThatRuns) {
     EXPECT_EQ(runs.rc, 0) << runs.out;
     const test::CliResult info = test::run_fluoro("info " + test::quoted(out.string()));
     EXPECT_NE(info.out.find("MLA"), std::string::npos) << info.out;
+    // --type q8_0 writes the projections whose rows are whole blocks as Q8_0; the file runs.
+    const test::CliResult q8 = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                " --mla-rank 24 --rope-pairs 2 --type q8_0");
+    ASSERT_EQ(q8.rc, 0) << q8.out;
+    EXPECT_EQ(gguf::GgufFile::open(out).find_tensor("blk.0.attn_q.weight")->type, GgmlType::Q8_0);
+    EXPECT_EQ(
+        test::run_fluoro("run --raw " + test::quoted(out.string()) + " hi -n 2 -t 1 --temp 0 -q")
+            .rc,
+        0);
+    const test::CliResult q4 = test::run_fluoro("convert " + in + test::quoted(out.string()) +
+                                                " --mla-rank 24 --type q4_0");
+    EXPECT_NE(q4.rc, 0);
+    EXPECT_NE(q4.out.find("expected f32 or q8_0"), std::string::npos) << q4.out;
     const test::CliResult both = test::run_fluoro("convert " + in + test::quoted(out.string()) +
                                                   " --mla-rank 24 --kv-heads 1");
     EXPECT_NE(both.rc, 0) << both.out;

@@ -140,6 +140,36 @@ TEST(MlaConvert, LowerRanksKeepLessAndDriftMore) {
     EXPECT_LT(last_energy, 0.9);
 }
 
+// --type q8_0: the projections whose rows are whole 32-value blocks are written as Q8_0 (attn_q and
+// attn_kv_a_mqa, rows of n_embd 64; attn_kv_b's rows of the rank 36 stay F32), and the model is
+// the F32 conversion within Q8_0's rounding: each weight moves by at most half a step of 1/127 of
+// its block's largest, ~0.2 % RMS of a matmul's output; through 2 layers' Q, K and V that stays
+// near 1 % of the RMS logit, so 3 % bounds it while a wrong dequantization would be of order 1.
+TEST(MlaConvert, Q8OutputIsTheF32ConversionWithinItsRounding) {
+    const auto src = llama_model(1);
+    const auto f32 = test::unique_temp_path("mla_f32.gguf");
+    const auto q8 = test::unique_temp_path("mla_q8.gguf");
+    MlaConvertOptions o;
+    o.rank = 36;
+    o.rope_pairs = 7;
+    convert_to_mla(src, f32, o);
+    o.type = GgmlType::Q8_0;
+    convert_to_mla(src, q8, o);
+    const gguf::GgufFile f = gguf::GgufFile::open(q8);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, GgmlType::Q8_0);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_kv_a_mqa.weight")->type, GgmlType::Q8_0);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_kv_b.weight")->type, GgmlType::F32);  // rows of 36
+    EXPECT_LT(std::filesystem::file_size(q8), std::filesystem::file_size(f32));
+    for (const MlaPath path : {MlaPath::Absorbed, MlaPath::Naive}) {
+        const double e = test::nrmse(logits_of(q8, path), logits_of(f32, path));
+        std::printf("[mla q8_0] nrmse vs the F32 conversion: %.4f\n", e);
+        EXPECT_GT(e, 0.0);
+        EXPECT_LT(e, 0.03);
+    }
+    std::filesystem::remove(f32);
+    std::filesystem::remove(q8);
+}
+
 TEST(MlaConvert, RefusesWhatItCannotConvert) {
     const auto src = llama_model(1);
     const auto out = test::unique_temp_path("mla_refused.gguf");
