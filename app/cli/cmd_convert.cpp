@@ -48,10 +48,9 @@ std::optional<app::AttnCalibration> calibration(const ConvertOpts& o) {
     co.text = o.calibrate == "bible" ? "" : o.calibrate;
     co.tokens = o.calibrate_tokens;
     co.threads = o.threads;
-    const std::filesystem::path text = co.text;
     app::AttnCalibration c = app::calibrate_attn_inputs(o.in, co);
     std::printf("calibrated on %lld tokens of %s (perplexity %.3f)\n",
-                static_cast<long long>(c.gram.tokens), app::eval_text_name(text).c_str(), c.ppl);
+                static_cast<long long>(c.gram.tokens), app::eval_text_name(co.text).c_str(), c.ppl);
     return c;
 }
 

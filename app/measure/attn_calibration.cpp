@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -91,13 +92,14 @@ class GramBackend final : public cpu::CpuBackend {
 
 AttnCalibration calibrate_attn_inputs(const std::filesystem::path& model_path,
                                       const AttnCalibrationOptions& opt) {
-    const Hparams hp = read_hparams(gguf::GgufFile::open(model_path));
+    gguf::GgufFile file = gguf::GgufFile::open(model_path);
+    const Hparams hp = read_hparams(file);
     const int64_t chunk = opt.chunk;
     GramBackend be(opt.threads, int64_t(hp.n_layer), int64_t(hp.n_embd));
     ModelLoadOptions lo;
     lo.max_batch = chunk;
     lo.max_logit_rows = chunk;
-    const std::unique_ptr<Model> model = Model::load(model_path, be, lo);
+    const std::unique_ptr<Model> model = Model::load(std::move(file), be, lo);
     std::vector<int32_t> tokens = eval_text_tokens(*model, read_eval_text(opt.text));
     const int64_t total = int64_t(tokens.size());
     tokens.erase(tokens.begin(), tokens.begin() + std::min(total, std::max<int64_t>(opt.skip, 0)));

@@ -53,14 +53,18 @@ std::filesystem::path output_path(const AttnEvalOptions& o, const std::string& n
 
 // The file, its MQA merge (when asked for and the file has several KV heads and no latent), its
 // MLA conversions, then the extra variants. Writes the conversions.
-std::vector<Variant> make_variants(const AttnEvalOptions& o, const AttnInputGram* cal,
-                                   TemporaryFiles& temps,
+// Whether the model has KV heads to merge: several, and no latent.
+bool mergeable(const Hparams& hp) {
+    return hp.kv_lora_rank == 0 && !hp.n_head_kv.empty() && hp.n_head_kv[0] > 1;
+}
+
+std::vector<Variant> make_variants(const AttnEvalOptions& o, const Hparams& hp,
+                                   const AttnInputGram* cal, TemporaryFiles& temps,
                                    const std::function<void(const std::string&)>& progress) {
     std::vector<Variant> out{{"original", o.model, false}};
-    const Hparams hp = read_hparams(gguf::GgufFile::open(o.model));
     if (o.mqa) {
         const int64_t nkv = hp.n_head_kv.empty() ? 0 : int64_t(hp.n_head_kv[0]);
-        if (hp.kv_lora_rank == 0 && nkv > 1) {
+        if (mergeable(hp)) {
             for (const KvMergeRule rule : {KvMergeRule::Mean, KvMergeRule::Aligned}) {
                 const std::string name = "mqa-" + std::string(kv_merge_rule_name(rule));
                 const std::filesystem::path file = output_path(o, name, temps);
@@ -160,9 +164,7 @@ nlohmann::json run_attn_eval(const AttnEvalOptions& opt,
     std::optional<AttnCalibration> cal;
     nlohmann::json cal_json = nullptr;
     const Hparams hp = read_hparams(gguf::GgufFile::open(opt.model));
-    const bool fits =
-        (opt.mqa && hp.kv_lora_rank == 0 && !hp.n_head_kv.empty() && hp.n_head_kv[0] > 1) ||
-        !opt.mla_ranks.empty();
+    const bool fits = (opt.mqa && mergeable(hp)) || !opt.mla_ranks.empty();
     if (opt.calibrate_tokens > 0 && fits) {
         AttnCalibrationOptions co;
         co.text = opt.text;
@@ -191,7 +193,7 @@ nlohmann::json run_attn_eval(const AttnEvalOptions& opt,
     }
     TemporaryFiles temps;
     const std::vector<Variant> variants =
-        make_variants(opt, cal ? &cal->gram : nullptr, temps, progress);
+        make_variants(opt, hp, cal ? &cal->gram : nullptr, temps, progress);
     int threads = 0;
     nlohmann::json vs = nlohmann::json::array();
     for (const Variant& v : variants)

@@ -107,36 +107,35 @@ std::pair<std::vector<double>, std::vector<double>> symmetric_eigen(std::vector<
     return {values, vectors};
 }
 
+std::vector<double> mat_mul(const std::vector<double>& a, const std::vector<double>& b, int64_t m) {
+    std::vector<double> c(static_cast<size_t>(m * m), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t k = 0; k < m; ++k) {
+            const double aik = a[size_t(i * m + k)];
+            if (aik == 0) continue;
+            for (int64_t j = 0; j < m; ++j) c[size_t(i * m + j)] += aik * b[size_t(k * m + j)];
+        }
+    return c;
+}
+
+std::vector<double> transposed(const std::vector<double>& a, int64_t m) {
+    std::vector<double> t(static_cast<size_t>(m * m));
+    for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) t[size_t(j * m + i)] = a[size_t(i * m + j)];
+    return t;
+}
+
 std::vector<double> orthogonal_polar(const std::vector<double>& b, int64_t m) {
     // bᵀb = U S² Uᵀ, so (bᵀb)^(-1/2) = U S⁻¹ Uᵀ and the polar factor is b U S⁻¹ Uᵀ.
-    std::vector<double> btb(size_t(m * m), 0.0);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < m; ++j) {
-            double s = 0;
-            for (int64_t k = 0; k < m; ++k) s += b[size_t(k * m + i)] * b[size_t(k * m + j)];
-            btb[size_t(i * m + j)] = s;
-        }
-    const auto [s2, u] = symmetric_eigen(btb, m);
     if (m == 0) return {};
+    const auto [s2, u] = symmetric_eigen(mat_mul(transposed(b, m), b, m), m);
     if (!(s2[size_t(m - 1)] > 1e-24 * s2[0]))
         throw Error("orthogonal alignment: the matrix is singular (squared singular values " +
                     std::to_string(s2[0]) + " .. " + std::to_string(s2[size_t(m - 1)]) + ")");
-    std::vector<double> inv(size_t(m * m), 0.0);  // U S⁻¹ Uᵀ
+    std::vector<double> us = u;  // U S⁻¹: column k scaled by 1 / s_k
     for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < m; ++j) {
-            double s = 0;
-            for (int64_t k = 0; k < m; ++k)
-                s += u[size_t(i * m + k)] * u[size_t(j * m + k)] / std::sqrt(s2[size_t(k)]);
-            inv[size_t(i * m + j)] = s;
-        }
-    std::vector<double> r(size_t(m * m), 0.0);
-    for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < m; ++j) {
-            double s = 0;
-            for (int64_t k = 0; k < m; ++k) s += b[size_t(i * m + k)] * inv[size_t(k * m + j)];
-            r[size_t(i * m + j)] = s;
-        }
-    return r;
+        for (int64_t k = 0; k < m; ++k) us[size_t(i * m + k)] /= std::sqrt(s2[size_t(k)]);
+    return mat_mul(b, mat_mul(us, transposed(u, m), m), m);
 }
 
 }  // namespace fluoro

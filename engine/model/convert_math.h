@@ -51,4 +51,8 @@ std::pair<std::vector<double>, std::vector<double>> symmetric_eigen(std::vector<
 // Error when b is singular to double precision (its polar factor is not unique).
 std::vector<double> orthogonal_polar(const std::vector<double>& b, int64_t m);
 
+// a · b and aᵀ for m x m row-major matrices.
+std::vector<double> mat_mul(const std::vector<double>& a, const std::vector<double>& b, int64_t m);
+std::vector<double> transposed(const std::vector<double>& a, int64_t m);
+
 }  // namespace fluoro

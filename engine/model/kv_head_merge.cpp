@@ -217,21 +217,6 @@ std::vector<double> merged_keys(const Shape& s, const std::vector<std::vector<do
     return merged;
 }
 
-// n x n products.
-std::vector<double> mat_mul(const std::vector<double>& a, const std::vector<double>& b, int64_t n,
-                            bool b_transposed = false) {
-    std::vector<double> c(static_cast<size_t>(n * n), 0.0);
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t k = 0; k < n; ++k) {
-            const double aik = a[size_t(i * n + k)];
-            if (aik == 0) continue;
-            for (int64_t j = 0; j < n; ++j)
-                c[size_t(i * n + j)] +=
-                    aik * (b_transposed ? b[size_t(j * n + k)] : b[size_t(k * n + j)]);
-        }
-    return c;
-}
-
 // The orthogonal maps that turn the group's value heads towards each other (the identity for the
 // mean rule): rot[m], n x n. Returns the miss of the maps chosen and of the mean's.
 std::pair<Miss, Miss> align_values(const Shape& s, const std::vector<std::vector<double>>& heads,
@@ -263,8 +248,9 @@ std::pair<Miss, Miss> align_values(const Shape& s, const std::vector<std::vector
         // Start: each head onto head 0 (polar(H_0 C H_mᵀ)); then each onto the mean, whose
         // product with head m is (1/F) sum_k R_k G_km.
         for (int64_t m = 1; m < F; ++m) rot[size_t(m)] = orthogonal_polar(g.at(0, m), n);
-        double last = miss_of().err;
+        used = miss_of();
         for (int round = 0; round < kMaxRounds; ++round) {
+            const double last = used.err;
             const std::vector<std::vector<double>> before = rot;
             double moved = 0;
             for (int64_t m = 0; m < F; ++m) {
@@ -277,11 +263,9 @@ std::pair<Miss, Miss> align_values(const Shape& s, const std::vector<std::vector
                 for (size_t j = 0; j < b.size(); ++j)
                     moved = std::max(moved, std::abs(rot[size_t(m)][j] - before[size_t(m)][j]));
             }
-            const double err = miss_of().err;
-            if (moved < kSettled || last - err < kGain * mean.norm) break;
-            last = err;
+            used = miss_of();
+            if (moved < kSettled || last - used.err < kGain * mean.norm) break;
         }
-        used = miss_of();
     } catch (const Error&) {  // a head of lower rank than its dims: no unique turn
         used.err = mean.err + 1;
     }

@@ -11,7 +11,6 @@
 #include "gguf/gguf_writer.h"
 #include "model/convert_math.h"
 #include "model/hparams.h"
-#include "tensor/dequantize.h"
 #include "tensor/ggml_type.h"
 
 namespace fluoro {
@@ -146,19 +145,19 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
     report.calibrated = !opt.pair_scores.empty() || opt.calibration != nullptr;
     const AttnInputGram* cal = opt.calibration;
     check_calibration(cal, d, nl, where);
-    // x C xᵀ over the input dims (the calibration's Gram without its constant column: these
-    // projections have no bias), or x xᵀ without one.
-    const auto sq = [&](const auto& row_a, const auto& row_b, int64_t il) {
+    // row C rowᵀ over the input dims (the calibration's Gram without its constant column: these
+    // projections have no bias), or row rowᵀ without one: the squared RMS the row produces.
+    const auto squared = [&](const float* row, int64_t il) {
         double s = 0;
         if (!cal) {
-            for (int64_t c = 0; c < d; ++c) s += double(row_a[c]) * double(row_b[c]);
+            for (int64_t c = 0; c < d; ++c) s += double(row[c]) * double(row[c]);
             return s;
         }
         const std::vector<double>& C = cal->layers[size_t(il)];
         for (int64_t a = 0; a < d; ++a) {
             double t = 0;
-            for (int64_t c = 0; c < d; ++c) t += C[size_t(a * (d + 1) + c)] * double(row_b[c]);
-            s += double(row_a[a]) * t;
+            for (int64_t c = 0; c < d; ++c) t += C[size_t(a * (d + 1) + c)] * double(row[c]);
+            s += double(row[a]) * t;
         }
         return s;
     };
@@ -193,7 +192,7 @@ MlaConvertReport convert_to_mla(const std::filesystem::path& in, const std::file
                         double n2 = 0;
                         for (int64_t rr = row0; rr < row0 + 2; ++rr) {
                             const float* row = m_.data() + rr * d;
-                            n2 += sq(row, row, il);
+                            n2 += squared(row, il);
                         }
                         return std::sqrt(std::max(0.0, n2));
                     };

@@ -59,16 +59,6 @@ class AttnCalibrationTest : public ::testing::Test {
         ids.resize(512);
         return text_windows(*m, ids, 256, 0);
     }
-    static std::vector<float> logits(const std::filesystem::path& path,
-                                     const std::vector<int32_t>& ids) {
-        cpu::CpuBackend be(2);
-        ModelLoadOptions lo;
-        lo.max_batch = 64;
-        lo.max_logit_rows = 64;
-        const auto m = Model::load(path, be, lo);
-        const auto kv = m->create_kv(256, 1, KvType::F32);
-        return test::forward_in_chunks(*m, *kv, ids, 64);
-    }
     static std::filesystem::path* model_;
     static std::filesystem::path* text_;
 };
@@ -140,7 +130,7 @@ TEST_F(AttnCalibrationTest, LayerZeroIsTheTextsNormedEmbeddings) {
 TEST_F(AttnCalibrationTest, FitsToTheTextReproduceTheModelOnIt) {
     const AttnCalibration c = calibrate_attn_inputs(*model_, options());
     const std::vector<int32_t> ids = windows()[0];
-    const std::vector<float> want = logits(*model_, ids);
+    const std::vector<float> want = test::file_logits(*model_, ids, 64, 256);
     const auto plain = test::unique_temp_path("calib_mla_plain.gguf");
     const auto fitted = test::unique_temp_path("calib_mla_fitted.gguf");
     MlaConvertOptions mo;
@@ -149,8 +139,8 @@ TEST_F(AttnCalibrationTest, FitsToTheTextReproduceTheModelOnIt) {
     convert_to_mla(*model_, plain, mo);
     mo.calibration = &c.gram;
     EXPECT_TRUE(convert_to_mla(*model_, fitted, mo).calibrated);
-    const double e_plain = test::nrmse(logits(plain, ids), want);
-    const double e_fitted = test::nrmse(logits(fitted, ids), want);
+    const double e_plain = test::nrmse(test::file_logits(plain, ids, 64, 256), want);
+    const double e_fitted = test::nrmse(test::file_logits(fitted, ids, 64, 256), want);
     std::printf("[calibration] MLA rank 16: logits nrmse on the text %.4f (weights) %.4f (text)\n",
                 e_plain, e_fitted);
     EXPECT_LT(e_fitted, 0.5 * e_plain);

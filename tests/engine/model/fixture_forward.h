@@ -1,14 +1,17 @@
 // What the llama.cpp fixture tests (arch_llamacpp_test, quant_types_llamacpp_test) share: a
 // sequence fed through the model in chunks of `chunk` tokens (as llama.cpp's fixture run fed it)
-// with every row's logits kept, the argmax of a row, and how far two logit sets are apart.
+// with every row's logits kept (from a loaded model, or a file loaded on the CPU backend), the
+// argmax of a row, and how far two logit sets are apart.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "model/model.h"
 
 namespace fluoro::test {
@@ -44,6 +47,21 @@ inline std::vector<float> forward_in_chunks(Model& model, KvCache& kv, std::span
         std::copy(out.begin(), out.end(), all.begin() + at * nv);
     }
     return all;
+}
+
+// forward_in_chunks on the model file at `path`, loaded on a 2-thread CPU backend with room for
+// `chunk`-token steps and an F32 cache of n_ctx tokens (no rounding on the way into the cache).
+inline std::vector<float> file_logits(const std::filesystem::path& path,
+                                      std::span<const int32_t> ids, int64_t chunk, int64_t n_ctx,
+                                      MlaPath mla = MlaPath::Absorbed) {
+    cpu::CpuBackend be(2);
+    ModelLoadOptions opt;
+    opt.max_batch = chunk;
+    opt.max_logit_rows = chunk;
+    opt.mla = mla;
+    const auto model = Model::load(path, be, opt);
+    const auto kv = model->create_kv(n_ctx, 1, KvType::F32);
+    return forward_in_chunks(*model, *kv, ids, chunk);
 }
 
 // One step over `toks` at positions pos0, pos0 + 1, ... of sequence 0, the cache's length then set

@@ -74,13 +74,7 @@ std::filesystem::path equal_heads_model() {
 }
 
 std::vector<float> logits_of(const std::filesystem::path& path, const std::vector<int32_t>& ids) {
-    cpu::CpuBackend be(2);
-    ModelLoadOptions opt;
-    opt.max_batch = 64;
-    opt.max_logit_rows = 64;
-    const auto model = Model::load(path, be, opt);
-    const auto kv = model->create_kv(256, 1, KvType::F32);
-    return test::forward_in_chunks(*model, *kv, ids, 64);
+    return test::file_logits(path, ids, 64, 256);
 }
 
 TEST(KvHeadMerge, EqualHeadsMergeToTheSameModel) {

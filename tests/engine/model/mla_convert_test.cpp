@@ -60,14 +60,7 @@ std::filesystem::path llama_model(int zero_pairs) {
 const std::vector<int32_t> kIds = {1, 17, 42, 7, 99, 3, 250, 31, 8, 64, 5, 120, 77, 2, 19, 300};
 
 std::vector<float> logits_of(const std::filesystem::path& path, MlaPath mla = MlaPath::Absorbed) {
-    cpu::CpuBackend be(2);
-    ModelLoadOptions opt;
-    opt.max_batch = 16;
-    opt.max_logit_rows = 16;
-    opt.mla = mla;
-    const auto model = Model::load(path, be, opt);
-    const auto kv = model->create_kv(64, 1, KvType::F32);
-    return test::forward_in_chunks(*model, *kv, kIds, 16);
+    return test::file_logits(path, kIds, 16, 64, mla);
 }
 
 // Full rank: the 2 KV heads' 2 position-free key dims and 16 value dims each stack to 36 rows,
