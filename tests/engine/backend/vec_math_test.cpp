@@ -278,6 +278,48 @@ TEST_P(VecMathTest, SaturatingActivationsStayFinite) {
 // float operations in the same order: the scores and outputs must equal, bit for bit, the F32
 // kernels' over the same rows dequantized to memory. Strided rows (padding between them), every
 // group size, head dimensions of 1, 2, 3 and 8 blocks.
+// pv keeps as many accumulators in registers as fit (vec_math_impl.h pv_unroll: 8, 4, 2 or 1
+// vectors per pass, by group size), but each output element must stay the running sum over the
+// rows in order: the SIMD kernels one fused multiply-add per row, the generic one a rounded
+// product then a rounded sum. So the bits are fixed, and equal to this scalar fold whatever
+// the unroll — the batch invariance of decode and verification (flash_attention.cpp) rests on a
+// score's and an output's arithmetic not depending on how the work was cut. Widths are whole
+// vectors for every ISA (the sub-vector tail is a plain loop) and include ones that need passes
+// of several widths (96 = 8 + 4 vectors of 8 lanes, 4 + 2 of 16).
+TEST_P(VecMathTest, PvIsTheRunningSumOverTheRowsWhateverTheUnroll) {
+    const bool fused = GetParam() != CpuIsa::Generic;
+    for (KvElem elem : {KvElem::F16, KvElem::F32}) {
+        for (int group = 1; group <= 6; ++group) {
+            for (int64_t dv : {16, 64, 96, 128, 256}) {
+                const int64_t n = 23, p_stride = n + 1, o_stride = dv + 16;
+                const Rows v = make_rows(elem, n, dv, rng);
+                const std::vector<float> p = random_floats(group * p_stride, rng);
+                std::vector<float> o = random_floats(group * o_stride, rng);
+                const std::vector<float> o0 = o;
+                vm().pv(elem, p.data(), group, p_stride, n, v.bytes.data(), v.stride, dv, o.data(),
+                        o_stride);
+                for (int g = 0; g < group; ++g) {
+                    for (int64_t d = 0; d < dv; ++d) {
+                        float acc = o0[size_t(g * o_stride + d)];
+                        for (int64_t j = 0; j < n; ++j) {
+                            const float pj = p[size_t(g * p_stride + j)];
+                            const auto vj = float(v.values[size_t(j * dv + d)]);
+                            if (fused) {
+                                acc = std::fma(pj, vj, acc);
+                            } else {
+                                const float prod = pj * vj;
+                                acc = acc + prod;
+                            }
+                        }
+                        ASSERT_EQ(o[size_t(g * o_stride + d)], acc)
+                            << "group " << group << " dv " << dv << " g " << g << " d " << d;
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_P(VecMathTest, QuantizedRowsGiveTheDequantizedRowsBits) {
     for (KvType type : {KvType::Q8_0, KvType::Q4_0}) {
         const KvElem elem = type == KvType::Q8_0 ? KvElem::Q8_0 : KvElem::Q4_0;

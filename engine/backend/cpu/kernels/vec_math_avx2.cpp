@@ -31,7 +31,7 @@ namespace {
 struct Avx2 {
     using T = __m256;
     static constexpr int W = 8;
-    static constexpr int kUnroll = 2;  // 16 ymm registers: 4 heads x 2 accumulators + loads
+    static constexpr int kRegisters = 16;  // ymm0-15
     static T zero() { return _mm256_setzero_ps(); }
     static T set1(float x) { return _mm256_set1_ps(x); }
     static T load(const float* p) { return _mm256_loadu_ps(p); }

@@ -38,7 +38,7 @@ namespace {
 struct Avx512 {
     using T = __m512;
     static constexpr int W = 16;
-    static constexpr int kUnroll = 4;  // 32 zmm registers: 4 heads x 4 accumulators + loads
+    static constexpr int kRegisters = 32;  // zmm0-31
     static T zero() { return _mm512_setzero_ps(); }
     static T set1(float x) { return _mm512_set1_ps(x); }
     static T load(const float* p) { return _mm512_loadu_ps(p); }

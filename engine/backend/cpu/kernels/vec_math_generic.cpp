@@ -12,7 +12,7 @@ namespace {
 struct Scalar {
     using T = float;
     static constexpr int W = 1;
-    static constexpr int kUnroll = 4;
+    static constexpr int kRegisters = 32;  // scalars: any U works; this gives pv U = 4 to 8
     static T zero() { return 0.0f; }
     static T set1(float x) { return x; }
     static T load(const float* p) { return *p; }

@@ -3,10 +3,10 @@
 // (V = 8 lanes of AVX2 + FMA + F16C, and 16 lanes of AVX-512). Everything has internal linkage,
 // so each translation unit keeps its own copy compiled for its target.
 //
-// V provides: T (the vector), W (lanes), kUnroll (vectors of one output row kept in registers by
-// pv), zero/set1/load/load(fp16)/store/store_f16/add/sub/mul/div/fma/max/min/reduce_add/
-// reduce_max/reduce4 (four horizontal sums at once)/exp, and scalar helpers for the tails:
-// f16(uint16_t) -> float, to_f16(float), exp1(float).
+// V provides: T (the vector), W (lanes), kRegisters (vector registers the compiler can allocate:
+// pv sizes its accumulator block by it), zero/set1/load/load(fp16)/store/store_f16/add/sub/mul/
+// div/fma/max/min/reduce_add/reduce_max/reduce4 (four horizontal sums at once)/exp, and scalar
+// helpers for the tails: f16(uint16_t) -> float, to_f16(float), exp1(float).
 //
 // exp(x) for the SIMD types: x = n·ln2 + r with n = round(x·log2 e), |r| <= ln2/2 (ln2 split in
 // a high part exact in float and a low part), e^r by its Taylor polynomial to r⁶ (truncation error
@@ -241,8 +241,11 @@ struct VecMathImpl {
     }
 
     // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
-    // accumulators stay in registers while the n value rows stream past. d is a multiple of
-    // U · W, so a block boundary falls only before a vector u with (u · W) % kBlock == 0.
+    // accumulators stay in registers while the n value rows stream past, each row's GN weights
+    // broadcast once and each of its U vectors loaded once. Every output element is still the
+    // running sum over the rows in order (one fused multiply-add per row), whatever U is.
+    // d is a multiple of U · W and U, W and kBlock are powers of two, so a block boundary falls
+    // only before a vector u with (u · W) % kBlock == 0.
     // `prefetch`: bytes of each value row (from column d) to fetch kPrefetchRows rows ahead.
     template <class R, int GN, int U>
     static void pv_columns(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
@@ -256,46 +259,66 @@ struct VecMathImpl {
             const std::byte* vr = v + size_t(j) * v_stride;
             if (prefetch > 0 && j + kPrefetchRows < n)
                 prefetch_lines(v + size_t(j + kPrefetchRows) * v_stride + first_block, prefetch);
-            T vv[U];
+            T pj[GN];
+            for (int g = 0; g < GN; ++g) pj[g] = V::set1(p[g * p_stride + j]);
             T scale = V::zero();
             for (int u = 0; u < U; ++u) {
                 const int64_t col = d + u * W;
                 const std::byte* block = vr + size_t(col / R::kBlock) * R::kBlockBytes;
                 if (u == 0 || (u * W) % R::kBlock == 0) scale = R::scale(block);
-                vv[u] = R::load(block, scale, col % R::kBlock);
-            }
-            for (int g = 0; g < GN; ++g) {
-                const T pj = V::set1(p[g * p_stride + j]);
-                for (int u = 0; u < U; ++u) acc[g][u] = V::fma(pj, vv[u], acc[g][u]);
+                const T vv = R::load(block, scale, col % R::kBlock);
+                for (int g = 0; g < GN; ++g) acc[g][u] = V::fma(pj[g], vv, acc[g][u]);
             }
         }
         for (int g = 0; g < GN; ++g)
             for (int u = 0; u < U; ++u) V::store(o + g * o_stride + d + u * W, acc[g][u]);
     }
 
+    // The widest block of output vectors pv keeps in registers for GN heads: GN × U accumulators,
+    // the row's GN broadcast weights, one loaded vector and (quantized rows) a block scale must
+    // fit in the registers. Wider is faster while it fits: each accumulator takes one
+    // multiply-add per row, a dependency chain, and the FMA units need about latency × issue
+    // width (4 × 2 on the x86 cores here) chains to stay busy. SmolLM2's three query heads per KV
+    // head had 6 (U = 2) and now 12 (U = 4): one layer's decode attention over 4096 f16 keys in
+    // cache, fluoro_cpu_attention_bench on Zen 3, 118 / 114 µs before, 100 / 95 µs after.
+    template <class R, int GN>
+    static constexpr int pv_unroll() {
+        int u = 8;
+        while (u > 1 && GN * u + GN + 1 + (R::kQuantized ? 1 : 0) > V::kRegisters) u /= 2;
+        return u;
+    }
+
+    // Output columns [d, dv) in passes of U vectors, then narrower passes for what is left.
+    template <class R, int GN, int U>
+    static void pv_passes(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
+                          size_t v_stride, int64_t d, int64_t dv, float* o, int64_t o_stride,
+                          size_t prefetch_first) {
+        for (; d + U * W <= dv; d += U * W)
+            pv_columns<R, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride,
+                                 d == 0 ? prefetch_first : 0);
+        if constexpr (U > 1)
+            pv_passes<R, GN, U / 2>(p, p_stride, n, v, v_stride, d, dv, o, o_stride,
+                                    prefetch_first);
+    }
+
     template <class R, int GN>
     static void pv_heads(const float* p, int64_t p_stride, int64_t n, const std::byte* v,
                          size_t v_stride, int64_t dv, float* o, int64_t o_stride) {
-        constexpr int U = V::kUnroll;
-        int64_t d = 0;
-        // The first pass over the rows prefetches all of each row's columns.
+        // The first pass over the rows prefetches all of each row's columns, for strided streams
+        // only.
         const size_t bytes = row_bytes<R>(dv);
-        const auto prefetch = [&](int64_t at) {
-            return at == 0 && v_stride > bytes ? bytes : 0;  // strided streams only
-        };
-        for (; d + U * W <= dv; d += U * W)
-            pv_columns<R, GN, U>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
-        for (; d + W <= dv; d += W)
-            pv_columns<R, GN, 1>(p, p_stride, n, v, v_stride, d, o, o_stride, prefetch(d));
+        pv_passes<R, GN, pv_unroll<R, GN>()>(p, p_stride, n, v, v_stride, 0, dv, o, o_stride,
+                                             v_stride > bytes ? bytes : 0);
+        const int64_t d = dv / W * W;
         if constexpr (!R::kQuantized) {  // a quantized row is whole vectors
             using E = typename R::Elem;
-            for (; d < dv; ++d) {
+            for (int64_t c = d; c < dv; ++c) {
                 for (int g = 0; g < GN; ++g) {
-                    float sum = o[g * o_stride + d];
+                    float sum = o[g * o_stride + c];
                     for (int64_t j = 0; j < n; ++j)
                         sum += p[g * p_stride + j] *
-                               elem(reinterpret_cast<const E*>(v + size_t(j) * v_stride) + d);
-                    o[g * o_stride + d] = sum;
+                               elem(reinterpret_cast<const E*>(v + size_t(j) * v_stride) + c);
+                    o[g * o_stride + c] = sum;
                 }
             }
         }
