@@ -1,8 +1,9 @@
 // The float vector kernels (backend/cpu/kernels/vec_math.h) of every instruction set this CPU
 // runs, against float64 references on random data: lengths that are not a multiple of any vector
 // width (tails), query-head groups of 1-6 (blocks of 4 plus remainders), strided rows, both cache
-// element types. The fp16 conversions must be exact; the rest within a few float ulps of the
-// reference; quantized rows give the F32 kernels' bits over the dequantized rows.
+// element types. The fp16 conversions must be exact; pv the bits of the running sum over the rows
+// in order; the rest within a few float ulps of the reference; quantized rows give the F32
+// kernels' bits over the dequantized rows.
 #include "backend/cpu/kernels/vec_math.h"
 
 #include <gtest/gtest.h>
@@ -106,10 +107,20 @@ TEST_P(VecMathTest, QkMatchesFloat64) {
     }
 }
 
-TEST_P(VecMathTest, PvAccumulatesFloat64) {
+// Against float64 within a few ulps of the sum of magnitudes, and, where the width is whole
+// vectors for every ISA (a multiple of 16; the sub-vector tail is a plain loop), bit for bit:
+// pv keeps as many accumulators in registers as fit (vec_math_impl.h pv_unroll: 8, 4, 2 or 1
+// vectors per pass, by group size), but each output element must stay the running sum over the
+// rows in order — the SIMD kernels one fused multiply-add per row, the generic one a rounded
+// product then a rounded sum — whatever the unroll: the batch invariance of decode and
+// verification (flash_attention.cpp) rests on an output's arithmetic not depending on how the
+// work was cut. Widths include ones that need passes of several unrolls (96 = 8 + 4 vectors of
+// 8 lanes, 4 + 2 of 16).
+TEST_P(VecMathTest, PvAccumulatesTheRowsInOrder) {
+    const bool fused = GetParam() != CpuIsa::Generic;
     for (KvElem elem : {KvElem::F16, KvElem::F32}) {
         for (int group = 1; group <= 6; ++group) {
-            for (int64_t dv : {7, 64, 80, 256}) {
+            for (int64_t dv : {7, 16, 64, 80, 96, 128, 256}) {
                 const int64_t n = 29, p_stride = n + 2, o_stride = dv + 4;
                 const Rows v = make_rows(elem, n, dv, rng);
                 const std::vector<float> p = random_floats(group * p_stride, rng);
@@ -125,14 +136,26 @@ TEST_P(VecMathTest, PvAccumulatesFloat64) {
                             continue;
                         }
                         double ref = o0[at], mag = std::abs(o0[at]);
+                        float fold = o0[at];
                         for (int64_t j = 0; j < n; ++j) {
-                            const double prod =
-                                double(p[size_t(g * p_stride + j)]) * v.values[size_t(j * dv + d)];
-                            ref += prod;
-                            mag += std::abs(prod);
+                            const float pj = p[size_t(g * p_stride + j)];
+                            const double vj = v.values[size_t(j * dv + d)];
+                            ref += double(pj) * vj;
+                            mag += std::abs(double(pj) * vj);
+                            if (fused) {
+                                fold = std::fma(pj, float(vj), fold);
+                            } else {
+                                const float prod = pj * float(vj);
+                                fold = fold + prod;
+                            }
                         }
-                        ASSERT_NEAR(o[at], ref, mag * 1e-6)
-                            << "group " << group << " dv " << dv << " g " << g << " d " << d;
+                        const std::string where = "group " + std::to_string(group) + " dv " +
+                                                  std::to_string(dv) + " g " + std::to_string(g) +
+                                                  " d " + std::to_string(d);
+                        ASSERT_NEAR(o[at], ref, mag * 1e-6) << where;
+                        if (dv % 16 == 0) {
+                            ASSERT_EQ(o[at], fold) << "not the running sum, " << where;
+                        }
                     }
                 }
             }
@@ -278,48 +301,6 @@ TEST_P(VecMathTest, SaturatingActivationsStayFinite) {
 // float operations in the same order: the scores and outputs must equal, bit for bit, the F32
 // kernels' over the same rows dequantized to memory. Strided rows (padding between them), every
 // group size, head dimensions of 1, 2, 3 and 8 blocks.
-// pv keeps as many accumulators in registers as fit (vec_math_impl.h pv_unroll: 8, 4, 2 or 1
-// vectors per pass, by group size), but each output element must stay the running sum over the
-// rows in order: the SIMD kernels one fused multiply-add per row, the generic one a rounded
-// product then a rounded sum. So the bits are fixed, and equal to this scalar fold whatever
-// the unroll — the batch invariance of decode and verification (flash_attention.cpp) rests on a
-// score's and an output's arithmetic not depending on how the work was cut. Widths are whole
-// vectors for every ISA (the sub-vector tail is a plain loop) and include ones that need passes
-// of several widths (96 = 8 + 4 vectors of 8 lanes, 4 + 2 of 16).
-TEST_P(VecMathTest, PvIsTheRunningSumOverTheRowsWhateverTheUnroll) {
-    const bool fused = GetParam() != CpuIsa::Generic;
-    for (KvElem elem : {KvElem::F16, KvElem::F32}) {
-        for (int group = 1; group <= 6; ++group) {
-            for (int64_t dv : {16, 64, 96, 128, 256}) {
-                const int64_t n = 23, p_stride = n + 1, o_stride = dv + 16;
-                const Rows v = make_rows(elem, n, dv, rng);
-                const std::vector<float> p = random_floats(group * p_stride, rng);
-                std::vector<float> o = random_floats(group * o_stride, rng);
-                const std::vector<float> o0 = o;
-                vm().pv(elem, p.data(), group, p_stride, n, v.bytes.data(), v.stride, dv, o.data(),
-                        o_stride);
-                for (int g = 0; g < group; ++g) {
-                    for (int64_t d = 0; d < dv; ++d) {
-                        float acc = o0[size_t(g * o_stride + d)];
-                        for (int64_t j = 0; j < n; ++j) {
-                            const float pj = p[size_t(g * p_stride + j)];
-                            const auto vj = float(v.values[size_t(j * dv + d)]);
-                            if (fused) {
-                                acc = std::fma(pj, vj, acc);
-                            } else {
-                                const float prod = pj * vj;
-                                acc = acc + prod;
-                            }
-                        }
-                        ASSERT_EQ(o[size_t(g * o_stride + d)], acc)
-                            << "group " << group << " dv " << dv << " g " << g << " d " << d;
-                    }
-                }
-            }
-        }
-    }
-}
-
 TEST_P(VecMathTest, QuantizedRowsGiveTheDequantizedRowsBits) {
     for (KvType type : {KvType::Q8_0, KvType::Q4_0}) {
         const KvElem elem = type == KvType::Q8_0 ? KvElem::Q8_0 : KvElem::Q4_0;
