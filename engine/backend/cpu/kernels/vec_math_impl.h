@@ -243,7 +243,7 @@ struct VecMathImpl {
     // o[g] += Σ_j p[g][j] · v_j over U vectors of output columns starting at d: the GN × U
     // accumulators stay in registers while the n value rows stream past, each row's GN weights
     // broadcast once and each of its U vectors loaded once. Every output element is still the
-    // running sum over the rows in order (one fused multiply-add per row), whatever U is.
+    // running sum over the rows in order (one V::fma per row), whatever U is.
     // d is a multiple of U · W and U, W and kBlock are powers of two, so a block boundary falls
     // only before a vector u with (u · W) % kBlock == 0.
     // `prefetch`: bytes of each value row (from column d) to fetch kPrefetchRows rows ahead.
