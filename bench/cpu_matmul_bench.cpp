@@ -273,6 +273,26 @@ BENCHMARK_CAPTURE(BM_Matmul, q5_0_640x2048, Shape{GgmlType::Q5_0, 640, 2048})->A
 BENCHMARK_CAPTURE(BM_Matmul, q5_0x8_640x2048, Shape{GgmlType::Q5_0, 640, 2048, true})
     ->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Matmul, q4_K_2048x640, Shape{GgmlType::Q4_K, 2048, 640})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_Kx8_2048x640, Shape{GgmlType::Q4_K, 2048, 640, true})
+    ->Apply(shapes);
+// Llama-3.2-1B's FFN at Q4_K_M (scripts/make_shape_model.py): up/gate 2048 -> 8192 (9.4 MB, in
+// the GGUF layout and interleaved) and down 8192 -> 2048.
+BENCHMARK_CAPTURE(BM_Matmul, q4_K_2048x8192, Shape{GgmlType::Q4_K, 2048, 8192})->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_Kx8_2048x8192, Shape{GgmlType::Q4_K, 2048, 8192, true})
+    ->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Matmul, q4_Kx8_8192x2048, Shape{GgmlType::Q4_K, 8192, 2048, true})
+    ->Apply(shapes);
+// Decode through its 16 layers' up projections (150 MB, from memory), both layouts.
+BENCHMARK_CAPTURE(BM_MatmulLayers, q4_K_2048x8192, Shape{GgmlType::Q4_K, 2048, 8192})
+    ->ArgNames({"layers", "threads"})
+    ->Args({16, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_MatmulLayers, q4_Kx8_2048x8192, Shape{GgmlType::Q4_K, 2048, 8192, true})
+    ->ArgNames({"layers", "threads"})
+    ->Args({16, 2})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Matmul, q6_K_2048x640, Shape{GgmlType::Q6_K, 2048, 640})->Apply(shapes);
 
 }  // namespace

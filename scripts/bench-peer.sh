@@ -20,7 +20,14 @@
 #   --depths D1,D2,...   decode at each of these depths instead (the decode-vs-depth curve, e.g.
 #                        0,1024,4096,16384,32768); a depth past a model's trained context less
 #                        the generated tokens is skipped for that model, and said so
-#   --flash-attn         llama.cpp with its flash attention (default off; ours is on by default)
+#   --peer python|llama-bench
+#                        how llama.cpp runs: python (default) through llama-cpp-python as below;
+#                        llama-bench: llama.cpp's own llama-bench built from the same pinned
+#                        source by scripts/build-llama-tools.sh, at its own defaults (flash
+#                        attention auto, batch 2048 / ubatch 512), as its users run it (on an AMX
+#                        host that build has AMX off, and --amx-off-peer does not apply)
+#   --flash-attn         llama.cpp with its flash attention (default off through python; through
+#                        llama-bench, on instead of its default auto; ours is on by default)
 #   --fluoro PATH        the fluoro binary (default build/release/app/fluoro, built if missing)
 #   --membw PATH         the bandwidth tool (default build/release/bench/fluoro_membw)
 #   --note TEXT          a line for the report (e.g. what the binary was built from)
@@ -44,6 +51,7 @@ source "$(dirname "$0")/lib/common.sh"
 LLAMA_CPP_PYTHON_VERSION=0.3.36  # llama-cpp-python pin (bundles llama.cpp; built from source)
 
 quick=0 runs="" reps=1 threads="" depth="" depths="" flash=0 out="" note="" run_timeout=1800
+peer=python
 amx_off_peer=auto
 fluoro="$FLUORO_ROOT/build/release/app/fluoro"
 membw="$FLUORO_ROOT/build/release/bench/fluoro_membw"
@@ -59,13 +67,14 @@ while [ $# -gt 0 ]; do
         --depth) depth=$2; shift ;;
         --depths) depths=$2; shift ;;
         --flash-attn) flash=1 ;;
+        --peer) peer=$2; shift ;;
         --fluoro) fluoro=$(realpath "$2"); shift ;;
         --membw) membw=$(realpath "$2"); shift ;;
         --note) note=$2; shift ;;
         --run-timeout) run_timeout=$2; shift ;;
         --out) out=$(realpath -m "$2"); shift ;;
         --amx-off-peer) amx_off_peer=$2; shift ;;
-        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
     shift
@@ -80,8 +89,16 @@ fi
 
 # --- llama-cpp-python -------------------------------------------------------------------------
 py=python3
-[ -x "$FLUORO_ROOT/.venv/bin/python" ] && py="$FLUORO_ROOT/.venv/bin/python"
-if ! "$py" -c 'import llama_cpp' 2>/dev/null; then
+case "$peer" in
+    python|llama-bench) ;;
+    *) die "--peer takes python or llama-bench, not '$peer'" ;;
+esac
+[ -x "$FLUORO_ROOT/.venv/bin/python" ] && [ "$peer" = python ] && py="$FLUORO_ROOT/.venv/bin/python"
+if [ "$peer" = llama-bench ]; then
+    llama_bench="$("$FLUORO_ROOT/scripts/build-llama-tools.sh")/llama-bench"
+    llama_ver="$LLAMA_CPP_PYTHON_VERSION (llama-bench)"
+    amx_off_peer=no
+elif ! "$py" -c 'import llama_cpp' 2>/dev/null; then
     echo "llama-cpp-python is missing: installing $LLAMA_CPP_PYTHON_VERSION with pip. This builds" \
         "llama.cpp from source for this CPU and takes several minutes." >&2
     install_debs build-essential cmake python3 python3-pip
@@ -99,8 +116,8 @@ if ! "$py" -c 'import llama_cpp' 2>/dev/null; then
         run_step pip-llama-cpp-python "$py" -m pip install --disable-pip-version-check "$pkg"
     fi
 fi
-llama_ver=$("$py" -c 'import llama_cpp; print(llama_cpp.__version__)')
-[ "$llama_ver" = "$LLAMA_CPP_PYTHON_VERSION" ] ||
+[ "$peer" = llama-bench ] || llama_ver=$("$py" -c 'import llama_cpp; print(llama_cpp.__version__)')
+[ "$peer" = llama-bench ] || [ "$llama_ver" = "$LLAMA_CPP_PYTHON_VERSION" ] ||
     echo "warning: llama-cpp-python $llama_ver is installed (pinned: $LLAMA_CPP_PYTHON_VERSION);" \
         "measuring against $llama_ver" >&2
 
@@ -175,7 +192,7 @@ commit=$(git -C "$FLUORO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknow
 dirty=$( (git -C "$FLUORO_ROOT" status --porcelain 2>/dev/null || true) | awk '{print $2}' |
     tr '\n' ' ')
 M_COMMAND=$args_line M_COMMIT=$commit M_DIRTY=$dirty M_BIN=$fluoro M_NOTE=$note M_THREADS=$threads \
-M_RUNS=$runs M_REPS=$reps M_FLASH=$flash M_P=$n_prompt M_N=$n_gen M_D=$depth \
+M_RUNS=$runs M_REPS=$reps M_FLASH=$flash M_P=$n_prompt M_N=$n_gen M_D=$depth M_PEER=$peer \
     "$py" - "$out/meta.json" "$system_json" <<'PY'
 import datetime, json, os, sys
 e = os.environ
@@ -190,6 +207,7 @@ json.dump({
     "fluoro_bin": e["M_BIN"], "note": e["M_NOTE"],
     "threads": int(e["M_THREADS"]), "runs": int(e["M_RUNS"]), "reps": int(e["M_REPS"]),
     "flash_attn": e["M_FLASH"] == "1",
+    "peer": e["M_PEER"],
     "n_prompt": int(e["M_P"]), "n_gen": int(e["M_N"]), "depth": int(e["M_D"]),
     "machine": {"cpu": s["cpu"], "logical_cpus": s["logical_cpus"],
                 "physical_cores": s["physical_cores"], "usable_cpus": s["usable_cpus"],
@@ -271,6 +289,9 @@ for model in "${models[@]}"; do
         fi
         test_args="-p $p -n $n -d $d"
         peer_args=("$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" "${flash_arg[@]}")
+        peer_cmd=("$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py")
+        [ "$peer" = llama-bench ] &&
+            peer_cmd=("$py" "$FLUORO_ROOT/scripts/peer/llama_bench_json.py" "$llama_bench")
         amx_crashed=0  # the AMX build failed both tries of a run of this test: not tried again
         for ((run = 1; run <= runs; run++)); do
             printf '%s p=%s n=%s d=%s run %d/%d: fluoro ' "$name" "$p" "$n" "$d" "$run" "$runs" >&2
@@ -278,8 +299,7 @@ for model in "${models[@]}"; do
                 "$fluoro" bench "$model" -p "$p" -n "$n" -d "$d" -r "$reps" -t "$threads" --json
             if [ "$amx_crashed" = 0 ]; then
                 printf ' | llama.cpp ' >&2
-                measure llama.cpp "$model" "$run" \
-                    "$py" "$FLUORO_ROOT/scripts/peer/llamacpp_bench.py" "${peer_args[@]}"
+                measure llama.cpp "$model" "$run" "${peer_cmd[@]}" "${peer_args[@]}"
                 [ "$measured_ok" = 1 ] || [ "$amx_off_peer" != yes ] || amx_crashed=1
             fi
             # The AMX-off build: where the AMX build fails, and for plain decode (what AMX is

@@ -109,6 +109,10 @@ def summarize(meta, membw, runs, infos):
             versions["llama_cpp_python"] = r["result"].get("llama_cpp_python")
             versions["llama_cpp_system_info"] = r["result"].get("system_info")
             versions["swa_full"] = r["result"].get("swa_full")
+            versions["llama_bench_command"] = r["result"].get("command")
+            versions["llama_bench_flash_attn"] = r["result"].get("flash_attn")
+            versions["llama_bench_ubatch"] = r["result"].get("ubatch")
+            versions["llama_bench_batch"] = r["result"].get("batch")
         elif r["engine"] == AMX_OFF:
             versions["llama_cpp_amx_off_system_info"] = r["result"].get("system_info")
             versions.setdefault("llama_cpp", r["result"].get("llama_cpp"))
@@ -184,10 +188,19 @@ def markdown(rep):
                + f", kernel path {v.get('kernel_isa', '?')}, binary {m['fluoro_bin']}")
     if m.get("note"):
         out.append(f"- Note: {m['note']}")
-    out.append(f"- llama.cpp {v.get('llama_cpp', '?')} via llama-cpp-python "
-               f"{v.get('llama_cpp_python', '?')} (built from source on this machine: "
-               f"{v.get('llama_cpp_system_info', '?')}), flash attention "
-               f"{'on' if m.get('flash_attn') else 'off'}, swa_full={v.get('swa_full')}")
+    if m.get("peer") == "llama-bench":
+        fa = v.get("llama_bench_flash_attn")
+        out.append(f"- llama.cpp's own llama-bench, built from the pinned llama-cpp-python "
+                   f"source (scripts/build-llama-tools.sh) for this CPU, at its defaults: flash "
+                   f"attention {'auto' if fa in (-1, None) else 'on' if fa in (1, True) else 'off'}"
+                   f", batch {v.get('llama_bench_batch', '?')} / ubatch "
+                   f"{v.get('llama_bench_ubatch', '?')}; its command: "
+                   f"`{v.get('llama_bench_command', '?')}`")
+    else:
+        out.append(f"- llama.cpp {v.get('llama_cpp', '?')} via llama-cpp-python "
+                   f"{v.get('llama_cpp_python', '?')} (built from source on this machine: "
+                   f"{v.get('llama_cpp_system_info', '?')}), flash attention "
+                   f"{'on' if m.get('flash_attn') else 'off'}, swa_full={v.get('swa_full')}")
     out.append(f"- Method: both engines KV F16, batch 512, random tokens; pp from an empty cache "
                f"(or at depth), tg single-token steps; each run is a fresh process with one "
                f"warm-up and {m['reps']} timed repetition(s); {m['runs']} runs per engine and "

@@ -1,5 +1,5 @@
-// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0, Q8_0) and their row-group
-// kernels:
+// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0, Q8_0, Q4_K) and their
+// row-group kernels:
 //  - interleave_rows / deinterleave_row give back every row's bytes, and refuse what has no layout;
 //  - a group kernel agrees with the generic row kernel on the same rows within 1e-6 of Σ|ŵ·x̂|
 //    (same integer block sums, a different float order), on random and on extreme blocks;
@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -71,16 +72,24 @@ std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
     return out;
 }
 
-constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0};
+constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
+                                          GgmlType::Q4_K};
 
 std::string name(GgmlType t) {
     return std::string(type_name(t));
 }
 
+// A row length for `type` near n: n itself for the 32-element blocks, whole 256-element blocks
+// (at least one) for Q4_K.
+int64_t fit(GgmlType type, int64_t n) {
+    const int64_t block = type_traits(type).block_elems;
+    return std::max(block, n / block * block);
+}
+
 TEST(CpuInterleave, RoundTripsEveryRow) {
     for (GgmlType type : kInterleavedTypes) {
         std::mt19937 rng(11);
-        const int64_t n_in = 576, n_out = 3 * kGroupRows;
+        const int64_t n_in = fit(type, 768), n_out = 3 * kGroupRows;
         const std::vector<uint8_t> rows = random_rows(type, n_in, n_out, rng);
         const std::vector<uint8_t> groups = interleaved(type, rows, n_in, n_out);
         EXPECT_NE(groups, rows) << name(type);  // the layout really differs
@@ -94,7 +103,7 @@ TEST(CpuInterleave, RoundTripsEveryRow) {
     }
 }
 
-TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
+TEST(CpuInterleave, OnlyQ4_1Q5_0Q8_0AndQ4_KInWholeGroups) {
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 8));
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 4));
     EXPECT_TRUE(interleavable(GgmlType::Q4_1, 576));
@@ -106,26 +115,30 @@ TEST(CpuInterleave, OnlyQ4_1Q5_0AndQ8_0InWholeGroups) {
     EXPECT_FALSE(interleavable(GgmlType::Q4_1, 0));
     EXPECT_FALSE(interleavable(GgmlType::Q4_0, 576));
     EXPECT_FALSE(interleavable(GgmlType::F16, 576));
-    EXPECT_FALSE(interleavable(GgmlType::Q4_K, 576));
+    EXPECT_TRUE(interleavable(GgmlType::Q4_K, 2048));
+    EXPECT_FALSE(interleavable(GgmlType::Q4_K, 12));
+    EXPECT_FALSE(interleavable(GgmlType::Q6_K, 2048));
     std::vector<uint8_t> buf(4096);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 6, 32, buf.data() + 2048), Error);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 4, 48, buf.data() + 2048), Error);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_0, buf.data(), 4, 32, buf.data() + 2048), Error);
     EXPECT_THROW(deinterleave_row(GgmlType::Q4_1, buf.data(), -1, 32, buf.data() + 2048), Error);
+    // Q4_K rows are whole 256-element super-blocks
+    EXPECT_THROW(interleave_rows(GgmlType::Q4_K, buf.data(), 8, 32, buf.data() + 2048), Error);
 }
 
 // The group kernels' activations: the partner blocks with their scales as floats, the same
-// values, and Q8_0's with 16 times its quants' sum; converting in place (the partner row at the end
-// of the buffer) gives the same bytes.
+// values, Q8_0's with 16 times its quants' sum and Q8_K's with its 16-element sums added in
+// pairs; converting in place (the partner row at the end of the buffer) gives the same bytes.
 TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
     for (GgmlType type : kInterleavedTypes) {
         std::mt19937 rng(12);
-        for (int64_t n : {32, 576, 577}) {
+        for (int64_t len : {32, 576, 577}) {
             // 577: 576 random values and a block with inf and NaN, which the SIMD quantizers
             // hand to the reference.
-            std::vector<float> x = test::random_floats(n == 577 ? 576 : n, rng);
-            if (n == 577) {
-                n = 576;
+            const int64_t n = fit(type, len == 577 ? 576 : len);
+            std::vector<float> x = test::random_floats(n, rng);
+            if (len == 577) {
                 x[40] = std::numeric_limits<float>::infinity();
                 x[45] = std::numeric_limits<float>::quiet_NaN();
             }
@@ -135,9 +148,16 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
             widen_partner_row(type, narrow.data(), wide.data(), n);
             quantize_group_x_row(type, x.data(), direct.data(), n);
             EXPECT_EQ(direct, wide) << name(type) << " n=" << n;
-            const size_t nb = size_t(n / kQK);
+            const size_t nb = size_t(n / type_traits(type).block_elems);
             for (size_t b = 0; b < nb; ++b) {
-                if (type == GgmlType::Q4_1) {
+                if (type == GgmlType::Q4_K) {
+                    const auto& in = reinterpret_cast<const BlockQ8_K*>(narrow.data())[b];
+                    const auto& out = reinterpret_cast<const BlockQ8_KWide*>(wide.data())[b];
+                    EXPECT_EQ(std::bit_cast<uint32_t>(out.d), std::bit_cast<uint32_t>(in.d));
+                    for (int j = 0; j < 8; ++j)
+                        EXPECT_EQ(out.bsum32[j], in.bsums[2 * j] + in.bsums[2 * j + 1]) << j;
+                    EXPECT_EQ(0, std::memcmp(out.qs, in.qs, kQK_K));
+                } else if (type == GgmlType::Q4_1) {
                     const auto& in = reinterpret_cast<const BlockQ8_1*>(narrow.data())[b];
                     const auto& out = reinterpret_cast<const BlockQ8_1Wide*>(wide.data())[b];
                     EXPECT_EQ(out.d, fp16_to_fp32(in.d));
@@ -166,6 +186,7 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
     }
     EXPECT_THROW(group_x_row_bytes(GgmlType::Q4_0, 32), Error);
     EXPECT_THROW(group_x_row_bytes(GgmlType::Q4_1, 48), Error);
+    EXPECT_THROW(group_x_row_bytes(GgmlType::Q4_K, 32), Error);
 }
 
 TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
@@ -179,13 +200,18 @@ TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
 }
 
 // Rows of extreme blocks: every quant at its largest or smallest (Q4_1 15 or 0; Q5_0 15 or -16,
-// |w| = 16; Q8_0 127 or -128, which ggml never writes but a file may hold) against activations
-// of ±127: the largest integer sums the int16 steps must not saturate.
+// |w| = 16; Q8_0 127 or -128, which ggml never writes but a file may hold; Q4_K 15 or 0 with
+// every 6-bit scale and min at 63) against activations of ±127 (Q8_K: 127 or -128, which its
+// quantizer writes): the largest integer sums the int16 steps must not saturate.
 void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
     const size_t block = type_traits(type).block_bytes;
     for (size_t b = 0; b < rows.size() / block; ++b) {
         const uint8_t fill = b % 3 == 0 ? 0x00 : 0xFF;
-        if (type == GgmlType::Q4_1) {
+        if (type == GgmlType::Q4_K) {
+            auto* q = reinterpret_cast<BlockQ4_K*>(rows.data()) + b;
+            std::memset(q->qs, fill, sizeof(q->qs));
+            std::memset(q->scales, 0xFF, sizeof(q->scales));
+        } else if (type == GgmlType::Q4_1) {
             auto* q = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
             std::memset(q->qs, fill, sizeof(q->qs));
         } else if (type == GgmlType::Q8_0) {
@@ -199,8 +225,20 @@ void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
     }
 }
 
-// ±127 in every activation quant (a Q8_0 or Q8_1 block ends with its 32 quants).
+// ±127 in every activation quant (a Q8_0 or Q8_1 block ends with its 32 quants); 127 or -128 in
+// a Q8_K block's, with its 16-element sums to match.
 void make_extreme_partner(GgmlType type, std::vector<uint8_t>& xs, size_t stride, int64_t n) {
+    if (type == GgmlType::Q4_K) {
+        for (int t = 0; t < kMaxDotRows; ++t) {
+            auto* blocks = reinterpret_cast<BlockQ8_K*>(xs.data() + t * stride);
+            for (int64_t b = 0; b < n / kQK_K; ++b) {
+                const int8_t q = t % 2 ? -128 : 127;
+                std::memset(blocks[b].qs, static_cast<uint8_t>(q), kQK_K);
+                for (int16_t& s : blocks[b].bsums) s = int16_t(16 * q);
+            }
+        }
+        return;
+    }
     const size_t block = type_traits(vec_dot_partner(type)).block_bytes;
     const size_t qs = block - kQK;
     for (int t = 0; t < kMaxDotRows; ++t)
@@ -214,7 +252,8 @@ TEST(CpuKernelRowGroupDot, MatchesGenericRowsWithinRounding) {
         const std::vector<CpuIsa> isas = isas_with_group_kernel(type);
         if (isas.empty()) GTEST_SKIP() << "no row-group kernel on this CPU or build";
         std::mt19937 rng(5);
-        for (int64_t n : {32, 576, 1536}) {
+        for (int64_t len : {32, 576, 1536}) {
+            const int64_t n = fit(type, len);
             for (bool extreme : {false, true}) {
                 std::vector<uint8_t> rows = random_rows(type, n, kGroupRows, rng);
                 if (extreme) make_extreme(type, rows);
@@ -302,12 +341,12 @@ TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
     }
 }
 
-TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1AndQ5_0) {
+TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1Q5_0AndQ4_K) {
     EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_1, CpuIsa::Generic), nullptr);
     for (CpuIsa isa : test::supported_isas()) {
         EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q8_0, isa), nullptr) << cpu_isa_name(isa);
         EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_0, isa), nullptr) << cpu_isa_name(isa);
-        for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0})
+        for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K})
             EXPECT_EQ(row_group_pair_dot_fn(type, isa) != nullptr, isa == CpuIsa::Avx512)
                 << name(type) << " " << cpu_isa_name(isa);
     }
@@ -317,14 +356,15 @@ TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1AndQ5_0) {
 // gives it, for every tile size, on random and extreme rows.
 TEST(CpuKernelRowGroupDot, PairKernelGivesEachRowTheGroupKernelsBits) {
     bool ran = false;
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0}) {
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K}) {
         for (CpuIsa isa : test::supported_isas()) {
             const RowGroupDotFn pair = row_group_pair_dot_fn(type, isa);
             if (!pair) continue;
             ran = true;
             const RowGroupDotFn group = row_group_dot_fn(type, isa);
             std::mt19937 rng(7);
-            for (int64_t n : {32, 1536}) {
+            for (int64_t len : {32, 1536}) {
+                const int64_t n = fit(type, len);
                 for (bool extreme : {false, true}) {
                     std::vector<uint8_t> rows = random_rows(type, n, 2 * kGroupRows, rng);
                     if (extreme) make_extreme(type, rows);

@@ -35,6 +35,7 @@
 
 #include "backend/cpu/kernels/dot_kernels.h"
 #include "backend/cpu/kernels/dot_x86_interleaved.h"
+#include "backend/cpu/kernels/dot_x86_interleaved_k.h"
 #include "backend/cpu/kernels/dot_x86_kernels.h"
 
 namespace fluoro::cpu::detail {
@@ -49,6 +50,7 @@ DotTable make_avx2_dot_table() {
 GroupDotTable make_avx2_group_dot_table() {
     GroupDotTable table{};
     x86::set_x86_group_kernels(table);
+    x86::set_x86_k_group_kernels(table);
     return table;
 }
 

@@ -34,6 +34,7 @@
 #define FLUORO_DOT_VNNI 1
 #include "backend/cpu/kernels/dot_kernels.h"  // the IQ grid decoders, compiled for this target
 #include "backend/cpu/kernels/dot_x86_interleaved.h"
+#include "backend/cpu/kernels/dot_x86_interleaved_k.h"
 #include "backend/cpu/kernels/dot_x86_kernels.h"
 
 namespace fluoro::cpu::detail {
@@ -54,12 +55,14 @@ PairDotTable make_avx512_pair_dot_table() {
 GroupDotTable make_avx512_group_dot_table() {
     GroupDotTable table{};
     x86::set_x86_group_kernels(table);
+    x86::set_x86_k_group_kernels(table);
     return table;
 }
 
 GroupDotTable make_avx512_group_pair_dot_table() {
     GroupDotTable table{};
     x86::set_x86_group_pair_kernels(table);
+    x86::set_x86_k_group_pair_kernels(table);
     return table;
 }
 

@@ -10,8 +10,13 @@
 namespace fluoro::cpu {
 namespace {
 
+// Elements per block of an interleavable type.
+int64_t block_elems(GgmlType type) {
+    return type == GgmlType::Q4_K ? kQK_K : kQK;
+}
+
 void check(GgmlType type, int64_t n_out, int64_t n_in) {
-    if (!interleavable(type, n_out) || n_in <= 0 || n_in % kQK != 0) {
+    if (!interleavable(type, n_out) || n_in <= 0 || n_in % block_elems(type) != 0) {
         throw Error("interleave: no grouped layout for " + std::string(type_name(type)) + " [" +
                     std::to_string(n_out) + " x " + std::to_string(n_in) + "]");
     }
@@ -20,7 +25,8 @@ void check(GgmlType type, int64_t n_out, int64_t n_in) {
 }  // namespace
 
 bool interleavable(GgmlType type, int64_t n_out) {
-    return (type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0) &&
+    return (type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0 ||
+            type == GgmlType::Q4_K) &&
            n_out > 0 && n_out % kGroupRows == 0;
 }
 
@@ -76,6 +82,56 @@ void move(const BlockQ8_0x8& in, BlockQ8_0& out, int r) {
     move(in.half[r / kHalfRows], out, r % kHalfRows);
 }
 
+// BlockQ4_K's 12 scale bytes (ggml's get_scale_min_k4): sub-blocks 0..3 in the low 6 bits of
+// bytes j (scale) and j + 4 (min); 4..7 in the nibbles of byte j + 4 with their top 2 bits in the
+// top bits of bytes j - 4 (scale) and j (min).
+void unpack_k4(const uint8_t* s, uint8_t* sc, uint8_t* mn) {
+    for (int j = 0; j < 4; ++j) {
+        sc[j] = s[j] & 63;
+        mn[j] = s[j + 4] & 63;
+    }
+    for (int j = 4; j < 8; ++j) {
+        sc[j] = uint8_t((s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4));
+        mn[j] = uint8_t((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
+    }
+}
+void pack_k4(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
+    for (int j = 0; j < 4; ++j) {
+        s[j] = uint8_t(sc[j] | (sc[j + 4] >> 4) << 6);
+        s[j + 4] = uint8_t(mn[j] | (mn[j + 4] >> 4) << 6);
+        s[j + 8] = uint8_t((sc[j + 4] & 0x0F) | (mn[j + 4] & 0x0F) << 4);
+    }
+}
+
+void move(const BlockQ4_K& in, BlockQ4_Kx8& out, int r) {
+    out.d[r] = in.d;
+    out.dmin[r] = in.dmin;
+    uint8_t sc[8], mn[8];
+    unpack_k4(in.scales, sc, mn);
+    const auto top = [&](int j) { return uint8_t((sc[j] >> 4) | (mn[j] >> 4) << 2); };
+    for (int j = 0; j < 8; ++j) out.scm[j][r] = uint8_t((sc[j] & 0x0F) | (mn[j] & 0x0F) << 4);
+    // entries 8j + r and 8(j + 4) + r share byte 8j + r: both this row's
+    for (int j = 0; j < 4; ++j) out.sch[8 * j + r] = uint8_t(top(j) | top(j + 4) << 4);
+    for (int g = 0; g < BlockQ4_Kx8::kGroups; ++g)
+        for (int c = 0; c < BlockQ4_Kx8::kChunks; ++c)
+            std::memcpy(&out.qs[g][c][4 * r], in.qs + 32 * g + 4 * c, 4);
+}
+void move(const BlockQ4_Kx8& in, BlockQ4_K& out, int r) {
+    out.d = in.d[r];
+    out.dmin = in.dmin[r];
+    uint8_t sc[8], mn[8];
+    for (int j = 0; j < 8; ++j) {
+        const int e = 8 * j + r;
+        const uint8_t top = uint8_t(in.sch[e % 32] >> (4 * (e / 32)));
+        sc[j] = uint8_t((in.scm[j][r] & 0x0F) | (top & 3) << 4);
+        mn[j] = uint8_t((in.scm[j][r] >> 4) | ((top >> 2) & 3) << 4);
+    }
+    pack_k4(sc, mn, out.scales);
+    for (int g = 0; g < BlockQ4_Kx8::kGroups; ++g)
+        for (int c = 0; c < BlockQ4_Kx8::kChunks; ++c)
+            std::memcpy(out.qs + 32 * g + 4 * c, &in.qs[g][c][4 * r], 4);
+}
+
 template <class Block, class Group>
 void interleave_as(const void* src, int64_t n_out, int64_t nb, void* dst) {
     const auto* rows = static_cast<const Block*>(src);
@@ -97,7 +153,8 @@ void deinterleave_as(const void* data, int64_t row, int64_t nb, void* dst) {
 
 void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in, void* dst) {
     check(type, n_out, n_in);
-    const int64_t nb = n_in / kQK;
+    const int64_t nb = n_in / block_elems(type);
+    if (type == GgmlType::Q4_K) return interleave_as<BlockQ4_K, BlockQ4_Kx8>(src, n_out, nb, dst);
     if (type == GgmlType::Q4_1) return interleave_as<BlockQ4_1, BlockQ4_1x8>(src, n_out, nb, dst);
     if (type == GgmlType::Q8_0) return interleave_as<BlockQ8_0, BlockQ8_0x8>(src, n_out, nb, dst);
     interleave_as<BlockQ5_0, BlockQ5_0x8>(src, n_out, nb, dst);
@@ -106,7 +163,8 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst) {
     check(type, kGroupRows, n_in);
     if (row < 0) throw Error("deinterleave: negative row " + std::to_string(row));
-    const int64_t nb = n_in / kQK;
+    const int64_t nb = n_in / block_elems(type);
+    if (type == GgmlType::Q4_K) return deinterleave_as<BlockQ4_K, BlockQ4_Kx8>(data, row, nb, dst);
     if (type == GgmlType::Q4_1) return deinterleave_as<BlockQ4_1, BlockQ4_1x8>(data, row, nb, dst);
     if (type == GgmlType::Q8_0) return deinterleave_as<BlockQ8_0, BlockQ8_0x8>(data, row, nb, dst);
     deinterleave_as<BlockQ5_0, BlockQ5_0x8>(data, row, nb, dst);
@@ -137,6 +195,23 @@ void widen(const BlockQ8_0& in, BlockQ8_0Wide& out) {
     out.offset_ab[1] = -128 * (sum - a);
 }
 
+void widen(const BlockQ8_K& in, BlockQ8_KWide& out) {
+    out.d = in.d;
+    for (int j = 0; j < 8; ++j) out.bsum32[j] = int16_t(in.bsums[2 * j] + in.bsums[2 * j + 1]);
+    std::memcpy(out.qs, in.qs, sizeof(out.qs));
+}
+
+// Block by block into a separate dst (Q8_K's wide blocks are the shorter).
+void widen_q8_k(const void* src, void* dst, int64_t nb) {
+    for (int64_t b = 0; b < nb; ++b) {
+        BlockQ8_K in;
+        std::memcpy(&in, static_cast<const std::byte*>(src) + b * int64_t(sizeof(in)), sizeof(in));
+        BlockQ8_KWide out;
+        widen(in, out);
+        std::memcpy(static_cast<std::byte*>(dst) + b * int64_t(sizeof(out)), &out, sizeof(out));
+    }
+}
+
 // Forward, each block copied out before its wider form is written: with the partner row at the
 // end of dst, wide block b ends at or before narrow block b + 1 starts.
 template <class Narrow, class Wide>
@@ -156,18 +231,29 @@ void widen_as(const void* src, void* dst, int64_t nb) {
 
 size_t group_x_row_bytes(GgmlType type, int64_t n_in) {
     check(type, kGroupRows, n_in);
-    const size_t nb = size_t(n_in / kQK);
+    const size_t nb = size_t(n_in / block_elems(type));
+    if (type == GgmlType::Q4_K) return nb * sizeof(BlockQ8_KWide);
     return nb * (type == GgmlType::Q4_1 ? sizeof(BlockQ8_1Wide) : sizeof(BlockQ8_0Wide));
 }
 
 void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_t n_in) {
     check(type, kGroupRows, n_in);
+    if (type == GgmlType::Q4_K) return widen_q8_k(partner_row, dst, n_in / kQK_K);
     if (type == GgmlType::Q4_1)
         return widen_as<BlockQ8_1, BlockQ8_1Wide>(partner_row, dst, n_in / kQK);
     widen_as<BlockQ8_0, BlockQ8_0Wide>(partner_row, dst, n_in / kQK);
 }
 
 void quantize_group_x_row(GgmlType type, const float* x, void* dst, int64_t n_in, CpuIsa isa) {
+    if (type == GgmlType::Q4_K) {  // a block at a time through a Q8_K block on the stack
+        check(type, kGroupRows, n_in);
+        for (int64_t b = 0; b < n_in / kQK_K; ++b) {
+            BlockQ8_K narrow;
+            quantize_partner_row(GgmlType::Q8_K, x + b * kQK_K, &narrow, kQK_K, isa);
+            widen_q8_k(&narrow, static_cast<BlockQ8_KWide*>(dst) + b, 1);
+        }
+        return;
+    }
     if (isa != CpuIsa::Generic && detail::quantize_x86_compiled() && cpu_isa_supported(isa)) {
         check(type, kGroupRows, n_in);
         // One pass, the same bytes as the two steps below (tests compare them).

@@ -84,8 +84,29 @@ struct BlockQ8_0x8 {
 };
 static_assert(sizeof(BlockQ8_0x8) == kGroupRows * sizeof(BlockQ8_0));
 
-// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0) and n_out rows (a multiple
-// of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
+// Block b of eight Q4_K rows (256 elements each, 8 sub-blocks of 32 with 6-bit scales and mins).
+// The 12 packed scale bytes of each row become, for all eight rows together, what one SIMD pass
+// turns back into bytes (dot_x86_interleaved_k.h): entry e = 8·j + r is sub-block j of row r,
+//   scm[j][r]    its scale's low 4 bits | its min's low 4 bits << 4
+//   sch[e % 32]  nibble e / 32 (low, high): its scale's top 2 bits | its min's top 2 bits << 2
+// and the quants, as BlockQ4_1x8's: qs[g][c][4r + i] is row r's byte 32g + 4c + i of its
+// BlockQ4_K (low nibble element 64g + 4c + i, sub-block 2g; high nibble element 64g + 32 + 4c + i,
+// sub-block 2g + 1). One register then holds 4 elements of all eight rows, one row per 32-bit
+// lane, and a sub-block's sum forms in each row's own lane.
+struct BlockQ4_Kx8 {
+    static constexpr int kElems = kQK_K;  // per row
+    static constexpr int kGroups = 4;     // 64 elements: two sub-blocks
+    static constexpr int kChunks = 8;     // 4 bytes of every row
+    uint16_t d[kGroupRows];
+    uint16_t dmin[kGroupRows];
+    uint8_t scm[8][kGroupRows];
+    uint8_t sch[32];
+    uint8_t qs[kGroups][kChunks][kGroupRows * 4];
+};
+static_assert(sizeof(BlockQ4_Kx8) == kGroupRows * sizeof(BlockQ4_K));
+
+// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0, Q4_K) and n_out rows (a
+// multiple of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
 bool interleavable(GgmlType type, int64_t n_out);
 
 // Rewrites n_out contiguous GGUF rows of n_in elements at src (row_bytes(type, n_in) apart) into
@@ -97,11 +118,11 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst);
 
 // The activations the group kernels read: the partner blocks of vec_dot_partner(type) (Q8_1 for
-// Q4_1, Q8_0 for Q5_0 and Q8_0) with their fp16 scales widened to float when x is converted, once
-// per token, so that the kernels broadcast them from memory instead of converting them for every
-// row group and token (five instructions of ~26 per group block and token in the Q4_1 loop).
-// The values are the fp16 ones exactly: results do not change. The Q8_0 blocks also carry their
-// quants' sum, for the Q5_0 kernels.
+// Q4_1, Q8_0 for Q5_0 and Q8_0, Q8_K for Q4_K) with their fp16 scales widened to float when x is
+// converted, once per token, so that the kernels broadcast them from memory instead of converting
+// them for every row group and token (five instructions of ~26 per group block and token in the
+// Q4_1 loop). The values are the fp16 ones exactly: results do not change. The Q8_0 blocks also
+// carry their quants' sum, for the Q5_0 kernels.
 struct BlockQ8_1Wide {
     float d;
     float s;
@@ -119,13 +140,22 @@ struct BlockQ8_0Wide {
     int32_t offset_ab[2];
 };
 
+// The Q4_K group kernels' activations: a Q8_K block with its 16-element sums added in pairs, so
+// that sub-block j's sum is bsum32[j] (|Σ| <= 32 · 128 fits int16) and two adjacent ones load as
+// one int32 (the mins term multiplies them with two rows' mins at once, vpmaddwd).
+struct BlockQ8_KWide {
+    float d;
+    int16_t bsum32[8];
+    int8_t qs[kQK_K];
+};
+
 // Bytes of n_in activations (a whole number of blocks) in that format for `type`'s group kernels.
 // Throws Error when !interleavable(type, kGroupRows) or n_in is not a whole number of blocks.
 size_t group_x_row_bytes(GgmlType type, int64_t n_in);
 
 // A partner row (quantize_partner_row's bytes for vec_dot_partner(type)) widened into dst
 // (group_x_row_bytes). dst may overlap the partner row only where the row lies at its very end,
-// as quantize_group_x_row() puts it.
+// as quantize_group_x_row() puts it, and not at all for Q4_K (its wide blocks are the shorter).
 void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_t n_in);
 
 // n_in floats into the group kernels' format: quantize_partner_row() then widen_partner_row(),
