@@ -12,9 +12,9 @@
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
-version=0.3.36
-sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
-sdist=llama_cpp_python-$version.tar.gz
+version=$LLAMA_CPP_SDIST_VERSION
+sha256=$LLAMA_CPP_SDIST_SHA256
+sdist=$LLAMA_CPP_SDIST
 cache=${FLUORO_LLAMA_TOOLS_CACHE:-$HOME/.cache/fluoro/llama-tools}
 targets=(llama-quantize llama-bench)
 
@@ -34,19 +34,7 @@ if [ ! -f "$done_marker" ]; then
     for t in cmake c++; do command -v "$t" >/dev/null || die "$t is needed to build llama.cpp"; done
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    if [ -n "${FLUORO_LLAMA_CPP_SDIST:-}" ]; then
-        cp "$FLUORO_LLAMA_CPP_SDIST" "$work/$sdist"
-    else
-        log="$FLUORO_LOG_DIR/llama-tools-download.log"
-        if ! python3 -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
-                -d "$work" "llama-cpp-python==$version" >"$log" 2>&1; then
-            echo "error: could not download llama-cpp-python==$version from PyPI (offline?)" >&2
-            tail -n 5 "$log" >&2
-            exit 1
-        fi
-    fi
-    got=$(sha256sum "$work/$sdist" | cut -d' ' -f1)
-    [ "$got" = "$sha256" ] || die "$sdist: sha256 $got does not match the pinned $sha256"
+    fetch_llama_cpp_sdist "$work"
     tar -xzf "$work/$sdist" -C "$work" "llama_cpp_python-$version/vendor/llama.cpp"
     src="$work/llama_cpp_python-$version/vendor/llama.cpp"
     flags=()

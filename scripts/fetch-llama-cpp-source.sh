@@ -13,9 +13,9 @@
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 
-version=0.3.36
-sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
-sdist=llama_cpp_python-$version.tar.gz
+version=$LLAMA_CPP_SDIST_VERSION
+sha256=$LLAMA_CPP_SDIST_SHA256
+sdist=$LLAMA_CPP_SDIST
 dest="$FLUORO_ROOT/models/llama-cpp-python-$version"
 # What an unpack holds; a marker without it (an older unpack: templates only) is refreshed.
 layout="templates vocab"
@@ -34,20 +34,7 @@ marker="$sha256 $layout"
 if [ "$(cat "$dest/.sha256" 2>/dev/null)" != "$marker" ]; then
     work=$(mktemp -d)
     trap 'rm -rf "$work"' EXIT
-    if [ -n "${FLUORO_LLAMA_CPP_SDIST:-}" ]; then
-        cp "$FLUORO_LLAMA_CPP_SDIST" "$work/$sdist"
-    else
-        log="$FLUORO_LOG_DIR/fetch-llama-cpp-python.log"
-        # --no-binary: the sdist carries llama.cpp's sources (a wheel only the built library).
-        if ! python3 -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
-                -d "$work" "llama-cpp-python==$version" >"$log" 2>&1; then
-            echo "error: could not download llama-cpp-python==$version from PyPI (offline?)" >&2
-            tail -n 5 "$log" >&2
-            exit 1
-        fi
-    fi
-    got=$(sha256sum "$work/$sdist" | cut -d' ' -f1)
-    [ "$got" = "$sha256" ] || die "$sdist: sha256 $got does not match the pinned $sha256"
+    fetch_llama_cpp_sdist "$work"
     rm -rf "$dest"
     mkdir -p "$dest/templates" "$dest/vocab"
     models="llama_cpp_python-$version/vendor/llama.cpp/models"

@@ -91,3 +91,33 @@ cmake_build() {
     for t in "${targets[@]}"; do tflags+=(--target "$t"); done
     run_step "$name-build" cmake --build "$dir" -j "$(nproc)" "${tflags[@]}"
 }
+
+# The pinned llama-cpp-python source package (it vendors llama.cpp): its version and sha256, the
+# one pin of scripts/fetch-llama-cpp-source.sh (templates, vocabularies) and
+# scripts/build-llama-tools.sh (llama-quantize, llama-bench).
+LLAMA_CPP_SDIST_VERSION=0.3.36
+LLAMA_CPP_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+LLAMA_CPP_SDIST=llama_cpp_python-$LLAMA_CPP_SDIST_VERSION.tar.gz
+
+# fetch_llama_cpp_sdist DIR: DIR/$LLAMA_CPP_SDIST from PyPI (or the local copy named by
+# FLUORO_LLAMA_CPP_SDIST, for offline use), held to the pinned sha256; exits on any failure.
+fetch_llama_cpp_sdist() {
+    local work=$1
+    if [ -n "${FLUORO_LLAMA_CPP_SDIST:-}" ]; then
+        cp "$FLUORO_LLAMA_CPP_SDIST" "$work/$LLAMA_CPP_SDIST"
+    else
+        local log="$FLUORO_LOG_DIR/fetch-llama-cpp-python.log"
+        # --no-binary: the sdist carries llama.cpp's sources (a wheel only the built library).
+        if ! python3 -m pip download --no-deps --no-binary :all: --disable-pip-version-check -q \
+                -d "$work" "llama-cpp-python==$LLAMA_CPP_SDIST_VERSION" >"$log" 2>&1; then
+            echo "error: could not download llama-cpp-python==$LLAMA_CPP_SDIST_VERSION from PyPI" \
+                "(offline?)" >&2
+            tail -n 5 "$log" >&2
+            exit 1
+        fi
+    fi
+    local got
+    got=$(sha256sum "$work/$LLAMA_CPP_SDIST" | cut -d' ' -f1)
+    [ "$got" = "$LLAMA_CPP_SDIST_SHA256" ] ||
+        die "$LLAMA_CPP_SDIST: sha256 $got does not match the pinned $LLAMA_CPP_SDIST_SHA256"
+}
