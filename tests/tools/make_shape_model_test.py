@@ -48,7 +48,9 @@ def main():
         if not cond:
             failures.append(what)
 
-    with tempfile.TemporaryDirectory() as tmp:
+    # TEST_TMPDIR: the suite's scratch folder (scripts/test.sh); each shape's files (up to 1.6 GB
+    # twice) are removed once checked.
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TEST_TMPDIR")) as tmp:
         for shape, (embd, layers, heads, kv, hd, ffn, vocab, experts) in REAL.items():
             n_params = int(subprocess.check_output(["python3", script, "--params", shape]))
             check(abs(n_params / 1e9 - REAL_PARAMS[shape]) < 0.01,
@@ -90,6 +92,8 @@ def main():
             run = subprocess.run([fluoro, "bench", out, "-p", "16", "-n", "4", "-r", "1",
                                   "-t", "2", "-c", "64"], capture_output=True, text=True)
             check(run.returncode == 0, f"{shape}: fluoro refused it: {run.stderr.strip()[-300:]}")
+            os.remove(out)
+            os.remove(again)
     for f in failures:
         print("FAIL:", f)
     print(f"{len(REAL) - len({f.split(':')[0] for f in failures})} passed, "
