@@ -1,8 +1,9 @@
-// The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1, Q5_0, Q8_0 and Q4_K
-// matrices copied into interleaved row groups, kernels/interleave.h, where this CPU has a kernel),
-// a persistent thread pool, integer dot products on quantized weights (matmul.h), and plain float32
-// elementwise ops. It is the reference every other backend is checked against. Not final: a test
-// dresses it as an asynchronous backend with a device clock (profiling_backend_test.cpp).
+// The CPU backend: weights read in place from the memory-mapped GGUF (Q4_1, Q5_0, Q8_0, Q4_K and
+// Q6_K matrices copied into interleaved row groups, kernels/interleave.h, where this CPU has a
+// kernel), a persistent thread pool, integer dot products on quantized weights (matmul.h), and
+// plain float32 elementwise ops. It is the reference every other backend is checked against. Not
+// final: a test dresses it as an asynchronous backend with a device clock
+// (profiling_backend_test.cpp).
 #pragma once
 
 #include <cstddef>

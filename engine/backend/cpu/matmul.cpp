@@ -126,6 +126,12 @@ struct XFormat {
     GgmlType weight;
     bool grouped;
     GgmlType partner() const { return vec_dot_partner(weight); }
+    // Whether both read the same converted bytes: the same partner, widened for group kernels
+    // into the same format (Q5_0 and Q8_0 groups share one; Q4_K's and Q6_K's differ) or not.
+    bool same_bytes(const XFormat& o) const {
+        return partner() == o.partner() && grouped == o.grouped &&
+               (!grouped || group_x_format(weight) == group_x_format(o.weight));
+    }
 };
 
 XFormat x_format(const WeightView& w) {
@@ -297,10 +303,9 @@ void matmul_many(ThreadPool& pool, std::span<const MatmulTarget> outs, const flo
     for (const MatmulTarget& o : outs) {
         validate(o.w, x, n_tok, o.y);
         const XFormat f = x_format(o.w);
-        // Same bytes: the same partner, widened (for group kernels) or not for all. The widened
-        // form depends on the partner alone: Q5_0 and Q8_0 groups share it (Gemma 3's q/k/v).
-        shared = shared && o.w.n_in == outs[0].w.n_in && f.partner() == format.partner() &&
-                 f.grouped == format.grouped;
+        // Same bytes: Q5_0 and Q8_0 groups share them (Gemma 3's q/k/v); Q4_K_M's Q4_K q/k and
+        // Q6_K v do not.
+        shared = shared && o.w.n_in == outs[0].w.n_in && f.same_bytes(format);
     }
     if (!shared) {
         for (const MatmulTarget& o : outs) matmul(pool, o.w, x, n_tok, o.y, scratch);

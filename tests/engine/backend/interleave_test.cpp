@@ -1,5 +1,5 @@
-// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0, Q8_0, Q4_K) and their
-// row-group kernels:
+// Interleaved weight rows (backend/cpu/kernels/interleave.h: Q4_1, Q5_0, Q8_0, Q4_K, Q6_K) and
+// their row-group kernels:
 //  - interleave_rows / deinterleave_row give back every row's bytes, and refuse what has no layout;
 //  - a group kernel agrees with the generic row kernel on the same rows within 1e-6 of Σ|ŵ·x̂|
 //    (same integer block sums, a different float order), on random and on extreme blocks;
@@ -73,7 +73,7 @@ std::vector<CpuIsa> isas_with_group_kernel(GgmlType type) {
 }
 
 constexpr GgmlType kInterleavedTypes[] = {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0,
-                                          GgmlType::Q4_K};
+                                          GgmlType::Q4_K, GgmlType::Q6_K};
 
 std::string name(GgmlType t) {
     return std::string(type_name(t));
@@ -117,7 +117,8 @@ TEST(CpuInterleave, OnlyQ4_1Q5_0Q8_0AndQ4_KInWholeGroups) {
     EXPECT_FALSE(interleavable(GgmlType::F16, 576));
     EXPECT_TRUE(interleavable(GgmlType::Q4_K, 2048));
     EXPECT_FALSE(interleavable(GgmlType::Q4_K, 12));
-    EXPECT_FALSE(interleavable(GgmlType::Q6_K, 2048));
+    EXPECT_TRUE(interleavable(GgmlType::Q6_K, 2048));
+    EXPECT_FALSE(interleavable(GgmlType::Q5_K, 2048));
     std::vector<uint8_t> buf(4096);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 6, 32, buf.data() + 2048), Error);
     EXPECT_THROW(interleave_rows(GgmlType::Q4_1, buf.data(), 4, 48, buf.data() + 2048), Error);
@@ -150,7 +151,9 @@ TEST(CpuInterleave, GroupActivationsArePartnerBlocksWidened) {
             EXPECT_EQ(direct, wide) << name(type) << " n=" << n;
             const size_t nb = size_t(n / type_traits(type).block_elems);
             for (size_t b = 0; b < nb; ++b) {
-                if (type == GgmlType::Q4_K) {
+                if (type == GgmlType::Q6_K) {  // Q8_K blocks as they are
+                    EXPECT_EQ(wide, narrow);
+                } else if (type == GgmlType::Q4_K) {
                     const auto& in = reinterpret_cast<const BlockQ8_K*>(narrow.data())[b];
                     const auto& out = reinterpret_cast<const BlockQ8_KWide*>(wide.data())[b];
                     EXPECT_EQ(std::bit_cast<uint32_t>(out.d), std::bit_cast<uint32_t>(in.d));
@@ -201,8 +204,9 @@ TEST(CpuKernelRowGroupDot, OnlySimdHasGroupKernels) {
 
 // Rows of extreme blocks: every quant at its largest or smallest (Q4_1 15 or 0; Q5_0 15 or -16,
 // |w| = 16; Q8_0 127 or -128, which ggml never writes but a file may hold; Q4_K 15 or 0 with
-// every 6-bit scale and min at 63) against activations of ±127 (Q8_K: 127 or -128, which its
-// quantizer writes): the largest integer sums the int16 steps must not saturate.
+// every 6-bit scale and min at 63; Q6_K 0 or 63 with scales 127 or -128) against activations of
+// ±127 (Q8_K: 127 or -128, which its quantizer writes): the largest integer sums the int16 steps
+// must not saturate.
 void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
     const size_t block = type_traits(type).block_bytes;
     for (size_t b = 0; b < rows.size() / block; ++b) {
@@ -211,6 +215,11 @@ void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
             auto* q = reinterpret_cast<BlockQ4_K*>(rows.data()) + b;
             std::memset(q->qs, fill, sizeof(q->qs));
             std::memset(q->scales, 0xFF, sizeof(q->scales));
+        } else if (type == GgmlType::Q6_K) {  // q 0 or 63 with scales -128 or 127
+            auto* q = reinterpret_cast<BlockQ6_K*>(rows.data()) + b;
+            std::memset(q->ql, fill, sizeof(q->ql));
+            std::memset(q->qh, fill, sizeof(q->qh));
+            std::memset(q->scales, b % 2 ? 0x80 : 0x7F, sizeof(q->scales));
         } else if (type == GgmlType::Q4_1) {
             auto* q = reinterpret_cast<BlockQ4_1*>(rows.data()) + b;
             std::memset(q->qs, fill, sizeof(q->qs));
@@ -228,7 +237,7 @@ void make_extreme(GgmlType type, std::vector<uint8_t>& rows) {
 // ±127 in every activation quant (a Q8_0 or Q8_1 block ends with its 32 quants); 127 or -128 in
 // a Q8_K block's, with its 16-element sums to match.
 void make_extreme_partner(GgmlType type, std::vector<uint8_t>& xs, size_t stride, int64_t n) {
-    if (type == GgmlType::Q4_K) {
+    if (type == GgmlType::Q4_K || type == GgmlType::Q6_K) {
         for (int t = 0; t < kMaxDotRows; ++t) {
             auto* blocks = reinterpret_cast<BlockQ8_K*>(xs.data() + t * stride);
             for (int64_t b = 0; b < n / kQK_K; ++b) {
@@ -341,12 +350,12 @@ TEST(CpuKernelRowGroupDot, TokenResultDoesNotDependOnTileOrIsa) {
     }
 }
 
-TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1Q5_0AndQ4_K) {
+TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1Q5_0Q4_KAndQ6_K) {
     EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_1, CpuIsa::Generic), nullptr);
     for (CpuIsa isa : test::supported_isas()) {
         EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q8_0, isa), nullptr) << cpu_isa_name(isa);
         EXPECT_EQ(row_group_pair_dot_fn(GgmlType::Q4_0, isa), nullptr) << cpu_isa_name(isa);
-        for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K})
+        for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K})
             EXPECT_EQ(row_group_pair_dot_fn(type, isa) != nullptr, isa == CpuIsa::Avx512)
                 << name(type) << " " << cpu_isa_name(isa);
     }
@@ -356,7 +365,7 @@ TEST(CpuKernelRowGroupDot, PairKernelsOnlyOnAvx512ForQ4_1Q5_0AndQ4_K) {
 // gives it, for every tile size, on random and extreme rows.
 TEST(CpuKernelRowGroupDot, PairKernelGivesEachRowTheGroupKernelsBits) {
     bool ran = false;
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K}) {
+    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
         for (CpuIsa isa : test::supported_isas()) {
             const RowGroupDotFn pair = row_group_pair_dot_fn(type, isa);
             if (!pair) continue;

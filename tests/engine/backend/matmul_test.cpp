@@ -109,14 +109,18 @@ TEST_F(CpuMatmulTest, EqualsNaiveVecDotLoopForAllTypesShapesAndThreadCounts) {
     }
 }
 
-// Interleaved Q4_1, Q5_0 and Q8_0 rows (kernels/interleave.h): within rounding of the GGUF layout's
-// result, and each token's outputs the same bits whatever the token count and thread count.
+// Interleaved Q4_1, Q5_0, Q8_0, Q4_K and Q6_K rows (kernels/interleave.h): within rounding of the
+// GGUF layout's result, and each token's outputs the same bits whatever the token count and
+// thread count.
 TEST_F(CpuMatmulTest, InterleavedRowsAgreeAndAreBatchInvariant) {
-    for (GgmlType type : {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0}) {
+    for (GgmlType type :
+         {GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
         if (!row_group_dot_fn(type)) GTEST_SKIP() << "no row-group kernel on this CPU or build";
         std::mt19937 rng(31);
         MatmulScratch scratch;
-        const int64_t n_in = 576, n_out = 200;  // 25 groups: chunks of 16 rows and a ragged last
+        // 25 groups: chunks of 16 rows and a ragged last; whole 256-element super-blocks for K
+        const int64_t n_in = type == GgmlType::Q4_K || type == GgmlType::Q6_K ? 768 : 576;
+        const int64_t n_out = 200;
         const Matrix w = random_matrix(type, n_in, n_out, rng);
         std::vector<uint8_t> groups(w.bytes.size());
         interleave_rows(type, w.bytes.data(), n_out, n_in, groups.data());
@@ -168,6 +172,9 @@ TEST_F(CpuMatmulTest, ManyEqualsOneMatmulEach) {
         // Gemma 3's q/k/v: Q5_0 and Q8_0 rows in groups read the same widened Q8_0 activations
         {{T::Q5_0, T::Q5_0, T::Q8_0}, {64, 40, 24}, {true, true, true}},
         {{T::Q5_0, T::Q8_0}, {24, 24}, {true, false}},  // widened and plain: one matmul each
+        // Q4_K_M's q/k/v: Q4_K groups read widened Q8_K, Q6_K groups plain Q8_K: one each
+        {{T::Q4_K, T::Q4_K, T::Q6_K}, {64, 24, 16}, {true, true, true}},
+        {{T::Q6_K, T::Q6_K}, {24, 16}, {true, true}},
     };
     for (const Case& k : cases) {
         std::vector<Matrix> ws;

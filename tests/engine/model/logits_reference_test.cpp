@@ -3,8 +3,9 @@
 // by make_logits_fixtures.py). Our engine computes in float32 with activations quantized to Q8
 // on the fly for the integer dot products (as llama.cpp does), so it cannot match float64 to the
 // last digit; the tolerance is justified and reported in the test output:
-//   * every compared logit within the model's bound of the reference, and the root-mean-square
-//     error after removing the common offset (softmax ignores it) small;
+//   * every compared logit within the model's bound of the reference after removing the common
+//     offset of all logits (softmax ignores it), and the root-mean-square error after removing it
+//     small;
 //   * top-1 identical; at least 9 of our top-10 tokens in the reference's top 10, counting a token
 //     whose reference logit is within twice the centered-RMS bound of the reference's 10th as
 //     in it (a near tie: two logits that close may swap under errors of that size, and Gemma 3's
@@ -21,7 +22,10 @@
 // follows the common offset of all logits, which moves with float summation order alone: with
 // the same matmul kernels the standard and flash attention gave offsets +0.35 and -1.13, lse
 // errors 0.10 and 1.46; other orders 0.46-0.53. Softmax ignores that offset; log-probabilities
-// are what sampling and perplexity read.)
+// are what sampling and perplexity read. For the same reason the per-logit bound applies after
+// removing the offset since 2026-12-08: with the Q6_K group kernels the flash path's 704-token
+// error was 3.04 with an offset of +1.08 — across legitimate float orders that prompt's offset
+// measured -1.13 to +1.08 — while the offset-free error stayed near 2.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -102,16 +106,22 @@ void check_model(const std::filesystem::path& path, const std::string& fixture_n
                 std::abs((double(logits[size_t(top_ids[i])]) - lse) - (top_logits[i] - lse_ref)));
         const double n_cmp = double(strided.size()), offset = sum_diff / n_cmp;
         const double centered_rms = std::sqrt(std::max(0.0, sum_sq / n_cmp - offset * offset));
+        double centered_max = 0;  // every compared logit's error less the offset
+        for (size_t i = 0; i < strided.size(); ++i)
+            centered_max = std::max(
+                centered_max, std::abs(double(logits[i * stride]) - double(strided[i]) - offset));
+        for (size_t i = 0; i < top_ids.size(); ++i)
+            centered_max = std::max(centered_max, std::abs(double(logits[size_t(top_ids[i])]) -
+                                                           top_logits[i] - offset));
         std::printf(
-            "[ logits ] %s %s/%s: %zu tokens, max abs err %.4f, offset %.4f, centered rms %.4f, "
-            "max "
-            "rel err "
-            "%.5f, lse err %.4f, top-10 log-prob err %.4f, top-10 agreement %zu/10, top-1 %d vs "
+            "[ logits ] %s %s/%s: %zu tokens, max abs err %.4f (%.4f less the offset), offset "
+            "%.4f, centered rms %.4f, max rel err %.5f, lse err %.4f, top-10 log-prob err %.4f, "
+            "top-10 agreement %zu/10, top-1 %d vs "
             "%d\n",
             std::string(attention_impl_name(impl)).c_str(), fixture_name.c_str(),
-            std::string(e["name"]).c_str(), ids.size(), max_err, offset, centered_rms, max_rel,
-            lse_err, logprob_err, agree, order[0], top_ids[0]);
-        EXPECT_LE(max_err, max_abs) << e["name"];
+            std::string(e["name"]).c_str(), ids.size(), max_err, centered_max, offset, centered_rms,
+            max_rel, lse_err, logprob_err, agree, order[0], top_ids[0]);
+        EXPECT_LE(centered_max, max_abs) << e["name"];
         EXPECT_LE(centered_rms, max_centered_rms) << e["name"];
         EXPECT_LE(logprob_err, kMaxLogProbErr) << e["name"];
         EXPECT_EQ(order[0], top_ids[0]) << e["name"];

@@ -1,6 +1,7 @@
 // Internal to the CPU kernels: the row-group kernels for interleaved Q4_K weights (interleave.h:
-// BlockQ4_Kx8) against BlockQ8_KWide activations, x86. Included by dot_avx2.cpp and
-// dot_avx512.cpp inside their target regions, after dot_x86_interleaved.h.
+// BlockQ4_Kx8) against BlockQ8_KWide activations and, at the end, Q6_K (BlockQ6_Kx8) against
+// Q8_K, x86. Included by dot_avx2.cpp and dot_avx512.cpp inside their target regions, after
+// dot_x86_interleaved.h.
 //
 // Each 32-bit lane of a register is one row, 4 of its unsigned nibbles against the same 4
 // activation bytes broadcast to every lane (as the Q4_1 group kernels), so a sub-block's sum
@@ -122,6 +123,36 @@ struct K4Lanes8 {
     static F to_f(I v) {
         return _mm256_cvtepi32_ps(v);
     }
+    // For Q6_K: 32 bytes of the group's rows; 6-bit quants q = (ql >> 4·nib & 15) | (qh >> sh & 3)
+    // << 4; S += the 4 products of each lane in int32 (4 · 2 · 63 · 128 would overflow AVX2's
+    // int16 pair sums by the third chunk, so each widens at once); sc_r · S_r for signed scales;
+    // lane r's (sc[r], sc_next[r]) as int16.
+    static I rows(const uint8_t* const* p) {
+        return load256(p[0]);
+    }
+    static I q6(I ql, I qh, int nib, int sh) {
+        const I m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+        const I lo = _mm256_and_si256(nib ? _mm256_srli_epi16(ql, 4) : ql, m4);
+        const I hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(sh)), m2);
+        return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+    }
+    static I dot32(I s, I w, I x) {
+#if FLUORO_DOT_VNNI
+        return _mm256_dpbusd_epi32(s, w, x);
+#else
+        return _mm256_add_epi32(
+            s, _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1)));
+#endif
+    }
+    static I scaled_i8(I s, const int8_t* sc) {
+        return _mm256_mullo_epi32(
+            s, _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sc))));
+    }
+    static I pairs_i8(const int8_t* a, const int8_t* b) {
+        return _mm256_cvtepi8_epi16(
+            _mm_unpacklo_epi8(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)),
+                              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b))));
+    }
     static F fp16x(const uint16_t* const* h) {
         return _mm256_cvtph_ps(load128(h[0]));
     }
@@ -178,6 +209,23 @@ struct K4Lanes16 {
     static I madd(I a, I b) { return _mm512_madd_epi16(a, b); }
     static I add(I a, I b) { return _mm512_add_epi32(a, b); }
     static F to_f(I v) { return to_float(v); }
+    static I rows(const uint8_t* const* p) { return join(load256(p[0]), load256(p[1])); }
+    static I q6(I ql, I qh, int nib, int sh) {
+        const I m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
+        const I lo = _mm512_and_si512(nib ? _mm512_srli_epi16(ql, 4) : ql, m4);
+        const I hi = _mm512_and_si512(_mm512_srl_epi16(qh, _mm_cvtsi32_si128(sh)), m2);
+        return _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+    }
+    static I dot32(I s, I w, I x) { return _mm512_dpbusd_epi32(s, w, x); }
+    static I scaled_i8(I s, const int8_t* sc) {
+        return _mm512_mullo_epi32(s, _mm512_maskz_cvtepi8_epi32(0xFFFF, load128(sc)));
+    }
+    static I pairs_i8(const int8_t* a, const int8_t* b) {
+        const __m128i x = load128(a), y = load128(b);
+        const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(x, y)),
+                                                   _mm_unpackhi_epi8(x, y), 1);
+        return _mm512_maskz_cvtepi8_epi16(0xFFFFFFFF, ab);
+    }
     static F fp16x(const uint16_t* const* h) {
         const __m256i both =
             _mm256_inserti128_si256(_mm256_castsi128_si256(load128(h[0])), load128(h[1]), 1);
@@ -266,8 +314,92 @@ void q4_k_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x
     });
 }
 
+// ---- Q6_K (BlockQ6_Kx8) against Q8_K ----
+// Per super-block and token, exact integers: isum = Σ_j sc_j · S_j over the 16 sub-blocks of 16
+// (|.| <= 16 · 128 · 16 · 63 · 128 < 2^31) and msum = Σ_j sc_j · bsums_j (the Q8_K block's own
+// 16-element sums), then acc -= (d · 32 d_x) · msum; acc += (d · d_x) · isum, since
+// w = d · sc · (q - 32).
+template <class L, int NX>
+void q6_k_group_tile(const BlockQ6_Kx8* w, const std::byte* x, size_t x_stride, int64_t n_blocks,
+                     float* out) {
+    using I = typename L::I;
+    using F = typename L::F;
+    constexpr int kGroups = L::kRows / kGroupRows;
+    const BlockQ8_K* xs[NX];
+    F acc[NX];
+    for (int t = 0; t < NX; ++t) {
+        xs[t] = reinterpret_cast<const BlockQ8_K*>(x + size_t(t) * x_stride);
+        acc[t] = L::zerof();
+    }
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const BlockQ6_Kx8* blocks[kGroups];
+        const uint16_t* d[kGroups];
+        alignas(32) int8_t sc[16][L::kRows];
+        for (int k = 0; k < kGroups; ++k) {
+            blocks[k] = w + k * n_blocks + b;
+            prefetch_ahead(blocks[k]);
+            d[k] = blocks[k]->d;
+            for (int j = 0; j < 16; ++j)
+                std::memcpy(&sc[j][k * kGroupRows], blocks[k]->sc[j], kGroupRows);
+        }
+        const F dd = L::fp16x(d);
+        I pairs[8];
+        for (int k = 0; k < 8; ++k) pairs[k] = L::pairs_i8(sc[2 * k], sc[2 * k + 1]);
+        for (int t = 0; t < NX; ++t) {
+            I m = L::madd(pairs[0], L::bcast32(xs[t][b].bsums));
+            for (int k = 1; k < 8; ++k)
+                m = L::add(m, L::madd(pairs[k], L::bcast32(xs[t][b].bsums + 2 * k)));
+            acc[t] = L::fnmadd(L::mul(dd, L::set1(32.0f * xs[t][b].d)), L::to_f(m), acc[t]);
+        }
+        I isum[NX];
+        for (int t = 0; t < NX; ++t) isum[t] = L::zero();
+        for (int n = 0; n < 2; ++n) {
+            for (int run = 0; run < 4; ++run) {         // elements 128n + 32·run + 0..31
+                for (int half = 0; half < 2; ++half) {  // sub-block 8n + 2·run + half
+                    I sum[NX];
+                    for (int t = 0; t < NX; ++t) sum[t] = L::zero();
+                    for (int c = 4 * half; c < 4 * half + 4; ++c) {
+                        const uint8_t* ql[kGroups];
+                        const uint8_t* qh[kGroups];
+                        for (int k = 0; k < kGroups; ++k) {
+                            ql[k] = blocks[k]->ql[n][run % 2][c];
+                            qh[k] = blocks[k]->qh[n][c];
+                        }
+                        const I q = L::q6(L::rows(ql), L::rows(qh), run / 2, 2 * run);
+                        for (int t = 0; t < NX; ++t)
+                            sum[t] = L::dot32(sum[t], q,
+                                              L::bcast(xs[t][b].qs + 128 * n + 32 * run + 4 * c));
+                    }
+                    for (int t = 0; t < NX; ++t)
+                        isum[t] = L::add(isum[t], L::scaled_i8(sum[t], sc[8 * n + 2 * run + half]));
+                }
+            }
+        }
+        for (int t = 0; t < NX; ++t)
+            acc[t] = L::fmadd(L::mul(dd, L::set1(xs[t][b].d)), L::to_f(isum[t]), acc[t]);
+    }
+    for (int t = 0; t < NX; ++t) {
+        alignas(64) float v[L::kRows];
+        L::store(v, acc[t]);
+        for (int r = 0; r < L::kRows; ++r) out[r * kMaxDotRows + t] = v[r];
+    }
+}
+
+template <class L>
+void q6_k_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                    float* out) {
+    const auto* w = static_cast<const BlockQ6_Kx8*>(w_group);
+    const auto* xb = static_cast<const std::byte*>(x);
+    const int64_t nb = n / kQK_K;
+    for_tiles<L::kTile>(n_x, [&](auto nx, int t0) {
+        q6_k_group_tile<L, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
+                                                out + t0);
+    });
+}
+
 inline void set_x86_k_group_kernels(GroupDotTable& table) {
     table[static_cast<size_t>(GgmlType::Q4_K)] = &q4_k_group_dot<K4Lanes8>;
+    table[static_cast<size_t>(GgmlType::Q6_K)] = &q6_k_group_dot<K4Lanes8>;
 }
 
 #if FLUORO_DOT_VNNI
@@ -282,8 +414,17 @@ inline void q4_k_group_pair_dot(const void* w_group, const void* x, size_t x_str
     q4_k_group_dot<K4Lanes8>(w + n / kQK_K, x, x_stride, n_x, n, out + kGroupRows * kMaxDotRows);
 }
 
+inline void q6_k_group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x,
+                                int64_t n, float* out) {
+    if (n_x > 1) return q6_k_group_dot<K4Lanes16>(w_group, x, x_stride, n_x, n, out);
+    const auto* w = static_cast<const BlockQ6_Kx8*>(w_group);
+    q6_k_group_dot<K4Lanes8>(w, x, x_stride, n_x, n, out);
+    q6_k_group_dot<K4Lanes8>(w + n / kQK_K, x, x_stride, n_x, n, out + kGroupRows * kMaxDotRows);
+}
+
 inline void set_x86_k_group_pair_kernels(GroupDotTable& table) {
     table[static_cast<size_t>(GgmlType::Q4_K)] = &q4_k_group_pair_dot;
+    table[static_cast<size_t>(GgmlType::Q6_K)] = &q6_k_group_pair_dot;
 }
 #endif
 

@@ -12,7 +12,7 @@ namespace {
 
 // Elements per block of an interleavable type.
 int64_t block_elems(GgmlType type) {
-    return type == GgmlType::Q4_K ? kQK_K : kQK;
+    return type == GgmlType::Q4_K || type == GgmlType::Q6_K ? kQK_K : kQK;
 }
 
 void check(GgmlType type, int64_t n_out, int64_t n_in) {
@@ -26,7 +26,7 @@ void check(GgmlType type, int64_t n_out, int64_t n_in) {
 
 bool interleavable(GgmlType type, int64_t n_out) {
     return (type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0 ||
-            type == GgmlType::Q4_K) &&
+            type == GgmlType::Q4_K || type == GgmlType::Q6_K) &&
            n_out > 0 && n_out % kGroupRows == 0;
 }
 
@@ -132,6 +132,27 @@ void move(const BlockQ4_Kx8& in, BlockQ4_K& out, int r) {
             std::memcpy(out.qs + 32 * g + 4 * c, &in.qs[g][c][4 * r], 4);
 }
 
+void move(const BlockQ6_K& in, BlockQ6_Kx8& out, int r) {
+    out.d[r] = in.d;
+    for (int j = 0; j < 16; ++j) out.sc[j][r] = in.scales[j];
+    for (int n = 0; n < 2; ++n)
+        for (int c = 0; c < BlockQ6_Kx8::kChunks; ++c) {
+            std::memcpy(&out.ql[n][0][c][4 * r], in.ql + 64 * n + 4 * c, 4);
+            std::memcpy(&out.ql[n][1][c][4 * r], in.ql + 64 * n + 32 + 4 * c, 4);
+            std::memcpy(&out.qh[n][c][4 * r], in.qh + 32 * n + 4 * c, 4);
+        }
+}
+void move(const BlockQ6_Kx8& in, BlockQ6_K& out, int r) {
+    out.d = in.d[r];
+    for (int j = 0; j < 16; ++j) out.scales[j] = in.sc[j][r];
+    for (int n = 0; n < 2; ++n)
+        for (int c = 0; c < BlockQ6_Kx8::kChunks; ++c) {
+            std::memcpy(out.ql + 64 * n + 4 * c, &in.ql[n][0][c][4 * r], 4);
+            std::memcpy(out.ql + 64 * n + 32 + 4 * c, &in.ql[n][1][c][4 * r], 4);
+            std::memcpy(out.qh + 32 * n + 4 * c, &in.qh[n][c][4 * r], 4);
+        }
+}
+
 template <class Block, class Group>
 void interleave_as(const void* src, int64_t n_out, int64_t nb, void* dst) {
     const auto* rows = static_cast<const Block*>(src);
@@ -155,6 +176,7 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
     check(type, n_out, n_in);
     const int64_t nb = n_in / block_elems(type);
     if (type == GgmlType::Q4_K) return interleave_as<BlockQ4_K, BlockQ4_Kx8>(src, n_out, nb, dst);
+    if (type == GgmlType::Q6_K) return interleave_as<BlockQ6_K, BlockQ6_Kx8>(src, n_out, nb, dst);
     if (type == GgmlType::Q4_1) return interleave_as<BlockQ4_1, BlockQ4_1x8>(src, n_out, nb, dst);
     if (type == GgmlType::Q8_0) return interleave_as<BlockQ8_0, BlockQ8_0x8>(src, n_out, nb, dst);
     interleave_as<BlockQ5_0, BlockQ5_0x8>(src, n_out, nb, dst);
@@ -165,6 +187,7 @@ void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in
     if (row < 0) throw Error("deinterleave: negative row " + std::to_string(row));
     const int64_t nb = n_in / block_elems(type);
     if (type == GgmlType::Q4_K) return deinterleave_as<BlockQ4_K, BlockQ4_Kx8>(data, row, nb, dst);
+    if (type == GgmlType::Q6_K) return deinterleave_as<BlockQ6_K, BlockQ6_Kx8>(data, row, nb, dst);
     if (type == GgmlType::Q4_1) return deinterleave_as<BlockQ4_1, BlockQ4_1x8>(data, row, nb, dst);
     if (type == GgmlType::Q8_0) return deinterleave_as<BlockQ8_0, BlockQ8_0x8>(data, row, nb, dst);
     deinterleave_as<BlockQ5_0, BlockQ5_0x8>(data, row, nb, dst);
@@ -229,22 +252,45 @@ void widen_as(const void* src, void* dst, int64_t nb) {
 
 }  // namespace
 
+GroupX group_x_format(GgmlType type) {
+    check(type, kGroupRows, block_elems(type));
+    switch (type) {
+        case GgmlType::Q4_1:
+            return GroupX::Q8_1Wide;
+        case GgmlType::Q4_K:
+            return GroupX::Q8_KWide;
+        case GgmlType::Q6_K:
+            return GroupX::Q8_K;
+        default:
+            return GroupX::Q8_0Wide;
+    }
+}
+
 size_t group_x_row_bytes(GgmlType type, int64_t n_in) {
     check(type, kGroupRows, n_in);
     const size_t nb = size_t(n_in / block_elems(type));
     if (type == GgmlType::Q4_K) return nb * sizeof(BlockQ8_KWide);
+    if (type == GgmlType::Q6_K) return nb * sizeof(BlockQ8_K);
     return nb * (type == GgmlType::Q4_1 ? sizeof(BlockQ8_1Wide) : sizeof(BlockQ8_0Wide));
 }
 
 void widen_partner_row(GgmlType type, const void* partner_row, void* dst, int64_t n_in) {
     check(type, kGroupRows, n_in);
     if (type == GgmlType::Q4_K) return widen_q8_k(partner_row, dst, n_in / kQK_K);
+    if (type == GgmlType::Q6_K) {  // read as they are
+        if (dst != partner_row) std::memmove(dst, partner_row, group_x_row_bytes(type, n_in));
+        return;
+    }
     if (type == GgmlType::Q4_1)
         return widen_as<BlockQ8_1, BlockQ8_1Wide>(partner_row, dst, n_in / kQK);
     widen_as<BlockQ8_0, BlockQ8_0Wide>(partner_row, dst, n_in / kQK);
 }
 
 void quantize_group_x_row(GgmlType type, const float* x, void* dst, int64_t n_in, CpuIsa isa) {
+    if (type == GgmlType::Q6_K) {
+        check(type, kGroupRows, n_in);
+        return quantize_partner_row(GgmlType::Q8_K, x, dst, n_in, isa);
+    }
     if (type == GgmlType::Q4_K) {  // a block at a time through a Q8_K block on the stack
         check(type, kGroupRows, n_in);
         for (int64_t b = 0; b < n_in / kQK_K; ++b) {

@@ -105,8 +105,26 @@ struct BlockQ4_Kx8 {
 };
 static_assert(sizeof(BlockQ4_Kx8) == kGroupRows * sizeof(BlockQ4_K));
 
-// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0, Q4_K) and n_out rows (a
-// multiple of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
+// Block b of eight Q6_K rows (256 elements each, 16 sub-blocks of 16 with signed 8-bit scales,
+// 6-bit quants q with w = d · sc · (q - 32)): the scales as sc[j][r], and the quants in chunks of
+// 4 bytes of every row, as BlockQ4_Kx8's: for half n (elements 128n..128n + 127) and chunk c,
+//   ql[n][0][c][4r + i] = row r's ql[64n + 4c + i]       (low nibble: element 128n + 4c + i,
+//                                                          high nibble: element 128n + 64 + 4c + i)
+//   ql[n][1][c][4r + i] = row r's ql[64n + 32 + 4c + i]  (elements + 32 and + 96)
+//   qh[n][c][4r + i]    = row r's qh[32n + 4c + i]       (their top 2 bits, in that order)
+// so one unpack of three loads gives 4 elements of every row for one of the four element runs.
+struct BlockQ6_Kx8 {
+    static constexpr int kElems = kQK_K;  // per row
+    static constexpr int kChunks = 8;
+    uint16_t d[kGroupRows];
+    int8_t sc[16][kGroupRows];
+    uint8_t ql[2][2][kChunks][kGroupRows * 4];
+    uint8_t qh[2][kChunks][kGroupRows * 4];
+};
+static_assert(sizeof(BlockQ6_Kx8) == kGroupRows * sizeof(BlockQ6_K));
+
+// Whether interleave_rows() has a layout for `type` (Q4_1, Q5_0, Q8_0, Q4_K, Q6_K) and n_out rows
+// (a multiple of kGroupRows). Whether a kernel reads it on this CPU is row_group_dot_fn()'s answer.
 bool interleavable(GgmlType type, int64_t n_out);
 
 // Rewrites n_out contiguous GGUF rows of n_in elements at src (row_bytes(type, n_in) apart) into
@@ -118,11 +136,12 @@ void interleave_rows(GgmlType type, const void* src, int64_t n_out, int64_t n_in
 void deinterleave_row(GgmlType type, const void* data, int64_t row, int64_t n_in, void* dst);
 
 // The activations the group kernels read: the partner blocks of vec_dot_partner(type) (Q8_1 for
-// Q4_1, Q8_0 for Q5_0 and Q8_0, Q8_K for Q4_K) with their fp16 scales widened to float when x is
-// converted, once per token, so that the kernels broadcast them from memory instead of converting
-// them for every row group and token (five instructions of ~26 per group block and token in the
-// Q4_1 loop). The values are the fp16 ones exactly: results do not change. The Q8_0 blocks also
-// carry their quants' sum, for the Q5_0 kernels.
+// Q4_1, Q8_0 for Q5_0 and Q8_0, Q8_K for Q4_K; Q6_K's kernels read Q8_K blocks as they are) with
+// their fp16 scales widened to float when x is converted, once per token, so that the kernels
+// broadcast them from memory instead of converting them for every row group and token (five
+// instructions of ~26 per group block and token in the Q4_1 loop). The values are the fp16 ones
+// exactly: results do not change. The Q8_0 blocks also carry their quants' sum, for the Q5_0
+// kernels.
 struct BlockQ8_1Wide {
     float d;
     float s;
@@ -148,6 +167,12 @@ struct BlockQ8_KWide {
     int16_t bsum32[8];
     int8_t qs[kQK_K];
 };
+
+// The activation format `type`'s group kernels read: weights of types with the same one can share
+// one converted row (matmul_many). Q4_1 -> BlockQ8_1Wide; Q5_0 and Q8_0 -> BlockQ8_0Wide; Q4_K ->
+// BlockQ8_KWide; Q6_K -> BlockQ8_K as it is. Throws Error for a type without a grouped layout.
+enum class GroupX { Q8_1Wide, Q8_0Wide, Q8_KWide, Q8_K };
+GroupX group_x_format(GgmlType type);
 
 // Bytes of n_in activations (a whole number of blocks) in that format for `type`'s group kernels.
 // Throws Error when !interleavable(type, kGroupRows) or n_in is not a whole number of blocks.

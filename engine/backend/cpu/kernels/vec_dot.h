@@ -81,12 +81,13 @@ RowDotFn row_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 RowPairDotFn row_pair_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // The row-group kernel for interleaved `weight` rows on `isa`, or null: then the weights stay in
-// their GGUF layout (only the SIMD instruction sets have group kernels: Q4_1, Q5_0, Q8_0, Q4_K).
+// their GGUF layout (only the SIMD instruction sets have group kernels: Q4_1, Q5_0, Q8_0, Q4_K,
+// Q6_K).
 RowGroupDotFn row_group_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
 // The kernel for two adjacent row groups at once (2 · kGroupRows rows, the second group's blocks
 // right after the first's; out as RowGroupDotFn's for 16 rows), or null. Each row's result has
-// the same bits as row_group_dot_fn's. AVX-512 only (Q4_1, Q5_0, Q4_K): its 512-bit vpdpbusd
+// the same bits as row_group_dot_fn's. AVX-512 only (Q4_1, Q5_0, Q4_K, Q6_K): its 512-bit vpdpbusd
 // covers both groups in one instruction.
 RowGroupDotFn row_group_pair_dot_fn(GgmlType weight, CpuIsa isa = best_cpu_isa());
 
