@@ -240,6 +240,16 @@ struct K4Lanes16 {
 #endif
 
 // NX tokens against L::kRows / 8 adjacent groups (w, then w + n_blocks): out[r * kMaxDotRows + t].
+// A tile's accumulators (row order in each register) to out[r * kMaxDotRows + t].
+template <class L, int NX>
+void store_tile(const typename L::F (&acc)[NX], float* out) {
+    for (int t = 0; t < NX; ++t) {
+        alignas(64) float v[L::kRows];
+        L::store(v, acc[t]);
+        for (int r = 0; r < L::kRows; ++r) out[r * kMaxDotRows + t] = v[r];
+    }
+}
+
 template <class L, int NX>
 void q4_k_group_tile(const BlockQ4_Kx8* w, const std::byte* x, size_t x_stride, int64_t n_blocks,
                      float* out) {
@@ -294,24 +304,7 @@ void q4_k_group_tile(const BlockQ4_Kx8* w, const std::byte* x, size_t x_stride, 
         for (int t = 0; t < NX; ++t)
             acc[t] = L::fmadd(L::mul(dd, L::set1(xs[t][b].d)), L::to_f(isum[t]), acc[t]);
     }
-    for (int t = 0; t < NX; ++t) {
-        alignas(64) float v[L::kRows];
-        L::store(v, acc[t]);
-        for (int r = 0; r < L::kRows; ++r) out[r * kMaxDotRows + t] = v[r];
-    }
-}
-
-// RowGroupDotFn for Q4_K: one group (K4Lanes8) or two (K4Lanes16).
-template <class L>
-void q4_k_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
-                    float* out) {
-    const auto* w = static_cast<const BlockQ4_Kx8*>(w_group);
-    const auto* xb = static_cast<const std::byte*>(x);
-    const int64_t nb = n / kQK_K;
-    for_tiles<L::kTile>(n_x, [&](auto nx, int t0) {
-        q4_k_group_tile<L, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
-                                                out + t0);
-    });
+    store_tile<L, NX>(acc, out);
 }
 
 // ---- Q6_K (BlockQ6_Kx8) against Q8_K ----
@@ -378,53 +371,60 @@ void q6_k_group_tile(const BlockQ6_Kx8* w, const std::byte* x, size_t x_stride, 
         for (int t = 0; t < NX; ++t)
             acc[t] = L::fmadd(L::mul(dd, L::set1(xs[t][b].d)), L::to_f(isum[t]), acc[t]);
     }
-    for (int t = 0; t < NX; ++t) {
-        alignas(64) float v[L::kRows];
-        L::store(v, acc[t]);
-        for (int r = 0; r < L::kRows; ++r) out[r * kMaxDotRows + t] = v[r];
-    }
+    store_tile<L, NX>(acc, out);
 }
 
-template <class L>
-void q6_k_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
-                    float* out) {
-    const auto* w = static_cast<const BlockQ6_Kx8*>(w_group);
+// ---- the group loop, both types ----
+
+struct Q4_KGroups {
+    using Block = BlockQ4_Kx8;
+    template <class L, int NX>
+    static void tile(const Block* w, const std::byte* x, size_t x_stride, int64_t nb, float* out) {
+        q4_k_group_tile<L, NX>(w, x, x_stride, nb, out);
+    }
+};
+struct Q6_KGroups {
+    using Block = BlockQ6_Kx8;
+    template <class L, int NX>
+    static void tile(const Block* w, const std::byte* x, size_t x_stride, int64_t nb, float* out) {
+        q6_k_group_tile<L, NX>(w, x, x_stride, nb, out);
+    }
+};
+
+// RowGroupDotFn for K's groups: one group (K4Lanes8) or two (K4Lanes16).
+template <class K, class L>
+void k_group_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                 float* out) {
+    const auto* w = static_cast<const typename K::Block*>(w_group);
     const auto* xb = static_cast<const std::byte*>(x);
     const int64_t nb = n / kQK_K;
     for_tiles<L::kTile>(n_x, [&](auto nx, int t0) {
-        q6_k_group_tile<L, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
-                                                out + t0);
+        K::template tile<L, decltype(nx)::value>(w, xb + size_t(t0) * x_stride, x_stride, nb,
+                                                 out + t0);
     });
 }
 
 inline void set_x86_k_group_kernels(GroupDotTable& table) {
-    table[static_cast<size_t>(GgmlType::Q4_K)] = &q4_k_group_dot<K4Lanes8>;
-    table[static_cast<size_t>(GgmlType::Q6_K)] = &q6_k_group_dot<K4Lanes8>;
+    table[static_cast<size_t>(GgmlType::Q4_K)] = &k_group_dot<Q4_KGroups, K4Lanes8>;
+    table[static_cast<size_t>(GgmlType::Q6_K)] = &k_group_dot<Q6_KGroups, K4Lanes8>;
 }
 
 #if FLUORO_DOT_VNNI
 // One token (decode) runs the two groups one after the other, each one stream from memory, as the
 // matmul's row plan wants (two interleaved streams measured slower: Llama-3.2-1B shape at Q4_K_M,
 // `fluoro bench -p 0 -n 64`, 2 threads, Zen 5); the bits are the same either way.
-inline void q4_k_group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x,
-                                int64_t n, float* out) {
-    if (n_x > 1) return q4_k_group_dot<K4Lanes16>(w_group, x, x_stride, n_x, n, out);
-    const auto* w = static_cast<const BlockQ4_Kx8*>(w_group);
-    q4_k_group_dot<K4Lanes8>(w, x, x_stride, n_x, n, out);
-    q4_k_group_dot<K4Lanes8>(w + n / kQK_K, x, x_stride, n_x, n, out + kGroupRows * kMaxDotRows);
-}
-
-inline void q6_k_group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x,
-                                int64_t n, float* out) {
-    if (n_x > 1) return q6_k_group_dot<K4Lanes16>(w_group, x, x_stride, n_x, n, out);
-    const auto* w = static_cast<const BlockQ6_Kx8*>(w_group);
-    q6_k_group_dot<K4Lanes8>(w, x, x_stride, n_x, n, out);
-    q6_k_group_dot<K4Lanes8>(w + n / kQK_K, x, x_stride, n_x, n, out + kGroupRows * kMaxDotRows);
+template <class K>
+void k_group_pair_dot(const void* w_group, const void* x, size_t x_stride, int n_x, int64_t n,
+                      float* out) {
+    if (n_x > 1) return k_group_dot<K, K4Lanes16>(w_group, x, x_stride, n_x, n, out);
+    const auto* w = static_cast<const typename K::Block*>(w_group);
+    k_group_dot<K, K4Lanes8>(w, x, x_stride, n_x, n, out);
+    k_group_dot<K, K4Lanes8>(w + n / kQK_K, x, x_stride, n_x, n, out + kGroupRows * kMaxDotRows);
 }
 
 inline void set_x86_k_group_pair_kernels(GroupDotTable& table) {
-    table[static_cast<size_t>(GgmlType::Q4_K)] = &q4_k_group_pair_dot;
-    table[static_cast<size_t>(GgmlType::Q6_K)] = &q6_k_group_pair_dot;
+    table[static_cast<size_t>(GgmlType::Q4_K)] = &k_group_pair_dot<Q4_KGroups>;
+    table[static_cast<size_t>(GgmlType::Q6_K)] = &k_group_pair_dot<Q6_KGroups>;
 }
 #endif
 
