@@ -104,6 +104,18 @@ struct BlockQ4_K {
     uint8_t qs[kQK_K / 2];
 };
 
+// Q4_K/Q5_K sub-block j's (0..7) 6-bit scale and min (ggml's get_scale_min_k4): bytes 0..3
+// hold scales 0..3, bytes 4..7 mins 0..3, bytes 8..11 the low nibbles of scales and mins
+// 4..7, whose high 2 bits are the top bits of bytes 0..3 and 4..7.
+struct K4ScaleMin {
+    int scale;
+    int min;
+};
+inline K4ScaleMin k4_scale_min(const uint8_t* s, int j) {
+    if (j < 4) return {s[j] & 63, s[j + 4] & 63};
+    return {(s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4)};
+}
+
 // As Q4_K with a 5th bit per element in qh.
 struct BlockQ5_K {
     static constexpr int kElems = kQK_K;

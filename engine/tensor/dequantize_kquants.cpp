@@ -19,19 +19,6 @@ int q3_k_scale(const uint8_t* scales, int i) {
     return (low | (high << 4)) - 32;
 }
 
-struct ScaleMin {
-    int scale;
-    int min;
-};
-
-// Q4_K/Q5_K sub-block j's (0..7) 6-bit scale and min (ggml's get_scale_min_k4): bytes 0..3
-// hold scales 0..3, bytes 4..7 mins 0..3, bytes 8..11 the low nibbles of scales and mins
-// 4..7, whose high 2 bits are the top bits of bytes 0..3 and 4..7.
-ScaleMin k4_scale_min(const uint8_t* s, int j) {
-    if (j < 4) return {s[j] & 63, s[j + 4] & 63};
-    return {(s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4), (s[j + 4] >> 4) | ((s[j] >> 6) << 4)};
-}
-
 // Shared by Q4_K and Q5_K (qh == nullptr for Q4_K). Four chunks of 64 elements; chunk g reads
 // qs[32g .. 32g+31]: the low nibbles are sub-block 2g, the high nibbles sub-block 2g+1. Q5_K
 // adds 16 when bit `sub` of qh[l] is set.
@@ -41,7 +28,7 @@ void dequantize_k4(float d, float dmin, const uint8_t* scales, const uint8_t* qs
         const uint8_t* q = qs + 32 * g;
         for (int part = 0; part < 2; ++part) {
             const int sub = 2 * g + part;
-            const ScaleMin sm = k4_scale_min(scales, sub);
+            const K4ScaleMin sm = k4_scale_min(scales, sub);
             const float dl = d * to_float(sm.scale);
             const float ml = dmin * to_float(sm.min);
             for (int l = 0; l < 32; ++l) {

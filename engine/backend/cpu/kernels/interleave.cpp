@@ -82,19 +82,7 @@ void move(const BlockQ8_0x8& in, BlockQ8_0& out, int r) {
     move(in.half[r / kHalfRows], out, r % kHalfRows);
 }
 
-// BlockQ4_K's 12 scale bytes (ggml's get_scale_min_k4): sub-blocks 0..3 in the low 6 bits of
-// bytes j (scale) and j + 4 (min); 4..7 in the nibbles of byte j + 4 with their top 2 bits in the
-// top bits of bytes j - 4 (scale) and j (min).
-void unpack_k4(const uint8_t* s, uint8_t* sc, uint8_t* mn) {
-    for (int j = 0; j < 4; ++j) {
-        sc[j] = s[j] & 63;
-        mn[j] = s[j + 4] & 63;
-    }
-    for (int j = 4; j < 8; ++j) {
-        sc[j] = uint8_t((s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4));
-        mn[j] = uint8_t((s[j + 4] >> 4) | ((s[j] >> 6) << 4));
-    }
-}
+// The inverse of k4_scale_min (tensor/blocks.h): eight 6-bit scales and mins into 12 bytes.
 void pack_k4(const uint8_t* sc, const uint8_t* mn, uint8_t* s) {
     for (int j = 0; j < 4; ++j) {
         s[j] = uint8_t(sc[j] | (sc[j + 4] >> 4) << 6);
@@ -107,7 +95,11 @@ void move(const BlockQ4_K& in, BlockQ4_Kx8& out, int r) {
     out.d[r] = in.d;
     out.dmin[r] = in.dmin;
     uint8_t sc[8], mn[8];
-    unpack_k4(in.scales, sc, mn);
+    for (int j = 0; j < 8; ++j) {
+        const K4ScaleMin sm = k4_scale_min(in.scales, j);
+        sc[j] = uint8_t(sm.scale);
+        mn[j] = uint8_t(sm.min);
+    }
     const auto top = [&](int j) { return uint8_t((sc[j] >> 4) | (mn[j] >> 4) << 2); };
     for (int j = 0; j < 8; ++j) out.scm[j][r] = uint8_t((sc[j] & 0x0F) | (mn[j] & 0x0F) << 4);
     // entries 8j + r and 8(j + 4) + r share byte 8j + r: both this row's
